@@ -1,0 +1,93 @@
+//! The one error type of the library.
+//!
+//! Every variant carries what a user needs to find the problem: the file, the record (token,
+//! row, line) and what was wrong with it. The binary prints the chain once; nothing below
+//! `main.rs` uses `anyhow`.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in drivegen.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON document could not be parsed (the position is 1-based, as editors show it).
+    #[error("{}:{line}:{column}: malformed JSON: {detail}", path.display())]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        detail: String,
+    },
+    /// A configuration file is unreadable or holds an invalid value.
+    #[error("config {}: {detail}", file.display())]
+    Config { file: PathBuf, detail: String },
+    /// A table does not have the schema drivegen expects.
+    #[error("table {table}: {detail}")]
+    Schema { table: String, detail: String },
+    /// A record of the input data is invalid; `record` names it (token, row or index).
+    #[error("{}: record {record}: {detail}", file.display())]
+    Input {
+        file: PathBuf,
+        record: String,
+        detail: String,
+    },
+    /// A command-line argument or combination of arguments is invalid.
+    #[error("{0}")]
+    Usage(String),
+    /// A GPU kernel failed to build or run.
+    #[error("gpu kernel {kernel}: {detail}")]
+    Gpu { kernel: String, detail: String },
+    /// No wgpu adapter could be opened.
+    #[error("no GPU adapter available: {0}")]
+    NoAdapter(String),
+    /// An external tool (ffmpeg, …) is missing or failed.
+    #[error("{tool}: {detail}")]
+    Tool { tool: String, detail: String },
+    #[error(transparent)]
+    Arrow(#[from] arrow::error::ArrowError),
+    #[error(transparent)]
+    Parquet(#[from] parquet::errors::ParquetError),
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An invalid input record.
+    pub fn input(
+        file: impl Into<PathBuf>,
+        record: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Error::Input {
+            file: file.into(),
+            record: record.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// A JSON parse error, keeping serde's line and column.
+    pub fn json(path: impl Into<PathBuf>, err: &serde_json::Error) -> Self {
+        Error::Json {
+            path: path.into(),
+            line: err.line(),
+            column: err.column(),
+            detail: err.to_string(),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Ingest: source datasets → the canonical scene store.
+
+pub mod nuscenes;

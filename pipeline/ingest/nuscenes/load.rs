@@ -1,0 +1,228 @@
+//! Loading the 13 JSON tables and indexing them by token.
+//!
+//! A table that is missing or is not valid JSON stops the ingest (nothing can be trusted
+//! without it) with an error naming the file, line and column. Problems inside records —
+//! a dangling or duplicated token — are not fatal here: the index remembers them, and the
+//! scene that touches such a record is rejected when it is assembled.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use super::tables::*;
+use crate::{Error, Result};
+
+/// A table's records and a token → position index.
+#[derive(Debug)]
+pub struct Indexed<T> {
+    pub file: PathBuf,
+    pub rows: Vec<T>,
+    index: HashMap<String, usize>,
+    duplicates: HashSet<String>,
+}
+
+/// Records that carry a token.
+pub trait Token {
+    fn token(&self) -> &str;
+}
+
+macro_rules! impl_token {
+    ($($t:ty),*) => {$(impl Token for $t { fn token(&self) -> &str { &self.token } })*};
+}
+impl_token!(
+    Category,
+    Attribute,
+    Visibility,
+    Instance,
+    Sensor,
+    CalibratedSensor,
+    EgoPose,
+    Log,
+    Scene,
+    Sample,
+    SampleData,
+    SampleAnnotation,
+    Map
+);
+
+impl<T: Token> Indexed<T> {
+    fn new(file: PathBuf, rows: Vec<T>) -> Self {
+        let mut index = HashMap::with_capacity(rows.len());
+        let mut duplicates = HashSet::new();
+        for (i, r) in rows.iter().enumerate() {
+            if index.insert(r.token().to_string(), i).is_some() {
+                duplicates.insert(r.token().to_string());
+            }
+        }
+        Self {
+            file,
+            rows,
+            index,
+            duplicates,
+        }
+    }
+
+    /// The record with `token`, or an error naming this table's file and the token.
+    /// `referrer` says who points at it, for the message.
+    pub fn get(&self, token: &str, referrer: &str) -> Result<&T> {
+        if self.duplicates.contains(token) {
+            return Err(Error::input(
+                &self.file,
+                token,
+                format!("duplicate token (referenced by {referrer})"),
+            ));
+        }
+        match self.index.get(token) {
+            Some(&i) => Ok(&self.rows[i]),
+            None => Err(Error::input(
+                &self.file,
+                token,
+                format!("dangling token: no such record (referenced by {referrer})"),
+            )),
+        }
+    }
+
+    /// Whether `token` appears more than once.
+    pub fn is_duplicate(&self, token: &str) -> bool {
+        self.duplicates.contains(token)
+    }
+}
+
+/// All 13 tables of one nuScenes version.
+#[derive(Debug)]
+pub struct Tables {
+    pub root: PathBuf,
+    pub version: String,
+    pub category: Indexed<Category>,
+    pub attribute: Indexed<Attribute>,
+    pub visibility: Indexed<Visibility>,
+    pub instance: Indexed<Instance>,
+    pub sensor: Indexed<Sensor>,
+    pub calibrated_sensor: Indexed<CalibratedSensor>,
+    pub ego_pose: Indexed<EgoPose>,
+    pub log: Indexed<Log>,
+    pub scene: Indexed<Scene>,
+    pub sample: Indexed<Sample>,
+    pub sample_data: Indexed<SampleData>,
+    pub sample_annotation: Indexed<SampleAnnotation>,
+    pub map: Indexed<Map>,
+    /// sample token → its sample_data, sorted by (timestamp, token).
+    pub data_by_sample: HashMap<String, Vec<usize>>,
+    /// sample token → its annotations, in file order.
+    pub anns_by_sample: HashMap<String, Vec<usize>>,
+}
+
+fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Indexed<T>> {
+    let path = dir.join(format!("{name}.json"));
+    let mut bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::input(
+                &path,
+                name,
+                "missing table: nuScenes needs all 13 tables in the version folder",
+            ))
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    sanitize_nonfinite(&mut bytes);
+    let rows: Vec<T> = serde_json::from_slice(&bytes).map_err(|e| Error::json(&path, &e))?;
+    Ok(Indexed::new(path, rows))
+}
+
+impl Tables {
+    /// Reads `<root>/<version>/*.json`.
+    pub fn load(root: &Path, version: &str) -> Result<Self> {
+        let dir = root.join(version);
+        if !dir.is_dir() {
+            let found: Vec<String> = std::fs::read_dir(root)
+                .map(|rd| {
+                    let mut v: Vec<String> = rd
+                        .filter_map(|e| e.ok())
+                        .filter(|e| e.path().join("scene.json").is_file())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect();
+                    v.sort();
+                    v
+                })
+                .unwrap_or_default();
+            return Err(Error::input(
+                &dir,
+                version,
+                format!(
+                    "no such version folder (versions found under {}: {})",
+                    root.display(),
+                    if found.is_empty() { "none".to_string() } else { found.join(", ") }
+                ),
+            ));
+        }
+        // The big tables dominate; parse them on separate threads.
+        let ((sample_data, sample_annotation), (ego_pose, rest)) = rayon::join(
+            || {
+                rayon::join(
+                    || read_table::<SampleData>(&dir, "sample_data"),
+                    || read_table::<SampleAnnotation>(&dir, "sample_annotation"),
+                )
+            },
+            || {
+                rayon::join(
+                    || read_table::<EgoPose>(&dir, "ego_pose"),
+                    || -> Result<_> {
+                        Ok((
+                            read_table::<Category>(&dir, "category")?,
+                            read_table::<Attribute>(&dir, "attribute")?,
+                            read_table::<Visibility>(&dir, "visibility")?,
+                            read_table::<Instance>(&dir, "instance")?,
+                            read_table::<Sensor>(&dir, "sensor")?,
+                            read_table::<CalibratedSensor>(&dir, "calibrated_sensor")?,
+                            read_table::<Log>(&dir, "log")?,
+                            read_table::<Scene>(&dir, "scene")?,
+                            read_table::<Sample>(&dir, "sample")?,
+                            read_table::<Map>(&dir, "map")?,
+                        ))
+                    },
+                )
+            },
+        );
+        let (category, attribute, visibility, instance, sensor, calibrated_sensor, log, scene, sample, map) =
+            rest?;
+        let sample_data = sample_data?;
+        let sample_annotation = sample_annotation?;
+        let ego_pose = ego_pose?;
+
+        let mut data_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, sd) in sample_data.rows.iter().enumerate() {
+            data_by_sample.entry(sd.sample_token.clone()).or_default().push(i);
+        }
+        for v in data_by_sample.values_mut() {
+            v.sort_by(|&a, &b| {
+                let (a, b) = (&sample_data.rows[a], &sample_data.rows[b]);
+                (a.timestamp, &a.token).cmp(&(b.timestamp, &b.token))
+            });
+        }
+        let mut anns_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, a) in sample_annotation.rows.iter().enumerate() {
+            anns_by_sample.entry(a.sample_token.clone()).or_default().push(i);
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            version: version.to_string(),
+            category,
+            attribute,
+            visibility,
+            instance,
+            sensor,
+            calibrated_sensor,
+            ego_pose,
+            log,
+            scene,
+            sample,
+            sample_data,
+            sample_annotation,
+            map,
+            data_by_sample,
+            anns_by_sample,
+        })
+    }
+}

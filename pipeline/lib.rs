@@ -1,0 +1,28 @@
+//! drivegen: a GPU-accelerated generator of vision-language benchmark datasets for
+//! autonomous driving.
+//!
+//! Data flows one way, and each stage reads tables and writes tables:
+//!
+//! 1. [`synth`] writes the built-in synthetic corpus in the nuScenes v1.0 layout.
+//! 2. [`ingest`] reads a source dataset (nuScenes, …) into the canonical Arrow [`store`].
+//! 3. [`egomotion`] resamples ego poses, smooths them (Savitzky–Golay), cuts 3 s clips and
+//!    answers the EgoDyn questions.
+//! 4. [`gpu`] opens the wgpu device and runs the WGSL kernels of `kernels/`; [`cpu`] holds
+//!    their plain-Rust twins.
+
+pub mod config;
+pub mod cpu;
+pub mod egomotion;
+pub mod error;
+pub mod geometry;
+pub mod gpu;
+pub mod ingest;
+pub mod inspect;
+pub mod progress;
+pub mod rejects;
+pub mod schemas;
+pub mod store;
+pub mod synth;
+pub mod taxonomy;
+
+pub use error::{Error, Result};

@@ -1,0 +1,82 @@
+//! Turns parsed arguments into library calls. The only bridge between clap and the library.
+
+use std::process::ExitCode;
+
+use drivegen::ingest::nuscenes::{self, IngestOptions, SceneRules};
+use drivegen::taxonomy::Taxonomy;
+use drivegen::{Error, Result};
+
+use crate::cli::{Cli, Command, IngestArgs, SourceArg};
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(n) = cli.threads {
+        // Only fails when a pool already exists, which cannot happen this early.
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+    }
+    match cli.command {
+        Command::Ingest(a) => ingest(a),
+        Command::Inspect(a) => {
+            print!("{}", drivegen::inspect::inspect(&a.path, a.head, a.scene.as_deref())?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn ingest(a: IngestArgs) -> Result<ExitCode> {
+    match a.source {
+        SourceArg::Nuscenes => {
+            let version = match a.version {
+                Some(v) => v,
+                None => only_version(&a.root)?,
+            };
+            let opts = IngestOptions {
+                root: a.root,
+                version,
+                out: a.out,
+                taxonomy: Taxonomy::load(a.taxonomy.as_deref())?,
+                rules: SceneRules {
+                    check_images: !a.no_image_check,
+                    ..Default::default()
+                },
+                chunk_scenes: a.chunk,
+            };
+            let summary = nuscenes::ingest(&opts)?;
+            print!("{summary}");
+            for r in &summary.rejects {
+                eprintln!("drivegen: rejected scene {}: {}", r.scene_id.as_deref().unwrap_or("?"), r.reason);
+            }
+            if summary.scenes_written == 0 {
+                eprintln!("drivegen: no scene could be ingested");
+                return Ok(ExitCode::from(1));
+            }
+            if a.strict && !summary.rejects.is_empty() {
+                eprintln!("drivegen: --strict: {} scenes rejected", summary.rejects.len());
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The one version folder (holding `scene.json`) under a nuScenes root.
+fn only_version(root: &std::path::Path) -> Result<String> {
+    let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("scene.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    match v.len() {
+        1 => Ok(v.remove(0)),
+        0 => Err(Error::Usage(format!(
+            "{}: no nuScenes version folder (one holding scene.json) found; is this the dataroot?",
+            root.display()
+        ))),
+        _ => Err(Error::Usage(format!(
+            "{}: several versions ({}); pick one with --version",
+            root.display(),
+            v.join(", ")
+        ))),
+    }
+}

@@ -1,0 +1,21 @@
+//! Every table drivegen writes, with the path of its published JSON schema under `schemas/`.
+//!
+//! `tests/schemas.rs` checks that each file equals the schema the code writes, so the
+//! published schemas can never drift from the data.
+
+use arrow::datatypes::SchemaRef;
+
+use crate::store::schema::Table;
+
+/// `(path under schemas/, table name, schema)` for every table written.
+pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
+    let mut v: Vec<(&'static str, &'static str, SchemaRef)> = vec![
+        ("scene_store/scenes.json", "scenes", Table::Scenes.schema()),
+        ("scene_store/frames.json", "frames", Table::Frames.schema()),
+        ("scene_store/ego_poses.json", "ego_poses", Table::EgoPoses.schema()),
+        ("scene_store/cameras.json", "cameras", Table::Cameras.schema()),
+        ("scene_store/objects.json", "objects", Table::Objects.schema()),
+    ];
+    v.sort_by_key(|e| e.0);
+    v
+}

@@ -1,0 +1,328 @@
+//! The canonical scene store: one folder of Arrow IPC files that every source is ingested into
+//! and every later stage reads.
+//!
+//! ```text
+//! STORE/scenes.arrow  frames.arrow  ego_poses.arrow  cameras.arrow  objects.arrow
+//!       rejects.jsonl  store.json
+//! ```
+//!
+//! Each table file holds exactly one record batch per scene, in the same scene order in every
+//! file (a scene without rows still gets an empty batch). A reader can therefore stream the
+//! store scene by scene ([`Store::scenes`]) with memory bounded by the largest scene, and a
+//! scene's index is the same in every table, which is what `--shard i/N` splits on.
+
+pub mod atomic;
+pub mod rows;
+pub mod schema;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::array::RecordBatch;
+use arrow::ipc::reader::FileReader;
+use arrow::ipc::writer::FileWriter;
+use serde::{Deserialize, Serialize};
+
+pub use rows::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneRow, StoreRow};
+pub use schema::Table;
+
+use crate::rejects::RejectLog;
+use crate::{Error, Result};
+
+/// The `format` string of `store.json`.
+pub const STORE_FORMAT: &str = "drivegen-scene-store";
+/// Bumped whenever a table's schema changes incompatibly.
+pub const STORE_FORMAT_VERSION: u32 = 1;
+
+/// Everything the store holds about one scene.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SceneData {
+    pub scene: SceneRow,
+    pub frames: Vec<FrameRow>,
+    pub ego_poses: Vec<EgoPoseRow>,
+    pub cameras: Vec<CameraRow>,
+    pub objects: Vec<ObjectRow>,
+}
+
+impl SceneData {
+    /// Fills the scene row's counts and time span from the tables.
+    pub fn update_counts(&mut self) {
+        let s = &mut self.scene;
+        s.num_frames = self.frames.len() as u32;
+        s.num_ego_poses = self.ego_poses.len() as u32;
+        s.num_camera_images = self.cameras.len() as u32;
+        s.num_objects = self.objects.len() as u32;
+        let times = self
+            .frames
+            .iter()
+            .map(|f| f.timestamp_us)
+            .chain(self.ego_poses.iter().map(|p| p.timestamp_us))
+            .chain(self.cameras.iter().map(|c| c.timestamp_us));
+        let (lo, hi) = times.fold((i64::MAX, i64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+        (s.start_timestamp_us, s.end_timestamp_us) = if lo <= hi { (lo, hi) } else { (0, 0) };
+    }
+}
+
+/// Row counts per table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub scenes: u64,
+    pub frames: u64,
+    pub ego_poses: u64,
+    pub camera_images: u64,
+    pub objects: u64,
+}
+
+/// `store.json`: what the store holds and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreMeta {
+    pub format: String,
+    pub format_version: u32,
+    /// `nuscenes`, `waymo`, `carla`, …
+    pub source: String,
+    /// The source's own version string (e.g. `v1.0-mini`).
+    pub source_version: String,
+    /// The source root, as given on the command line; `image_path` is relative to it.
+    pub source_root: String,
+    pub tool: String,
+    pub tool_version: String,
+    pub counts: Counts,
+    pub rejected_scenes: u64,
+}
+
+impl StoreMeta {
+    pub fn new(source: &str, source_version: &str, source_root: &str) -> Self {
+        Self {
+            format: STORE_FORMAT.into(),
+            format_version: STORE_FORMAT_VERSION,
+            source: source.into(),
+            source_version: source_version.into(),
+            source_root: source_root.into(),
+            tool: "drivegen".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            counts: Counts::default(),
+            rejected_scenes: 0,
+        }
+    }
+}
+
+/// Writes a store scene by scene. Files appear under their final names only on
+/// [`StoreWriter::finish`]; an interrupted ingest leaves no partial store behind.
+pub struct StoreWriter {
+    dir: PathBuf,
+    writers: Vec<FileWriter<atomic::AtomicFile>>,
+    meta: StoreMeta,
+}
+
+impl StoreWriter {
+    pub fn create(dir: &Path, meta: StoreMeta) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let writers = Table::ALL
+            .iter()
+            .map(|t| {
+                let f = atomic::AtomicFile::create(&dir.join(t.file_name()))?;
+                Ok(FileWriter::try_new(f, &t.schema())?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            writers,
+            meta,
+        })
+    }
+
+    /// Appends one scene (one batch per table).
+    pub fn write_scene(&mut self, s: &SceneData) -> Result<()> {
+        let batches = [
+            SceneRow::to_batch(std::slice::from_ref(&s.scene))?,
+            FrameRow::to_batch(&s.frames)?,
+            EgoPoseRow::to_batch(&s.ego_poses)?,
+            CameraRow::to_batch(&s.cameras)?,
+            ObjectRow::to_batch(&s.objects)?,
+        ];
+        for (w, b) in self.writers.iter_mut().zip(&batches) {
+            w.write(b)?;
+        }
+        let c = &mut self.meta.counts;
+        c.scenes += 1;
+        c.frames += s.frames.len() as u64;
+        c.ego_poses += s.ego_poses.len() as u64;
+        c.camera_images += s.cameras.len() as u64;
+        c.objects += s.objects.len() as u64;
+        Ok(())
+    }
+
+    /// Closes the tables, writes `rejects.jsonl` and `store.json`, and returns the metadata.
+    pub fn finish(mut self, rejects: &RejectLog) -> Result<StoreMeta> {
+        for mut w in self.writers.drain(..) {
+            w.finish()?;
+            w.into_inner()?.commit()?;
+        }
+        rejects.write(&self.dir.join("rejects.jsonl"))?;
+        self.meta.rejected_scenes = rejects
+            .items()
+            .iter()
+            .filter(|r| r.item.is_none())
+            .count() as u64;
+        let json = serde_json::to_vec_pretty(&self.meta).map_err(|e| Error::Schema {
+            table: "store.json".into(),
+            detail: e.to_string(),
+        })?;
+        atomic::write_atomic(&self.dir.join("store.json"), &json)?;
+        Ok(self.meta)
+    }
+}
+
+/// An opened store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+    meta: StoreMeta,
+}
+
+impl Store {
+    /// Opens the store in `dir`, checking its format and every table's schema.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let meta_path = dir.join("store.json");
+        let text = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
+        let meta: StoreMeta =
+            serde_json::from_slice(&text).map_err(|e| Error::json(&meta_path, &e))?;
+        if meta.format != STORE_FORMAT || meta.format_version != STORE_FORMAT_VERSION {
+            return Err(Error::input(
+                &meta_path,
+                "format",
+                format!(
+                    "not a drivegen scene store of format version {STORE_FORMAT_VERSION} (found {} {})",
+                    meta.format, meta.format_version
+                ),
+            ));
+        }
+        let store = Self {
+            dir: dir.to_path_buf(),
+            meta,
+        };
+        for t in Table::ALL {
+            let r = store.reader(t)?;
+            schema::check(t.name(), &r.schema(), &t.schema())?;
+        }
+        Ok(store)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn meta(&self) -> &StoreMeta {
+        &self.meta
+    }
+
+    /// The path of a table's file.
+    pub fn table_path(&self, t: Table) -> PathBuf {
+        self.dir.join(t.file_name())
+    }
+
+    /// An Arrow IPC reader over one table (one batch per scene).
+    pub fn reader(&self, t: Table) -> Result<FileReader<File>> {
+        let path = self.table_path(t);
+        let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        FileReader::try_new(f, None).map_err(|e| Error::Schema {
+            table: t.name().into(),
+            detail: format!("{}: {e}", path.display()),
+        })
+    }
+
+    /// Reads every row of one table.
+    pub fn read_all<R: StoreRow>(&self, t: Table) -> Result<Vec<R>> {
+        let mut out = Vec::new();
+        for b in self.reader(t)? {
+            out.extend(R::from_batch(&b?)?);
+        }
+        Ok(out)
+    }
+
+    /// Streams the store scene by scene.
+    pub fn scenes(&self) -> Result<SceneIter> {
+        Ok(SceneIter {
+            readers: [
+                self.reader(Table::Scenes)?,
+                self.reader(Table::Frames)?,
+                self.reader(Table::EgoPoses)?,
+                self.reader(Table::Cameras)?,
+                self.reader(Table::Objects)?,
+            ],
+            index: 0,
+        })
+    }
+
+    /// The rejects recorded at ingest.
+    pub fn rejects(&self) -> Result<Vec<crate::rejects::Reject>> {
+        RejectLog::read(&self.dir.join("rejects.jsonl"))
+    }
+}
+
+/// Iterator over the scenes of a store, reading the tables in lockstep.
+pub struct SceneIter {
+    readers: [FileReader<File>; 5],
+    index: usize,
+}
+
+impl SceneIter {
+    fn next_batches(&mut self) -> Option<Result<[RecordBatch; 5]>> {
+        let mut got: Vec<RecordBatch> = Vec::with_capacity(5);
+        for (r, t) in self.readers.iter_mut().zip(Table::ALL) {
+            match r.next() {
+                Some(Ok(b)) => got.push(b),
+                Some(Err(e)) => return Some(Err(e.into())),
+                None if got.is_empty() => return None,
+                None => {
+                    return Some(Err(Error::Schema {
+                        table: t.name().into(),
+                        detail: format!("has fewer scene batches than scenes.arrow ({})", self.index),
+                    }))
+                }
+            }
+        }
+        got.try_into().ok().map(Ok)
+    }
+}
+
+impl Iterator for SceneIter {
+    type Item = Result<SceneData>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batches = match self.next_batches()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        self.index += 1;
+        Some((|| {
+            let mut scenes = SceneRow::from_batch(&batches[0])?;
+            if scenes.len() != 1 {
+                return Err(Error::Schema {
+                    table: "scenes".into(),
+                    detail: format!("batch {} holds {} scene rows, expected 1", self.index - 1, scenes.len()),
+                });
+            }
+            let scene = scenes.remove(0);
+            let data = SceneData {
+                frames: FrameRow::from_batch(&batches[1])?,
+                ego_poses: EgoPoseRow::from_batch(&batches[2])?,
+                cameras: CameraRow::from_batch(&batches[3])?,
+                objects: ObjectRow::from_batch(&batches[4])?,
+                scene,
+            };
+            let misplaced = data.frames.iter().map(|r| &r.scene_id)
+                .chain(data.ego_poses.iter().map(|r| &r.scene_id))
+                .chain(data.cameras.iter().map(|r| &r.scene_id))
+                .chain(data.objects.iter().map(|r| &r.scene_id))
+                .find(|id| **id != data.scene.scene_id);
+            if let Some(id) = misplaced {
+                return Err(Error::Schema {
+                    table: "scene store".into(),
+                    detail: format!("batch {} of scene {} holds rows of scene {id}", self.index - 1, data.scene.scene_id),
+                });
+            }
+            Ok(data)
+        })())
+    }
+}

@@ -1,0 +1,88 @@
+//! The unified class taxonomy (`configs/taxonomy.toml`): every source's category names map to
+//! one small set of classes, so question families never see source-specific names.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// The embedded default taxonomy.
+pub const DEFAULT_TOML: &str = include_str!("../configs/taxonomy.toml");
+
+/// Category → class maps per source.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Taxonomy {
+    pub classes: Vec<String>,
+    pub fallback: String,
+    #[serde(default)]
+    pub nuscenes: BTreeMap<String, String>,
+    #[serde(default)]
+    pub waymo: BTreeMap<String, String>,
+    #[serde(default)]
+    pub carla: BTreeMap<String, String>,
+}
+
+impl Taxonomy {
+    /// Loads `path`, or the embedded default.
+    pub fn load(path: Option<&Path>) -> Result<Self> {
+        let t: Taxonomy =
+            crate::config::load_or_default(path, DEFAULT_TOML, "configs/taxonomy.toml")?;
+        t.validate(path.unwrap_or(Path::new("configs/taxonomy.toml")))?;
+        Ok(t)
+    }
+
+    fn validate(&self, file: &Path) -> Result<()> {
+        let known = |c: &String| self.classes.contains(c);
+        let fallback = "fallback".to_string();
+        let bad = std::iter::once((&fallback, &self.fallback))
+            .chain(self.nuscenes.iter())
+            .chain(self.waymo.iter())
+            .chain(self.carla.iter())
+            .find(|(_, c)| !known(c));
+        match bad {
+            Some((k, c)) => Err(Error::Config {
+                file: file.to_path_buf(),
+                detail: format!("{k} maps to {c}, which is not in `classes`"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn map(&self, table: &BTreeMap<String, String>, category: &str) -> (String, bool) {
+        match table.get(category) {
+            Some(c) => (c.clone(), true),
+            None => (self.fallback.clone(), false),
+        }
+    }
+
+    /// The class of a nuScenes category, and whether the category was known.
+    pub fn nuscenes_class(&self, category: &str) -> (String, bool) {
+        self.map(&self.nuscenes, category)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_covers_all_23_nuscenes_categories() {
+        let t = Taxonomy::load(None).unwrap();
+        assert_eq!(t.nuscenes.len(), 23);
+        assert_eq!(t.nuscenes_class("vehicle.car"), ("car".into(), true));
+        assert_eq!(t.nuscenes_class("human.pedestrian.child"), ("pedestrian".into(), true));
+        assert_eq!(t.nuscenes_class("vehicle.emergency.police"), ("emergency_vehicle".into(), true));
+        assert_eq!(t.nuscenes_class("vehicle.hovercraft"), ("other".into(), false));
+    }
+
+    #[test]
+    fn unknown_class_is_a_config_error() {
+        let bad = DEFAULT_TOML.replace("\"vehicle.car\" = \"car\"", "\"vehicle.car\" = \"automobile\"");
+        let t: Taxonomy = crate::config::parse_toml(&bad, Path::new("x.toml")).unwrap();
+        let e = t.validate(Path::new("x.toml")).unwrap_err().to_string();
+        assert!(e.contains("automobile"), "{e}");
+    }
+}

@@ -1,0 +1,3 @@
+#![allow(dead_code)]
+pub mod nusc_fixture;
+pub mod oracle;
