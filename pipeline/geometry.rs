@@ -68,7 +68,9 @@ pub fn box_corners_local(w: f64, l: f64, h: f64) -> [Vector3<f64>; 8] {
 /// The corners of a box placed in its parent frame by centre and `[w, x, y, z]` rotation.
 pub fn box_corners(center: [f64; 3], size_wlh: [f64; 3], q: [f64; 4]) -> [Vector3<f64>; 8] {
     let iso = pose(center, q);
-    box_corners_local(size_wlh[0], size_wlh[1], size_wlh[2]).map(|c| iso * nalgebra::Point3::from(c)).map(|p| p.coords)
+    box_corners_local(size_wlh[0], size_wlh[1], size_wlh[2])
+        .map(|c| iso * nalgebra::Point3::from(c))
+        .map(|p| p.coords)
 }
 
 #[cfg(test)]
@@ -90,7 +92,11 @@ mod tests {
         assert_eq!([c[0].x, c[0].y, c[0].z], [2.0, 1.0, 0.75]);
         assert_eq!([c[6].x, c[6].y, c[6].z], [-2.0, -1.0, -0.75]);
         // Rotated by 90° the front face points to +y.
-        let c = box_corners([10.0, 0.0, 0.0], [2.0, 4.0, 1.5], quat_from_yaw(std::f64::consts::FRAC_PI_2));
+        let c = box_corners(
+            [10.0, 0.0, 0.0],
+            [2.0, 4.0, 1.5],
+            quat_from_yaw(std::f64::consts::FRAC_PI_2),
+        );
         assert!((c[0].x - 9.0).abs() < 1e-12 && (c[0].y - 2.0).abs() < 1e-12);
     }
 

@@ -40,7 +40,12 @@ fn store_summary(store: &Store, head: usize) -> Result<String> {
     );
     for t in Table::ALL {
         let r = store.reader(t)?;
-        let fields: Vec<String> = r.schema().fields().iter().map(|f| f.name().clone()).collect();
+        let fields: Vec<String> = r
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
         let _ = writeln!(out, "  {}: {}", t.file_name(), fields.join(", "));
         if head > 0 {
             let _ = writeln!(out, "{}", head_rows(r, head)?);
@@ -62,7 +67,12 @@ fn store_summary(store: &Store, head: usize) -> Result<String> {
         );
     }
     for r in store.rejects()? {
-        let _ = writeln!(out, "  rejected {}: {}", r.scene_id.as_deref().unwrap_or("?"), r.reason);
+        let _ = writeln!(
+            out,
+            "  rejected {}: {}",
+            r.scene_id.as_deref().unwrap_or("?"),
+            r.reason
+        );
     }
     Ok(out)
 }
@@ -74,7 +84,11 @@ fn scene_detail(store: &Store, id: &str) -> Result<String> {
             continue;
         }
         let mut out = String::new();
-        let _ = writeln!(out, "scene {} ({})", s.scene.scene_id, s.scene.source_scene_id);
+        let _ = writeln!(
+            out,
+            "scene {} ({})",
+            s.scene.scene_id, s.scene.source_scene_id
+        );
         let _ = writeln!(out, "  {}", s.scene.description);
         let mut cams: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for c in &s.cameras {
@@ -91,25 +105,43 @@ fn scene_detail(store: &Store, id: &str) -> Result<String> {
             *classes.entry(&o.class).or_default() += 1;
             tracks.insert(&o.track_id);
         }
-        let _ = writeln!(out, "  {} boxes on {} tracks", s.objects.len(), tracks.len());
+        let _ = writeln!(
+            out,
+            "  {} boxes on {} tracks",
+            s.objects.len(),
+            tracks.len()
+        );
         for (c, n) in classes {
             let _ = writeln!(out, "    {c:<22} {n:>6}");
         }
         if let (Some(a), Some(b)) = (s.frames.first(), s.frames.last()) {
             let d = ((b.ego.t[0] - a.ego.t[0]).powi(2) + (b.ego.t[1] - a.ego.t[1]).powi(2)).sqrt();
-            let _ = writeln!(out, "  ego travels {d:.1} m (straight line) over {} keyframes", s.frames.len());
+            let _ = writeln!(
+                out,
+                "  ego travels {d:.1} m (straight line) over {} keyframes",
+                s.frames.len()
+            );
         }
         return Ok(out);
     }
-    Err(Error::Usage(format!("no scene {id} in {}", store.dir().display())))
+    Err(Error::Usage(format!(
+        "no scene {id} in {}",
+        store.dir().display()
+    )))
 }
 
 fn arrow_file(path: &Path, head: usize) -> Result<String> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let r = FileReader::try_new(f, None).map_err(|e| Error::input(path, "header", format!("not an Arrow IPC file: {e}")))?;
+    let r = FileReader::try_new(f, None)
+        .map_err(|e| Error::input(path, "header", format!("not an Arrow IPC file: {e}")))?;
     let schema = r.schema();
     let mut out = String::new();
-    let _ = writeln!(out, "{}: {} record batches", path.display(), r.num_batches());
+    let _ = writeln!(
+        out,
+        "{}: {} record batches",
+        path.display(),
+        r.num_batches()
+    );
     for fld in schema.fields() {
         let _ = writeln!(
             out,

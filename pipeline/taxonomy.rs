@@ -73,14 +73,26 @@ mod tests {
         let t = Taxonomy::load(None).unwrap();
         assert_eq!(t.nuscenes.len(), 23);
         assert_eq!(t.nuscenes_class("vehicle.car"), ("car".into(), true));
-        assert_eq!(t.nuscenes_class("human.pedestrian.child"), ("pedestrian".into(), true));
-        assert_eq!(t.nuscenes_class("vehicle.emergency.police"), ("emergency_vehicle".into(), true));
-        assert_eq!(t.nuscenes_class("vehicle.hovercraft"), ("other".into(), false));
+        assert_eq!(
+            t.nuscenes_class("human.pedestrian.child"),
+            ("pedestrian".into(), true)
+        );
+        assert_eq!(
+            t.nuscenes_class("vehicle.emergency.police"),
+            ("emergency_vehicle".into(), true)
+        );
+        assert_eq!(
+            t.nuscenes_class("vehicle.hovercraft"),
+            ("other".into(), false)
+        );
     }
 
     #[test]
     fn unknown_class_is_a_config_error() {
-        let bad = DEFAULT_TOML.replace("\"vehicle.car\" = \"car\"", "\"vehicle.car\" = \"automobile\"");
+        let bad = DEFAULT_TOML.replace(
+            "\"vehicle.car\" = \"car\"",
+            "\"vehicle.car\" = \"automobile\"",
+        );
         let t: Taxonomy = crate::config::parse_toml(&bad, Path::new("x.toml")).unwrap();
         let e = t.validate(Path::new("x.toml")).unwrap_err().to_string();
         assert!(e.contains("automobile"), "{e}");

@@ -1,5 +1,6 @@
 //! Ingest agrees with the official nuscenes-devkit on the same dataroot: keyframes, camera
 //! images and their ego poses and intrinsics, and box velocities (the devkit's box_velocity).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -12,14 +13,20 @@ use drivegen::store::Store;
 
 /// Runs the devkit dump on `root` and compares it with the store ingested from it.
 pub fn compare_with_devkit(root: &Path, version: &str, store_dir: &Path) {
-    let Some(py) = common::oracle::python("devkit") else { return };
+    let Some(py) = common::oracle::python("devkit") else {
+        return;
+    };
     let o = Command::new(py)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/devkit_dump.py"))
         .arg(root)
         .arg(version)
         .output()
         .unwrap();
-    assert!(o.status.success(), "devkit: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "devkit: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let dk: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let store = Store::open(store_dir).unwrap();
     let mut seen = 0;
@@ -71,7 +78,13 @@ pub fn compare_with_devkit(root: &Path, version: &str, store_dir: &Path) {
                 (Some(a), Some(b)) => (a - b).abs() < 1e-6,
                 _ => false,
             };
-            assert!(close(&da["vx"], o.vx) && close(&da["vy"], o.vy), "velocity of {}: devkit {da} vs {:?} {:?}", o.annotation_id, o.vx, o.vy);
+            assert!(
+                close(&da["vx"], o.vx) && close(&da["vy"], o.vy),
+                "velocity of {}: devkit {da} vs {:?} {:?}",
+                o.annotation_id,
+                o.vx,
+                o.vy
+            );
             let vis = da["visibility"].as_str().unwrap();
             assert_eq!(vis.parse::<u8>().ok(), o.visibility_bin);
         }
@@ -95,4 +108,34 @@ fn fixture_ingest_matches_devkit() {
     })
     .unwrap();
     compare_with_devkit(&root, "v1.0-mini", &out);
+}
+
+/// The built-in synthetic corpus (small images, keyframes only, to stay quick) read by the
+/// devkit and by our ingest gives the same keyframes, poses, intrinsics and box velocities.
+#[test]
+fn synthetic_corpus_ingest_matches_devkit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let opts = drivegen::synth::SynthOptions {
+        scenes: 2,
+        seed: 7,
+        duration_s: 8.0,
+        write_sweeps: false,
+        image_width: 320,
+        image_height: 180,
+        ..Default::default()
+    };
+    drivegen::synth::write_nuscenes(&root, &opts).unwrap();
+    let out = dir.path().join("store");
+    let s = ingest(&IngestOptions {
+        root: root.clone(),
+        version: opts.version.clone(),
+        out: out.clone(),
+        taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
+        rules: Default::default(),
+        chunk_scenes: 2,
+    })
+    .unwrap();
+    assert_eq!(s.scenes_written, 2, "{s}");
+    compare_with_devkit(&root, &opts.version, &out);
 }

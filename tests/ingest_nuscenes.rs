@@ -1,5 +1,6 @@
 //! nuScenes ingest against a hand-built fixture whose every value is known, and every kind of
 //! bad input: each must name the file and token, reject only the broken scene, never panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -27,7 +28,10 @@ fn run(f: &Fixture, dir: &Path) -> drivegen::Result<IngestSummary> {
 }
 
 fn rejected(s: &IngestSummary) -> Vec<(String, String)> {
-    s.rejects.iter().map(|r| (r.scene_id.clone().unwrap_or_default(), r.reason.clone())).collect()
+    s.rejects
+        .iter()
+        .map(|r| (r.scene_id.clone().unwrap_or_default(), r.reason.clone()))
+        .collect()
 }
 
 #[test]
@@ -38,7 +42,10 @@ fn clean_fixture_has_known_rows() {
     assert_eq!(s.scenes_written, 3);
     let store = Store::open(&dir.path().join("store")).unwrap();
     let m = store.meta();
-    assert_eq!((m.source.as_str(), m.source_version.as_str()), ("nuscenes", VERSION));
+    assert_eq!(
+        (m.source.as_str(), m.source_version.as_str()),
+        ("nuscenes", VERSION)
+    );
     // Per scene: 5 keyframes; 5 keyframe + 4 sweep camera images; 2 sample_data per keyframe
     // plus the sweeps, each with its own pose; 5 car boxes + 1 pedestrian box.
     assert_eq!(m.counts.scenes, 3);
@@ -60,25 +67,45 @@ fn clean_fixture_has_known_rows() {
     }
     assert_eq!(sc.frames[2].source_frame_id, "sample_1_2");
     // Camera rows carry the pose at their own timestamp (10 ms after the keyframe).
-    let cam: &CameraRow = sc.cameras.iter().find(|c| c.camera_frame_id == "sd_cam_1_2_k").unwrap();
+    let cam: &CameraRow = sc
+        .cameras
+        .iter()
+        .find(|c| c.camera_frame_id == "sd_cam_1_2_k")
+        .unwrap();
     let t = (cam.timestamp_us - T0) as f64 * 1e-6;
     assert!((cam.ego.t[0] - EGO_SPEED * t).abs() < 1e-9);
-    assert_eq!((cam.frame_idx, cam.is_keyframe, cam.width, cam.height), (2, true, 1600, 900));
-    assert_eq!((cam.fx, cam.fy, cam.cx, cam.cy), (1000.0, 1000.0, 800.0, 450.0));
+    assert_eq!(
+        (cam.frame_idx, cam.is_keyframe, cam.width, cam.height),
+        (2, true, 1600, 900)
+    );
+    assert_eq!(
+        (cam.fx, cam.fy, cam.cx, cam.cy),
+        (1000.0, 1000.0, 800.0, 450.0)
+    );
     assert_eq!(cam.cam.q, CAM_FRONT_Q);
     assert_eq!(cam.image_path, "samples/CAM_FRONT/sd_cam_1_2_k.jpg");
     // A sweep belongs to the keyframe that follows it.
-    let sweep = sc.cameras.iter().find(|c| c.camera_frame_id == "sd_cam_1_2_s").unwrap();
+    let sweep = sc
+        .cameras
+        .iter()
+        .find(|c| c.camera_frame_id == "sd_cam_1_2_s")
+        .unwrap();
     assert_eq!((sweep.frame_idx, sweep.is_keyframe), (2, false));
     // ego_poses are time-sorted.
-    assert!(sc.ego_poses.windows(2).all(|w| w[0].timestamp_us <= w[1].timestamp_us));
+    assert!(sc
+        .ego_poses
+        .windows(2)
+        .all(|w| w[0].timestamp_us <= w[1].timestamp_us));
 
     // The car: centred difference gives exactly its speed; the ends use one-sided differences.
     let cars: Vec<&ObjectRow> = sc.objects.iter().filter(|o| o.class == "car").collect();
     assert_eq!(cars.len(), SAMPLES);
     for c in &cars {
         assert!((c.vx.unwrap() - CAR_SPEED).abs() < 1e-9 && c.vy.unwrap().abs() < 1e-12);
-        assert_eq!((c.category.as_str(), c.visibility_bin, c.num_lidar_pts), ("vehicle.car", Some(4), 100));
+        assert_eq!(
+            (c.category.as_str(), c.visibility_bin, c.num_lidar_pts),
+            ("vehicle.car", Some(4), 100)
+        );
         assert_eq!(c.attributes, ["vehicle.moving"]);
         assert_eq!(c.size_wlh, [1.9, 4.5, 1.6]);
     }
@@ -106,7 +133,10 @@ fn missing_table_names_the_file() {
     })
     .unwrap_err()
     .to_string();
-    assert!(err.contains("instance.json") && err.contains("missing table"), "{err}");
+    assert!(
+        err.contains("instance.json") && err.contains("missing table"),
+        "{err}"
+    );
     assert!(!dir.path().join("store/store.json").exists());
 }
 
@@ -133,7 +163,10 @@ fn malformed_json_gives_file_line_and_column() {
     .unwrap_err()
     .to_string();
     let expect = format!("sample.json:{}:", line + 1);
-    assert!(err.contains(&expect) && err.contains("malformed JSON"), "{err} (expected {expect})");
+    assert!(
+        err.contains(&expect) && err.contains("malformed JSON"),
+        "{err} (expected {expect})"
+    );
 }
 
 /// Breaks scene 1 of 3 with `fault`, ingests, and checks that only scene 1 is rejected with a
@@ -161,12 +194,19 @@ fn only_scene_1_rejected(fault: impl FnOnce(&mut Fixture, &Path), needles: &[&st
     }
     assert_eq!(s.scenes_written, 2);
     let store = Store::open(&dir.path().join("store")).unwrap();
-    let ids: Vec<_> = store.scenes().unwrap().map(|s| s.unwrap().scene.scene_id).collect();
+    let ids: Vec<_> = store
+        .scenes()
+        .unwrap()
+        .map(|s| s.unwrap().scene.scene_id)
+        .collect();
     assert_eq!(ids, ["scene-0000", "scene-0002"]);
     let logged = store.rejects().unwrap();
     assert_eq!(logged.len(), 1);
     assert_eq!(logged[0].stage, "ingest");
-    assert!(logged[0].file.is_some() && logged[0].record.is_some(), "{logged:?}");
+    assert!(
+        logged[0].file.is_some() && logged[0].record.is_some(),
+        "{logged:?}"
+    );
 }
 
 fn rewrite(root: &Path, f: &Fixture) {
@@ -185,11 +225,20 @@ fn missing_image_rejects_its_scene() {
 fn dangling_token_rejects_its_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let a = f.sample_annotation.iter_mut().find(|a| a.token == "ann_car_1_2").unwrap();
+            let a = f
+                .sample_annotation
+                .iter_mut()
+                .find(|a| a.token == "ann_car_1_2")
+                .unwrap();
             a.instance_token = "no_such_instance".into();
             rewrite(root, f);
         },
-        &["instance.json", "no_such_instance", "dangling", "ann_car_1_2"],
+        &[
+            "instance.json",
+            "no_such_instance",
+            "dangling",
+            "ann_car_1_2",
+        ],
     );
 }
 
@@ -197,7 +246,12 @@ fn dangling_token_rejects_its_scene() {
 fn duplicate_token_rejects_its_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let dup = f.ego_pose.iter().find(|e| e.token == "ep_cam_1_2_k").unwrap().clone();
+            let dup = f
+                .ego_pose
+                .iter()
+                .find(|e| e.token == "ep_cam_1_2_k")
+                .unwrap()
+                .clone();
             f.ego_pose.push(dup);
             rewrite(root, f);
         },
@@ -209,7 +263,11 @@ fn duplicate_token_rejects_its_scene() {
 fn non_monotonic_sample_timestamps_reject_the_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let s = f.sample.iter_mut().find(|s| s.token == "sample_1_3").unwrap();
+            let s = f
+                .sample
+                .iter_mut()
+                .find(|s| s.token == "sample_1_3")
+                .unwrap();
             s.timestamp -= 2_000_000;
             rewrite(root, f);
         },
@@ -221,7 +279,11 @@ fn non_monotonic_sample_timestamps_reject_the_scene() {
 fn non_monotonic_sensor_timestamps_reject_the_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let s = f.sample_data.iter_mut().find(|s| s.token == "sd_cam_1_2_k").unwrap();
+            let s = f
+                .sample_data
+                .iter_mut()
+                .find(|s| s.token == "sd_cam_1_2_k")
+                .unwrap();
             s.timestamp += 900_000;
             rewrite(root, f);
         },
@@ -250,11 +312,17 @@ fn nan_written_by_python_rejects_the_scene() {
 fn infinite_ego_pose_rejects_the_scene() {
     only_scene_1_rejected(
         |f, root| {
-            f.ego_pose.iter_mut().find(|e| e.token == "ep_lidar_1_0_k").unwrap().translation[1] = f64::INFINITY;
+            f.ego_pose
+                .iter_mut()
+                .find(|e| e.token == "ep_lidar_1_0_k")
+                .unwrap()
+                .translation[1] = f64::INFINITY;
             f.write(root, VERSION);
             // serde_json writes a non-finite f64 as null; make it what Python would write.
             let p = root.join(VERSION).join("ego_pose.json");
-            let text = std::fs::read_to_string(&p).unwrap().replace("null", "Infinity");
+            let text = std::fs::read_to_string(&p)
+                .unwrap()
+                .replace("null", "Infinity");
             std::fs::write(&p, text).unwrap();
         },
         &["non-finite", "ep_lidar_1_0_k", "ego_pose.json"],
@@ -265,7 +333,11 @@ fn infinite_ego_pose_rejects_the_scene() {
 fn far_from_unit_quaternion_rejects_the_scene() {
     only_scene_1_rejected(
         |f, root| {
-            f.sample_annotation.iter_mut().find(|a| a.token == "ann_car_1_1").unwrap().rotation = [1.01, 0.0, 0.0, 0.0];
+            f.sample_annotation
+                .iter_mut()
+                .find(|a| a.token == "ann_car_1_1")
+                .unwrap()
+                .rotation = [1.01, 0.0, 0.0, 0.0];
             rewrite(root, f);
         },
         &["not a unit quaternion", "ann_car_1_1"],
@@ -296,28 +368,48 @@ fn cli_exit_status_follows_rejects() {
     let dir = tempfile::tempdir().unwrap();
     let mut f = Fixture::new(2);
     let root = dir.path().join("root");
-    f.sample.iter_mut().find(|s| s.token == "sample_1_3").unwrap().timestamp = 0;
+    f.sample
+        .iter_mut()
+        .find(|s| s.token == "sample_1_3")
+        .unwrap()
+        .timestamp = 0;
     f.write(&root, VERSION);
     let ingest = |extra: &[&str], out: &str| {
         let mut c = bin();
-        c.args(["ingest", "--source", "nuscenes", "--root"]).arg(&root).arg("--out").arg(dir.path().join(out));
+        c.args(["ingest", "--source", "nuscenes", "--root"])
+            .arg(&root)
+            .arg("--out")
+            .arg(dir.path().join(out));
         c.args(extra);
         c.output().unwrap()
     };
     let o = ingest(&[], "a");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("drivegen: rejected scene scene-0001") && err.contains("sample_1_3"), "{err}");
+    assert!(
+        err.contains("drivegen: rejected scene scene-0001") && err.contains("sample_1_3"),
+        "{err}"
+    );
     let o = ingest(&["--strict"], "b");
     assert_eq!(o.status.code(), Some(1));
     // Nothing ingestable: every scene broken.
-    f.sample.iter_mut().find(|s| s.token == "sample_0_3").unwrap().timestamp = 0;
+    f.sample
+        .iter_mut()
+        .find(|s| s.token == "sample_0_3")
+        .unwrap()
+        .timestamp = 0;
     f.write(&root, VERSION);
     let o = ingest(&[], "c");
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no scene could be ingested"));
     // A fatal error (no version folder) exits 2 and says what was found.
-    let o = bin().args(["ingest", "--root"]).arg(dir.path()).arg("--out").arg(dir.path().join("d")).output().unwrap();
+    let o = bin()
+        .args(["ingest", "--root"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("d"))
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("drivegen: "));
 }

@@ -1,5 +1,6 @@
 //! The published schemas in `schemas/` equal what the code writes, and written files match them.
 //! `DRIVEGEN_BLESS=1 cargo test --test schemas` rewrites the JSON files after a deliberate change.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -27,14 +28,23 @@ fn published_schemas_match_the_code() {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(&file, &want).unwrap();
         }
-        let have = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        assert_eq!(have, want, "{} differs from the code; rerun with DRIVEGEN_BLESS=1 if intended", file.display());
+        let have =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(
+            have,
+            want,
+            "{} differs from the code; rerun with DRIVEGEN_BLESS=1 if intended",
+            file.display()
+        );
     }
 }
 
 #[test]
 fn no_stale_schema_files() {
-    let listed: Vec<String> = drivegen::schemas::published().iter().map(|e| e.0.to_string()).collect();
+    let listed: Vec<String> = drivegen::schemas::published()
+        .iter()
+        .map(|e| e.0.to_string())
+        .collect();
     let mut stack = vec![schemas_dir()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
@@ -42,7 +52,11 @@ fn no_stale_schema_files() {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "json") {
-                let rel = p.strip_prefix(schemas_dir()).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(schemas_dir())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 assert!(listed.contains(&rel), "{rel} is not written by any table");
             }
         }
@@ -71,15 +85,23 @@ fn written_store_matches_published_json() {
     let store = Store::open(&ingest_fixture(dir.path())).unwrap();
     for t in Table::ALL {
         let file = schemas_dir().join(format!("scene_store/{}.json", t.name()));
-        let published: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let published: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let written = store.reader(t).unwrap().schema();
-        assert_eq!(schema_json(t.name(), &written), published, "{}", t.file_name());
+        assert_eq!(
+            schema_json(t.name(), &written),
+            published,
+            "{}",
+            t.file_name()
+        );
     }
 }
 
 #[test]
 fn pyarrow_reads_the_store() {
-    let Some(py) = common::oracle::python("oracles") else { return };
+    let Some(py) = common::oracle::python("oracles") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let store = ingest_fixture(dir.path());
     let o = Command::new(py)
@@ -90,13 +112,24 @@ fn pyarrow_reads_the_store() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = |t: &str| v[t]["rows"].as_u64().unwrap();
-    assert_eq!((rows("scenes"), rows("frames"), rows("cameras"), rows("objects")), (2, 10, 18, 12));
+    assert_eq!(
+        (
+            rows("scenes"),
+            rows("frames"),
+            rows("cameras"),
+            rows("objects")
+        ),
+        (2, 10, 18, 12)
+    );
     // One record batch per scene in every table.
     for t in ["scenes", "frames", "ego_poses", "cameras", "objects"] {
         assert_eq!(v[t]["batches"], 2, "{t}");
     }
     assert_eq!(v["frames"]["columns"]["frame_idx"], "uint32");
-    assert_eq!(v["objects"]["columns"]["attributes"], "list<item: string not null>");
+    assert_eq!(
+        v["objects"]["columns"]["attributes"],
+        "list<item: string not null>"
+    );
     assert_eq!(v["objects"]["first"]["track_id"], "inst_car_0");
     assert_eq!(v["cameras"]["first"]["camera"], "CAM_FRONT");
 }

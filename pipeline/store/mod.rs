@@ -159,11 +159,8 @@ impl StoreWriter {
             w.into_inner()?.commit()?;
         }
         rejects.write(&self.dir.join("rejects.jsonl"))?;
-        self.meta.rejected_scenes = rejects
-            .items()
-            .iter()
-            .filter(|r| r.item.is_none())
-            .count() as u64;
+        self.meta.rejected_scenes =
+            rejects.items().iter().filter(|r| r.item.is_none()).count() as u64;
         let json = serde_json::to_vec_pretty(&self.meta).map_err(|e| Error::Schema {
             table: "store.json".into(),
             detail: e.to_string(),
@@ -277,7 +274,10 @@ impl SceneIter {
                 None => {
                     return Some(Err(Error::Schema {
                         table: t.name().into(),
-                        detail: format!("has fewer scene batches than scenes.arrow ({})", self.index),
+                        detail: format!(
+                            "has fewer scene batches than scenes.arrow ({})",
+                            self.index
+                        ),
                     }))
                 }
             }
@@ -300,7 +300,11 @@ impl Iterator for SceneIter {
             if scenes.len() != 1 {
                 return Err(Error::Schema {
                     table: "scenes".into(),
-                    detail: format!("batch {} holds {} scene rows, expected 1", self.index - 1, scenes.len()),
+                    detail: format!(
+                        "batch {} holds {} scene rows, expected 1",
+                        self.index - 1,
+                        scenes.len()
+                    ),
                 });
             }
             let scene = scenes.remove(0);
@@ -311,7 +315,10 @@ impl Iterator for SceneIter {
                 objects: ObjectRow::from_batch(&batches[4])?,
                 scene,
             };
-            let misplaced = data.frames.iter().map(|r| &r.scene_id)
+            let misplaced = data
+                .frames
+                .iter()
+                .map(|r| &r.scene_id)
                 .chain(data.ego_poses.iter().map(|r| &r.scene_id))
                 .chain(data.cameras.iter().map(|r| &r.scene_id))
                 .chain(data.objects.iter().map(|r| &r.scene_id))
@@ -319,7 +326,11 @@ impl Iterator for SceneIter {
             if let Some(id) = misplaced {
                 return Err(Error::Schema {
                     table: "scene store".into(),
-                    detail: format!("batch {} of scene {} holds rows of scene {id}", self.index - 1, data.scene.scene_id),
+                    detail: format!(
+                        "batch {} of scene {} holds rows of scene {id}",
+                        self.index - 1,
+                        data.scene.scene_id
+                    ),
                 });
             }
             Ok(data)

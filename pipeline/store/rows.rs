@@ -164,14 +164,19 @@ struct Cols<'a> {
 
 impl<'a> Cols<'a> {
     fn get<A: Array + 'static>(&self, name: &str) -> Result<&'a A> {
-        let col = self.batch.column_by_name(name).ok_or_else(|| Error::Schema {
-            table: self.table.into(),
-            detail: format!("missing column {name}"),
-        })?;
-        col.as_any().downcast_ref::<A>().ok_or_else(|| Error::Schema {
-            table: self.table.into(),
-            detail: format!("column {name} has type {}", col.data_type()),
-        })
+        let col = self
+            .batch
+            .column_by_name(name)
+            .ok_or_else(|| Error::Schema {
+                table: self.table.into(),
+                detail: format!("missing column {name}"),
+            })?;
+        col.as_any()
+            .downcast_ref::<A>()
+            .ok_or_else(|| Error::Schema {
+                table: self.table.into(),
+                detail: format!("column {name} has type {}", col.data_type()),
+            })
     }
     fn s(&self, name: &str) -> Result<&'a StringArray> {
         self.get(name)
@@ -252,10 +257,28 @@ impl StoreRow for SceneRow {
     }
 
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>> {
-        let c = Cols { table: "scenes", batch: b };
-        let (id, src, sid, desc) = (c.s("scene_id")?, c.s("source")?, c.s("source_scene_id")?, c.s("description")?);
-        let (log, loc, veh, date) = (c.s("log_id")?, c.s("location")?, c.s("vehicle")?, c.s("date_captured")?);
-        let (nf, ne, nc, no) = (c.u32("num_frames")?, c.u32("num_ego_poses")?, c.u32("num_camera_images")?, c.u32("num_objects")?);
+        let c = Cols {
+            table: "scenes",
+            batch: b,
+        };
+        let (id, src, sid, desc) = (
+            c.s("scene_id")?,
+            c.s("source")?,
+            c.s("source_scene_id")?,
+            c.s("description")?,
+        );
+        let (log, loc, veh, date) = (
+            c.s("log_id")?,
+            c.s("location")?,
+            c.s("vehicle")?,
+            c.s("date_captured")?,
+        );
+        let (nf, ne, nc, no) = (
+            c.u32("num_frames")?,
+            c.u32("num_ego_poses")?,
+            c.u32("num_camera_images")?,
+            c.u32("num_objects")?,
+        );
         let (t0, t1) = (c.i64("start_timestamp_us")?, c.i64("end_timestamp_us")?);
         Ok((0..b.num_rows())
             .map(|i| SceneRow {
@@ -286,9 +309,15 @@ impl StoreRow for FrameRow {
     fn to_batch(rows: &[Self]) -> Result<RecordBatch> {
         let mut cols = vec![
             strs(rows.iter().map(|r| r.scene_id.as_str())),
-            arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.frame_idx))),
-            arc(Int64Array::from_iter_values(rows.iter().map(|r| r.timestamp_us))),
-            arc(BooleanArray::from_iter(rows.iter().map(|r| Some(r.is_keyframe)))),
+            arc(UInt32Array::from_iter_values(
+                rows.iter().map(|r| r.frame_idx),
+            )),
+            arc(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.timestamp_us),
+            )),
+            arc(BooleanArray::from_iter(
+                rows.iter().map(|r| Some(r.is_keyframe)),
+            )),
             strs(rows.iter().map(|r| r.source_frame_id.as_str())),
         ];
         cols.extend(pose_cols(rows, |r| &r.ego));
@@ -296,8 +325,17 @@ impl StoreRow for FrameRow {
     }
 
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>> {
-        let c = Cols { table: "frames", batch: b };
-        let (id, fi, ts, kf, sf) = (c.s("scene_id")?, c.u32("frame_idx")?, c.i64("timestamp_us")?, c.b("is_keyframe")?, c.s("source_frame_id")?);
+        let c = Cols {
+            table: "frames",
+            batch: b,
+        };
+        let (id, fi, ts, kf, sf) = (
+            c.s("scene_id")?,
+            c.u32("frame_idx")?,
+            c.i64("timestamp_us")?,
+            c.b("is_keyframe")?,
+            c.s("source_frame_id")?,
+        );
         let ego = c.pose("ego")?;
         Ok((0..b.num_rows())
             .map(|i| FrameRow {
@@ -320,7 +358,9 @@ impl StoreRow for EgoPoseRow {
     fn to_batch(rows: &[Self]) -> Result<RecordBatch> {
         let mut cols = vec![
             strs(rows.iter().map(|r| r.scene_id.as_str())),
-            arc(Int64Array::from_iter_values(rows.iter().map(|r| r.timestamp_us))),
+            arc(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.timestamp_us),
+            )),
             strs(rows.iter().map(|r| r.source_pose_id.as_str())),
             opt_strs(rows.iter().map(|r| r.sensor.as_deref())),
         ];
@@ -329,8 +369,16 @@ impl StoreRow for EgoPoseRow {
     }
 
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>> {
-        let c = Cols { table: "ego_poses", batch: b };
-        let (id, ts, sp, se) = (c.s("scene_id")?, c.i64("timestamp_us")?, c.s("source_pose_id")?, c.s("sensor")?);
+        let c = Cols {
+            table: "ego_poses",
+            batch: b,
+        };
+        let (id, ts, sp, se) = (
+            c.s("scene_id")?,
+            c.i64("timestamp_us")?,
+            c.s("source_pose_id")?,
+            c.s("sensor")?,
+        );
         let ego = c.pose("ego")?;
         Ok((0..b.num_rows())
             .map(|i| EgoPoseRow {
@@ -352,11 +400,17 @@ impl StoreRow for CameraRow {
     fn to_batch(rows: &[Self]) -> Result<RecordBatch> {
         let mut cols = vec![
             strs(rows.iter().map(|r| r.scene_id.as_str())),
-            arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.frame_idx))),
+            arc(UInt32Array::from_iter_values(
+                rows.iter().map(|r| r.frame_idx),
+            )),
             strs(rows.iter().map(|r| r.camera.as_str())),
             strs(rows.iter().map(|r| r.camera_frame_id.as_str())),
-            arc(Int64Array::from_iter_values(rows.iter().map(|r| r.timestamp_us))),
-            arc(BooleanArray::from_iter(rows.iter().map(|r| Some(r.is_keyframe)))),
+            arc(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.timestamp_us),
+            )),
+            arc(BooleanArray::from_iter(
+                rows.iter().map(|r| Some(r.is_keyframe)),
+            )),
             strs(rows.iter().map(|r| r.image_path.as_str())),
             arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.width))),
             arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.height))),
@@ -371,9 +425,21 @@ impl StoreRow for CameraRow {
     }
 
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>> {
-        let c = Cols { table: "cameras", batch: b };
-        let (id, fi, cam, cfi) = (c.s("scene_id")?, c.u32("frame_idx")?, c.s("camera")?, c.s("camera_frame_id")?);
-        let (ts, kf, path) = (c.i64("timestamp_us")?, c.b("is_keyframe")?, c.s("image_path")?);
+        let c = Cols {
+            table: "cameras",
+            batch: b,
+        };
+        let (id, fi, cam, cfi) = (
+            c.s("scene_id")?,
+            c.u32("frame_idx")?,
+            c.s("camera")?,
+            c.s("camera_frame_id")?,
+        );
+        let (ts, kf, path) = (
+            c.i64("timestamp_us")?,
+            c.b("is_keyframe")?,
+            c.s("image_path")?,
+        );
         let (w, h) = (c.u32("width")?, c.u32("height")?);
         let (fx, fy, cx, cy) = (c.f("fx")?, c.f("fy")?, c.f("cx")?, c.f("cy")?);
         let (cp, ep) = (c.pose("cam")?, c.pose("ego")?);
@@ -405,8 +471,11 @@ impl StoreRow for ObjectRow {
     }
 
     fn to_batch(rows: &[Self]) -> Result<RecordBatch> {
-        let mut attrs = ListBuilder::new(StringBuilder::new())
-            .with_field(Arc::new(Field::new("item", arrow::datatypes::DataType::Utf8, false)));
+        let mut attrs = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+            "item",
+            arrow::datatypes::DataType::Utf8,
+            false,
+        )));
         for r in rows {
             for a in &r.attributes {
                 attrs.values().append_value(a);
@@ -416,8 +485,12 @@ impl StoreRow for ObjectRow {
         let attrs: ListArray = attrs.finish();
         let mut cols = vec![
             strs(rows.iter().map(|r| r.scene_id.as_str())),
-            arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.frame_idx))),
-            arc(Int64Array::from_iter_values(rows.iter().map(|r| r.timestamp_us))),
+            arc(UInt32Array::from_iter_values(
+                rows.iter().map(|r| r.frame_idx),
+            )),
+            arc(Int64Array::from_iter_values(
+                rows.iter().map(|r| r.timestamp_us),
+            )),
             strs(rows.iter().map(|r| r.track_id.as_str())),
             strs(rows.iter().map(|r| r.annotation_id.as_str())),
             strs(rows.iter().map(|r| r.category.as_str())),
@@ -435,17 +508,35 @@ impl StoreRow for ObjectRow {
         cols.push(f64s(rows.iter().map(|r| r.yaw)));
         cols.push(arc(Float64Array::from_iter(rows.iter().map(|r| r.vx))));
         cols.push(arc(Float64Array::from_iter(rows.iter().map(|r| r.vy))));
-        cols.push(arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.num_lidar_pts))));
-        cols.push(arc(UInt32Array::from_iter_values(rows.iter().map(|r| r.num_radar_pts))));
-        cols.push(arc(UInt8Array::from_iter(rows.iter().map(|r| r.visibility_bin))));
+        cols.push(arc(UInt32Array::from_iter_values(
+            rows.iter().map(|r| r.num_lidar_pts),
+        )));
+        cols.push(arc(UInt32Array::from_iter_values(
+            rows.iter().map(|r| r.num_radar_pts),
+        )));
+        cols.push(arc(UInt8Array::from_iter(
+            rows.iter().map(|r| r.visibility_bin),
+        )));
         cols.push(arc(attrs));
         batch(Self::schema(), cols)
     }
 
     fn from_batch(b: &RecordBatch) -> Result<Vec<Self>> {
-        let c = Cols { table: "objects", batch: b };
-        let (id, fi, ts) = (c.s("scene_id")?, c.u32("frame_idx")?, c.i64("timestamp_us")?);
-        let (tr, an, cat, cls) = (c.s("track_id")?, c.s("annotation_id")?, c.s("category")?, c.s("class")?);
+        let c = Cols {
+            table: "objects",
+            batch: b,
+        };
+        let (id, fi, ts) = (
+            c.s("scene_id")?,
+            c.u32("frame_idx")?,
+            c.i64("timestamp_us")?,
+        );
+        let (tr, an, cat, cls) = (
+            c.s("track_id")?,
+            c.s("annotation_id")?,
+            c.s("category")?,
+            c.s("class")?,
+        );
         let ctr = [c.f("cx")?, c.f("cy")?, c.f("cz")?];
         let size = [c.f("width")?, c.f("length")?, c.f("height")?];
         let q = [c.f("qw")?, c.f("qx")?, c.f("qy")?, c.f("qz")?];
@@ -456,13 +547,13 @@ impl StoreRow for ObjectRow {
         let mut out = Vec::with_capacity(b.num_rows());
         for i in 0..b.num_rows() {
             let list = attrs.value(i);
-            let items = list
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .ok_or_else(|| Error::Schema {
-                    table: "objects".into(),
-                    detail: "attributes is not list<string>".into(),
-                })?;
+            let items =
+                list.as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(|| Error::Schema {
+                        table: "objects".into(),
+                        detail: "attributes is not list<string>".into(),
+                    })?;
             out.push(ObjectRow {
                 scene_id: id.value(i).into(),
                 frame_idx: fi.value(i),

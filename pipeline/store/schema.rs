@@ -239,7 +239,14 @@ pub fn check(table: &str, actual: &Schema, expected: &Schema) -> Result<()> {
             .as_array()
             .map(|fs| {
                 fs.iter()
-                    .map(|f| format!("{}:{}{}", f["name"], f["type"], if f["nullable"] == true { "?" } else { "" }))
+                    .map(|f| {
+                        format!(
+                            "{}:{}{}",
+                            f["name"],
+                            f["type"],
+                            if f["nullable"] == true { "?" } else { "" }
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             })

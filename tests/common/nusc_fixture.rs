@@ -1,7 +1,7 @@
 //! A tiny nuScenes-format dataset built by hand, independent of `drivegen synth`, so ingest
 //! tests know every expected value. Tests mutate the tables before writing to inject faults.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 
@@ -48,18 +48,46 @@ impl Fixture {
     /// sweep halfway between keyframes, LIDAR_TOP keyframes, a moving car and a static
     /// pedestrian annotated on the first keyframe only.
     pub fn new(n: usize) -> Self {
-        let mut f = Fixture::default();
-        f.category = vec![
-            Category { token: "cat_car".into(), name: "vehicle.car".into(), description: String::new(), index: None },
-            Category { token: "cat_ped".into(), name: "human.pedestrian.adult".into(), description: String::new(), index: None },
-        ];
-        f.attribute = vec![Attribute { token: "att_moving".into(), name: "vehicle.moving".into(), description: String::new() }];
+        let mut f = Fixture {
+            category: vec![
+                Category {
+                    token: "cat_car".into(),
+                    name: "vehicle.car".into(),
+                    description: String::new(),
+                    index: None,
+                },
+                Category {
+                    token: "cat_ped".into(),
+                    name: "human.pedestrian.adult".into(),
+                    description: String::new(),
+                    index: None,
+                },
+            ],
+            attribute: vec![Attribute {
+                token: "att_moving".into(),
+                name: "vehicle.moving".into(),
+                description: String::new(),
+            }],
+            ..Fixture::default()
+        };
         f.visibility = (1..=4)
-            .map(|i| Visibility { token: i.to_string(), level: ["v0-40", "v40-60", "v60-80", "v80-100"][i - 1].into(), description: String::new() })
+            .map(|i| Visibility {
+                token: i.to_string(),
+                level: ["v0-40", "v40-60", "v60-80", "v80-100"][i - 1].into(),
+                description: String::new(),
+            })
             .collect();
         f.sensor = vec![
-            Sensor { token: "sen_cam".into(), channel: "CAM_FRONT".into(), modality: "camera".into() },
-            Sensor { token: "sen_lidar".into(), channel: "LIDAR_TOP".into(), modality: "lidar".into() },
+            Sensor {
+                token: "sen_cam".into(),
+                channel: "CAM_FRONT".into(),
+                modality: "camera".into(),
+            },
+            Sensor {
+                token: "sen_lidar".into(),
+                channel: "LIDAR_TOP".into(),
+                modality: "lidar".into(),
+            },
         ];
         f.calibrated_sensor = vec![
             CalibratedSensor {
@@ -67,7 +95,11 @@ impl Fixture {
                 sensor_token: "sen_cam".into(),
                 translation: [1.7, 0.0, 1.5],
                 rotation: CAM_FRONT_Q,
-                camera_intrinsic: Some([[1000.0, 0.0, 800.0], [0.0, 1000.0, 450.0], [0.0, 0.0, 1.0]]),
+                camera_intrinsic: Some([
+                    [1000.0, 0.0, 800.0],
+                    [0.0, 1000.0, 450.0],
+                    [0.0, 0.0, 1.0],
+                ]),
             },
             CalibratedSensor {
                 token: "cs_lidar".into(),
@@ -77,7 +109,12 @@ impl Fixture {
                 camera_intrinsic: None,
             },
         ];
-        f.map = vec![Map { token: "map0".into(), log_tokens: vec![], category: "semantic_prior".into(), filename: "maps/m.png".into() }];
+        f.map = vec![Map {
+            token: "map0".into(),
+            log_tokens: vec![],
+            category: "semantic_prior".into(),
+            filename: "maps/m.png".into(),
+        }];
         for s in 0..n {
             f.add_scene(s);
         }
@@ -87,7 +124,13 @@ impl Fixture {
     fn add_scene(&mut self, s: usize) {
         let ss = s.to_string();
         let log = tok(&["log", &ss]);
-        self.log.push(Log { token: log.clone(), logfile: String::new(), vehicle: "n015".into(), date_captured: "2018-07-24".into(), location: "singapore-onenorth".into() });
+        self.log.push(Log {
+            token: log.clone(),
+            logfile: String::new(),
+            vehicle: "n015".into(),
+            date_captured: "2018-07-24".into(),
+            location: "singapore-onenorth".into(),
+        });
         self.map[0].log_tokens.push(log.clone());
         let t_scene = T0 + s as i64 * 100_000_000;
         let sample_tok = |k: usize| tok(&["sample", &ss, &k.to_string()]);
@@ -98,8 +141,16 @@ impl Fixture {
             self.sample.push(Sample {
                 token: sample_tok(k),
                 timestamp: ts,
-                prev: if k > 0 { sample_tok(k - 1) } else { String::new() },
-                next: if k + 1 < SAMPLES { sample_tok(k + 1) } else { String::new() },
+                prev: if k > 0 {
+                    sample_tok(k - 1)
+                } else {
+                    String::new()
+                },
+                next: if k + 1 < SAMPLES {
+                    sample_tok(k + 1)
+                } else {
+                    String::new()
+                },
                 scene_token: tok(&["scene", &ss]),
             });
             // A sweep 250 ms before every keyframe but the first belongs to that keyframe.
@@ -137,12 +188,22 @@ impl Fixture {
                 size: [1.9, 4.5, 1.6],
                 rotation: yaw_q(0.0),
                 prev: if k > 0 { ann(k - 1) } else { String::new() },
-                next: if k + 1 < SAMPLES { ann(k + 1) } else { String::new() },
+                next: if k + 1 < SAMPLES {
+                    ann(k + 1)
+                } else {
+                    String::new()
+                },
                 num_lidar_pts: 100,
                 num_radar_pts: 2,
             });
         }
-        self.instance.push(Instance { token: car, category_token: "cat_car".into(), nbr_annotations: SAMPLES as u32, first_annotation_token: ann(0), last_annotation_token: ann(SAMPLES - 1) });
+        self.instance.push(Instance {
+            token: car,
+            category_token: "cat_car".into(),
+            nbr_annotations: SAMPLES as u32,
+            first_annotation_token: ann(0),
+            last_annotation_token: ann(SAMPLES - 1),
+        });
         let ped = tok(&["inst_ped", &ss]);
         let pann = tok(&["ann_ped", &ss]);
         self.sample_annotation.push(SampleAnnotation {
@@ -159,27 +220,57 @@ impl Fixture {
             num_lidar_pts: 7,
             num_radar_pts: 0,
         });
-        self.instance.push(Instance { token: ped, category_token: "cat_ped".into(), nbr_annotations: 1, first_annotation_token: pann.clone(), last_annotation_token: pann });
+        self.instance.push(Instance {
+            token: ped,
+            category_token: "cat_ped".into(),
+            nbr_annotations: 1,
+            first_annotation_token: pann.clone(),
+            last_annotation_token: pann,
+        });
     }
 
-    fn add_sd(&mut self, ss: &str, kind: &str, k: usize, ts: i64, key: bool, sample: &str) -> String {
+    fn add_sd(
+        &mut self,
+        ss: &str,
+        kind: &str,
+        k: usize,
+        ts: i64,
+        key: bool,
+        sample: &str,
+    ) -> String {
         let token = tok(&["sd", kind, ss, &k.to_string(), if key { "k" } else { "s" }]);
         let ep = tok(&["ep", kind, ss, &k.to_string(), if key { "k" } else { "s" }]);
         let t_rel = (ts - T0) as f64 * 1e-6;
-        self.ego_pose.push(EgoPose { token: ep.clone(), timestamp: ts, rotation: [1.0, 0.0, 0.0, 0.0], translation: [EGO_SPEED * t_rel, 0.0, 0.0] });
-        let (channel, fmt, w, h) = if kind == "cam" { ("CAM_FRONT", "jpg", 1600, 900) } else { ("LIDAR_TOP", "pcd", 0, 0) };
+        self.ego_pose.push(EgoPose {
+            token: ep.clone(),
+            timestamp: ts,
+            rotation: [1.0, 0.0, 0.0, 0.0],
+            translation: [EGO_SPEED * t_rel, 0.0, 0.0],
+        });
+        let (channel, fmt, w, h) = if kind == "cam" {
+            ("CAM_FRONT", "jpg", 1600, 900)
+        } else {
+            ("LIDAR_TOP", "pcd", 0, 0)
+        };
         let folder = if key { "samples" } else { "sweeps" };
         self.sample_data.push(SampleData {
             token: token.clone(),
             sample_token: sample.into(),
             ego_pose_token: ep,
-            calibrated_sensor_token: if kind == "cam" { "cs_cam".into() } else { "cs_lidar".into() },
+            calibrated_sensor_token: if kind == "cam" {
+                "cs_cam".into()
+            } else {
+                "cs_lidar".into()
+            },
             timestamp: ts,
             fileformat: fmt.into(),
             is_key_frame: key,
             height: h,
             width: w,
-            filename: format!("{folder}/{channel}/{token}.{}", if kind == "cam" { "jpg" } else { "pcd.bin" }),
+            filename: format!(
+                "{folder}/{channel}/{token}.{}",
+                if kind == "cam" { "jpg" } else { "pcd.bin" }
+            ),
             prev: String::new(),
             next: String::new(),
         });
@@ -188,7 +279,11 @@ impl Fixture {
 
     fn link_chain(&mut self, chain: &[String]) {
         for (i, t) in chain.iter().enumerate() {
-            let prev = if i > 0 { chain[i - 1].clone() } else { String::new() };
+            let prev = if i > 0 {
+                chain[i - 1].clone()
+            } else {
+                String::new()
+            };
             let next = chain.get(i + 1).cloned().unwrap_or_default();
             if let Some(sd) = self.sample_data.iter_mut().find(|sd| &sd.token == t) {
                 sd.prev = prev;
@@ -202,7 +297,11 @@ impl Fixture {
         let dir = root.join(version);
         std::fs::create_dir_all(&dir).unwrap();
         fn put<T: serde::Serialize>(dir: &Path, name: &str, rows: &T) {
-            std::fs::write(dir.join(format!("{name}.json")), serde_json::to_string_pretty(rows).unwrap()).unwrap();
+            std::fs::write(
+                dir.join(format!("{name}.json")),
+                serde_json::to_string_pretty(rows).unwrap(),
+            )
+            .unwrap();
         }
         put(&dir, "category", &self.category);
         put(&dir, "attribute", &self.attribute);

@@ -12,6 +12,9 @@ pub fn python(name: &str) -> Option<PathBuf> {
     if std::env::var("DRIVEGEN_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
         panic!("{} is missing: run scripts/setup.sh", p.display());
     }
-    eprintln!("skipped: {} is missing (scripts/setup.sh creates it)", p.display());
+    eprintln!(
+        "skipped: {} is missing (scripts/setup.sh creates it)",
+        p.display()
+    );
     None
 }

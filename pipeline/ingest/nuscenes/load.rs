@@ -153,7 +153,11 @@ impl Tables {
                 format!(
                     "no such version folder (versions found under {}: {})",
                     root.display(),
-                    if found.is_empty() { "none".to_string() } else { found.join(", ") }
+                    if found.is_empty() {
+                        "none".to_string()
+                    } else {
+                        found.join(", ")
+                    }
                 ),
             ));
         }
@@ -185,15 +189,28 @@ impl Tables {
                 )
             },
         );
-        let (category, attribute, visibility, instance, sensor, calibrated_sensor, log, scene, sample, map) =
-            rest?;
+        let (
+            category,
+            attribute,
+            visibility,
+            instance,
+            sensor,
+            calibrated_sensor,
+            log,
+            scene,
+            sample,
+            map,
+        ) = rest?;
         let sample_data = sample_data?;
         let sample_annotation = sample_annotation?;
         let ego_pose = ego_pose?;
 
         let mut data_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, sd) in sample_data.rows.iter().enumerate() {
-            data_by_sample.entry(sd.sample_token.clone()).or_default().push(i);
+            data_by_sample
+                .entry(sd.sample_token.clone())
+                .or_default()
+                .push(i);
         }
         for v in data_by_sample.values_mut() {
             v.sort_by(|&a, &b| {
@@ -203,7 +220,10 @@ impl Tables {
         }
         let mut anns_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, a) in sample_annotation.rows.iter().enumerate() {
-            anns_by_sample.entry(a.sample_token.clone()).or_default().push(i);
+            anns_by_sample
+                .entry(a.sample_token.clone())
+                .or_default()
+                .push(i);
         }
         Ok(Self {
             root: root.to_path_buf(),

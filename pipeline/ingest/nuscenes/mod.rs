@@ -63,10 +63,17 @@ impl fmt::Display for IngestSummary {
             c.objects
         )?;
         if self.renormalised_quaternions > 0 {
-            writeln!(f, "renormalised {} near-unit quaternions", self.renormalised_quaternions)?;
+            writeln!(
+                f,
+                "renormalised {} near-unit quaternions",
+                self.renormalised_quaternions
+            )?;
         }
         for (cat, n) in &self.unknown_categories {
-            writeln!(f, "unknown category {cat:?} ({n} boxes) mapped to the fallback class")?;
+            writeln!(
+                f,
+                "unknown category {cat:?} ({n} boxes) mapped to the fallback class"
+            )?;
         }
         for r in &self.rejects {
             writeln!(
@@ -107,7 +114,11 @@ pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
                 if seen_names.insert(sc.name.clone()) {
                     Ok((data, stats))
                 } else {
-                    Err(Error::input(&tables.scene.file, &sc.token, format!("duplicate scene name {}", sc.name)))
+                    Err(Error::input(
+                        &tables.scene.file,
+                        &sc.token,
+                        format!("duplicate scene name {}", sc.name),
+                    ))
                 }
             });
             match res {
@@ -133,14 +144,25 @@ pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
 
 fn scene_reject(sc: &tables::Scene, e: &Error) -> Reject {
     let (file, record) = match e {
-        Error::Input { file, record, .. } => (Some(file.display().to_string()), Some(record.clone())),
-        Error::Json { path, line, column, .. } => (Some(path.display().to_string()), Some(format!("{line}:{column}"))),
+        Error::Input { file, record, .. } => {
+            (Some(file.display().to_string()), Some(record.clone()))
+        }
+        Error::Json {
+            path, line, column, ..
+        } => (
+            Some(path.display().to_string()),
+            Some(format!("{line}:{column}")),
+        ),
         Error::Io { path, .. } => (Some(path.display().to_string()), None),
         _ => (None, None),
     };
     Reject {
         stage: "ingest".into(),
-        scene_id: Some(if sc.name.is_empty() { sc.token.clone() } else { sc.name.clone() }),
+        scene_id: Some(if sc.name.is_empty() {
+            sc.token.clone()
+        } else {
+            sc.name.clone()
+        }),
         item: None,
         file,
         record,

@@ -46,16 +46,31 @@ struct Ctx<'a> {
     stats: SceneStats,
 }
 
-fn finite<const N: usize>(v: &[f64; N], file: &std::path::Path, token: &str, what: &str) -> Result<()> {
+fn finite<const N: usize>(
+    v: &[f64; N],
+    file: &std::path::Path,
+    token: &str,
+    what: &str,
+) -> Result<()> {
     if v.iter().all(|x| x.is_finite()) {
         Ok(())
     } else {
-        Err(Error::input(file, token, format!("{what} has a non-finite value {v:?}")))
+        Err(Error::input(
+            file,
+            token,
+            format!("{what} has a non-finite value {v:?}"),
+        ))
     }
 }
 
 impl Ctx<'_> {
-    fn quat(&mut self, q: [f64; 4], file: &std::path::Path, token: &str, what: &str) -> Result<[f64; 4]> {
+    fn quat(
+        &mut self,
+        q: [f64; 4],
+        file: &std::path::Path,
+        token: &str,
+        what: &str,
+    ) -> Result<[f64; 4]> {
         finite(&q, file, token, what)?;
         let err = quat_norm_error(q);
         if err > self.rules.quat_tolerance {
@@ -81,7 +96,13 @@ impl Ctx<'_> {
         let ep = t.ego_pose.get(token, referrer)?;
         finite(&ep.translation, &t.ego_pose.file, token, "translation")?;
         let q = self.quat(ep.rotation, &t.ego_pose.file, token, "rotation")?;
-        Ok((ep.timestamp, Pose { t: ep.translation, q }))
+        Ok((
+            ep.timestamp,
+            Pose {
+                t: ep.translation,
+                q,
+            },
+        ))
     }
 }
 
@@ -99,9 +120,15 @@ pub fn assemble(
         stats: SceneStats::default(),
     };
     if t.scene.is_duplicate(&scene.token) {
-        return Err(Error::input(&t.scene.file, &scene.token, "duplicate scene token"));
+        return Err(Error::input(
+            &t.scene.file,
+            &scene.token,
+            "duplicate scene token",
+        ));
     }
-    let log = t.log.get(&scene.log_token, &format!("scene {}", scene.token))?;
+    let log = t
+        .log
+        .get(&scene.log_token, &format!("scene {}", scene.token))?;
 
     // Keyframes: follow the sample chain from the first sample.
     let mut samples: Vec<&Sample> = Vec::new();
@@ -116,7 +143,10 @@ pub fn assemble(
             return Err(Error::input(
                 &t.sample.file,
                 &s.token,
-                format!("belongs to scene {} but is chained from scene {}", s.scene_token, scene.token),
+                format!(
+                    "belongs to scene {} but is chained from scene {}",
+                    s.scene_token, scene.token
+                ),
             ));
         }
         if let Some(prev) = samples.last() {
@@ -132,13 +162,21 @@ pub fn assemble(
             }
         }
         if samples.len() > t.sample.rows.len() {
-            return Err(Error::input(&t.sample.file, &s.token, "the sample chain loops"));
+            return Err(Error::input(
+                &t.sample.file,
+                &s.token,
+                "the sample chain loops",
+            ));
         }
         samples.push(s);
         next = link(&s.next).map(str::to_string);
     }
     let Some(last) = samples.last() else {
-        return Err(Error::input(&t.scene.file, &scene.token, "scene has no samples"));
+        return Err(Error::input(
+            &t.scene.file,
+            &scene.token,
+            "scene has no samples",
+        ));
     };
     if last.token != scene.last_sample_token {
         return Err(Error::input(
@@ -157,18 +195,28 @@ pub fn assemble(
     let mut objects = Vec::new();
 
     for (fi, s) in samples.iter().enumerate() {
-        let sd_idx = t.data_by_sample.get(&s.token).map(Vec::as_slice).unwrap_or(&[]);
+        let sd_idx = t
+            .data_by_sample
+            .get(&s.token)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         // The keyframe pose is the LIDAR_TOP keyframe's, as in nuScenes; without lidar, the
         // CAM_FRONT keyframe's, else any keyframe's.
         let mut frame_pose: Option<(u8, Pose)> = None;
         for &i in sd_idx {
             let sd = &t.sample_data.rows[i];
             let referrer = format!("sample_data {}", sd.token);
-            let cs = t.calibrated_sensor.get(&sd.calibrated_sensor_token, &referrer)?;
-            let sensor = t.sensor.get(&cs.sensor_token, &format!("calibrated_sensor {}", cs.token))?;
+            let cs = t
+                .calibrated_sensor
+                .get(&sd.calibrated_sensor_token, &referrer)?;
+            let sensor = t
+                .sensor
+                .get(&cs.sensor_token, &format!("calibrated_sensor {}", cs.token))?;
             let (ts, ego) = cx.ego_pose(&sd.ego_pose_token, &referrer)?;
             if let Some(nx) = link(&sd.next) {
-                let n = t.sample_data.get(nx, &format!("sample_data {}.next", sd.token))?;
+                let n = t
+                    .sample_data
+                    .get(nx, &format!("sample_data {}.next", sd.token))?;
                 if n.timestamp <= sd.timestamp {
                     return Err(Error::input(
                         &t.sample_data.file,
@@ -204,10 +252,24 @@ pub fn assemble(
                 continue;
             }
             let k = cs.camera_intrinsic.ok_or_else(|| {
-                Error::input(&t.calibrated_sensor.file, &cs.token, "camera without camera_intrinsic")
+                Error::input(
+                    &t.calibrated_sensor.file,
+                    &cs.token,
+                    "camera without camera_intrinsic",
+                )
             })?;
-            finite(&k[0], &t.calibrated_sensor.file, &cs.token, "camera_intrinsic")?;
-            finite(&k[1], &t.calibrated_sensor.file, &cs.token, "camera_intrinsic")?;
+            finite(
+                &k[0],
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "camera_intrinsic",
+            )?;
+            finite(
+                &k[1],
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "camera_intrinsic",
+            )?;
             if k[0][0] <= 0.0 || k[1][1] <= 0.0 {
                 return Err(Error::input(
                     &t.calibrated_sensor.file,
@@ -215,8 +277,18 @@ pub fn assemble(
                     "camera_intrinsic has a non-positive focal length",
                 ));
             }
-            finite(&cs.translation, &t.calibrated_sensor.file, &cs.token, "translation")?;
-            let cq = cx.quat(cs.rotation, &t.calibrated_sensor.file, &cs.token, "rotation")?;
+            finite(
+                &cs.translation,
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "translation",
+            )?;
+            let cq = cx.quat(
+                cs.rotation,
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "rotation",
+            )?;
             if rules.check_images && !t.root.join(&sd.filename).is_file() {
                 return Err(Error::input(
                     &t.sample_data.file,
@@ -238,12 +310,19 @@ pub fn assemble(
                 fy: k[1][1],
                 cx: k[0][2],
                 cy: k[1][2],
-                cam: Pose { t: cs.translation, q: cq },
+                cam: Pose {
+                    t: cs.translation,
+                    q: cq,
+                },
                 ego,
             });
         }
         let Some((_, ego)) = frame_pose else {
-            return Err(Error::input(&t.sample.file, &s.token, "sample has no keyframe sample_data, so no ego pose"));
+            return Err(Error::input(
+                &t.sample.file,
+                &s.token,
+                "sample has no keyframe sample_data, so no ego pose",
+            ));
         };
         frames.push(FrameRow {
             scene_id: scene_id.clone(),
@@ -254,13 +333,31 @@ pub fn assemble(
             ego,
         });
 
-        for &ai in t.anns_by_sample.get(&s.token).map(Vec::as_slice).unwrap_or(&[]) {
-            objects.push(annotation(&mut cx, &t.sample_annotation.rows[ai], &scene_id, fi as u32, s.timestamp, taxonomy)?);
+        for &ai in t
+            .anns_by_sample
+            .get(&s.token)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            objects.push(annotation(
+                &mut cx,
+                &t.sample_annotation.rows[ai],
+                &scene_id,
+                fi as u32,
+                s.timestamp,
+                taxonomy,
+            )?);
         }
     }
     // Sweeps are listed under the sample that follows them, so they are covered above; the
     // frame index of a sweep is that following keyframe's.
-    cameras.sort_by(|a, b| (a.timestamp_us, &a.camera, &a.camera_frame_id).cmp(&(b.timestamp_us, &b.camera, &b.camera_frame_id)));
+    cameras.sort_by(|a, b| {
+        (a.timestamp_us, &a.camera, &a.camera_frame_id).cmp(&(
+            b.timestamp_us,
+            &b.camera,
+            &b.camera_frame_id,
+        ))
+    });
 
     let mut data = SceneData {
         scene: SceneRow {
@@ -294,14 +391,23 @@ fn annotation(
     let t = cx.t;
     let file = &t.sample_annotation.file;
     if t.sample_annotation.is_duplicate(&a.token) {
-        return Err(Error::input(file, &a.token, "duplicate sample_annotation token"));
+        return Err(Error::input(
+            file,
+            &a.token,
+            "duplicate sample_annotation token",
+        ));
     }
     let referrer = format!("sample_annotation {}", a.token);
     let inst = t.instance.get(&a.instance_token, &referrer)?;
-    let cat = t.category.get(&inst.category_token, &format!("instance {}", inst.token))?;
+    let cat = t
+        .category
+        .get(&inst.category_token, &format!("instance {}", inst.token))?;
     let (class, known) = taxonomy.nuscenes_class(&cat.name);
     if !known {
-        *cx.stats.unknown_categories.entry(cat.name.clone()).or_default() += 1;
+        *cx.stats
+            .unknown_categories
+            .entry(cat.name.clone())
+            .or_default() += 1;
     }
     let attributes = a
         .attribute_tokens
@@ -315,7 +421,11 @@ fn annotation(
             match v.parse::<u8>() {
                 Ok(b @ 1..=4) => Some(b),
                 _ => {
-                    return Err(Error::input(file, &a.token, format!("visibility_token {v:?} is not one of 1..4")))
+                    return Err(Error::input(
+                        file,
+                        &a.token,
+                        format!("visibility_token {v:?} is not one of 1..4"),
+                    ))
                 }
             }
         }
@@ -323,11 +433,16 @@ fn annotation(
     finite(&a.translation, file, &a.token, "translation")?;
     finite(&a.size, file, &a.token, "size")?;
     if a.size.iter().any(|&s| s <= 0.0) {
-        return Err(Error::input(file, &a.token, format!("size {:?} has a non-positive extent", a.size)));
+        return Err(Error::input(
+            file,
+            &a.token,
+            format!("size {:?} has a non-positive extent", a.size),
+        ));
     }
     let q = cx.quat(a.rotation, file, &a.token, "rotation")?;
     let counts = |n: i64, what: &str| {
-        u32::try_from(n).map_err(|_| Error::input(file, &a.token, format!("{what} = {n} is out of range")))
+        u32::try_from(n)
+            .map_err(|_| Error::input(file, &a.token, format!("{what} = {n} is out of range")))
     };
     let (vx, vy) = velocity(t, a, cx.rules.velocity_max_time_diff_s)?;
     Ok(ObjectRow {
@@ -356,18 +471,29 @@ fn annotation(
 /// the gap exceeds the limit (doubled for centred differences).
 fn velocity(t: &Tables, a: &SampleAnnotation, max_dt: f64) -> Result<(Option<f64>, Option<f64>)> {
     let referrer = format!("sample_annotation {}", a.token);
-    let prev = link(&a.prev).map(|p| t.sample_annotation.get(p, &format!("{referrer}.prev"))).transpose()?;
-    let next = link(&a.next).map(|n| t.sample_annotation.get(n, &format!("{referrer}.next"))).transpose()?;
+    let prev = link(&a.prev)
+        .map(|p| t.sample_annotation.get(p, &format!("{referrer}.prev")))
+        .transpose()?;
+    let next = link(&a.next)
+        .map(|n| t.sample_annotation.get(n, &format!("{referrer}.next")))
+        .transpose()?;
     if prev.is_none() && next.is_none() {
         return Ok((None, None));
     }
     let first = prev.unwrap_or(a);
     let last = next.unwrap_or(a);
     let time = |x: &SampleAnnotation| -> Result<f64> {
-        Ok(t.sample.get(&x.sample_token, &format!("sample_annotation {}", x.token))?.timestamp as f64 * 1e-6)
+        Ok(t.sample
+            .get(&x.sample_token, &format!("sample_annotation {}", x.token))?
+            .timestamp as f64
+            * 1e-6)
     };
     let dt = time(last)? - time(first)?;
-    let limit = if prev.is_some() && next.is_some() { 2.0 * max_dt } else { max_dt };
+    let limit = if prev.is_some() && next.is_some() {
+        2.0 * max_dt
+    } else {
+        max_dt
+    };
     if dt > limit || dt <= 0.0 {
         return Ok((None, None));
     }

@@ -1,0 +1,928 @@
+//! Writes the synthetic world as a nuScenes v1.0 dataroot: the 13 JSON tables, camera JPEGs
+//! (keyframes under `samples/`, the ~12 Hz rest under `sweeps/`), LIDAR_TOP point clouds at
+//! 20 Hz (object returns on keyframes, ground only on sweeps) and one map mask per location.
+//!
+//! Timing follows nuScenes: a sample is the LIDAR_TOP keyframe; every camera runs at its own
+//! phase a few tens of milliseconds before the lidar, and its keyframe image is the frame
+//! nearest the sample; a sweep belongs to the sample that follows it. Every sample_data has its
+//! own ego_pose at its own timestamp.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use nalgebra::{Isometry3, Point3, Vector3};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::render::{self, Canvas, Ground, ObjectPixels, Solid, View};
+use super::rig::{self, CameraSpec, CAMERAS};
+use super::tokens::{token, Rng};
+use super::world::{Agent, SceneWorld, KINDS, PLACES};
+use super::{SynthOptions, SynthSummary};
+use crate::geometry::{pose, quat_from_yaw};
+use crate::ingest::nuscenes::tables::*;
+use crate::store::atomic::write_atomic;
+use crate::{Error, Result};
+
+/// The first keyframe of the corpus: 2018-07-24 03:28:47.647951 UTC, when nuScenes-mini was
+/// being recorded.
+const T0_US: i64 = 1_532_402_927_647_951;
+/// Scenes start at least this far apart (µs), and 30 s more than a scene lasts.
+const SCENE_SPACING_US: i64 = 90_000_000;
+/// Objects farther than this from the ego are not annotated (m).
+const ANNOTATION_RANGE: f64 = 60.0;
+/// The lidar returns no points from farther than this (m).
+const LIDAR_RANGE: f64 = 55.0;
+/// Points per m² of exposed surface at 1 m; a car side at 10 m gets ~160.
+const LIDAR_DENSITY: f64 = 2000.0;
+/// Boxes farther than this are not drawn (m).
+const DRAW_RANGE: f64 = 250.0;
+/// Image size of the depth-only pass that measures visibility.
+const VIS_WIDTH: u32 = 800;
+const VIS_HEIGHT: u32 = 450;
+
+/// The eight nuScenes attributes, described in our own words.
+const ATTRIBUTES: [(&str, &str); 8] = [
+    ("vehicle.moving", "a vehicle in motion"),
+    (
+        "vehicle.stopped",
+        "a vehicle standing still for now, e.g. waiting at a junction",
+    ),
+    ("vehicle.parked", "a vehicle parked at the kerb"),
+    ("cycle.with_rider", "a bicycle or motorcycle being ridden"),
+    (
+        "cycle.without_rider",
+        "a bicycle or motorcycle without anyone on it",
+    ),
+    ("pedestrian.sitting_lying_down", "a person sitting or lying"),
+    ("pedestrian.standing", "a person standing still"),
+    ("pedestrian.moving", "a person walking"),
+];
+
+/// Visibility bins: the share of the box the six keyframe images show.
+const VISIBILITY: [(&str, &str, &str); 4] = [
+    (
+        "1",
+        "v0-40",
+        "0 to 40 % of the object is visible in the camera images",
+    ),
+    (
+        "2",
+        "v40-60",
+        "40 to 60 % of the object is visible in the camera images",
+    ),
+    (
+        "3",
+        "v60-80",
+        "60 to 80 % of the object is visible in the camera images",
+    ),
+    (
+        "4",
+        "v80-100",
+        "80 to 100 % of the object is visible in the camera images",
+    ),
+];
+
+/// A sensor channel of the rig: the six cameras, then the lidar.
+const LIDAR: usize = 6;
+/// LIDAR_TOP sweep rate (Hz), nuScenes' 20 Hz.
+const LIDAR_HZ: f64 = 20.0;
+
+fn channel_name(ch: usize) -> &'static str {
+    if ch == LIDAR {
+        rig::LIDAR_TOP_CHANNEL
+    } else {
+        CAMERAS[ch].channel
+    }
+}
+
+/// One sensor reading of a scene.
+#[derive(Debug, Clone)]
+struct Reading {
+    /// Position in its channel's stream (for tokens).
+    n: usize,
+    ts: i64,
+    /// The sample it belongs to (the next one in time, or its own for keyframes).
+    sample: usize,
+    key: bool,
+    filename: String,
+}
+
+/// Everything about one scene except the images.
+struct ScenePlan {
+    start_us: i64,
+    logfile: String,
+    date: String,
+    sample_ts: Vec<i64>,
+    /// Per channel, in time order.
+    readings: Vec<Vec<Reading>>,
+}
+
+thread_local! {
+    /// Each worker thread's render buffers, reused from frame to frame.
+    static CANVAS: RefCell<Canvas> = RefCell::new(Canvas::new());
+}
+
+/// One image to render.
+struct Job {
+    scene: usize,
+    ch: usize,
+    idx: usize,
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+/// The Gregorian date (y, m, d) of a day count since 1970-01-01. Counting whole years and
+/// months is plenty fast for the few dates a corpus needs.
+fn civil_from_days(mut days: i64) -> (i64, u32, u32) {
+    let mut y = 1970;
+    loop {
+        let len = if is_leap(y) { 366 } else { 365 };
+        if days < 0 {
+            y -= 1;
+            days += if is_leap(y) { 366 } else { 365 };
+        } else if days >= len {
+            days -= len;
+            y += 1;
+        } else {
+            break;
+        }
+    }
+    let months = [
+        31,
+        if is_leap(y) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let mut m = 0;
+    while days >= months[m] {
+        days -= months[m];
+        m += 1;
+    }
+    (y, m as u32 + 1, days as u32 + 1)
+}
+
+/// Local date and time strings ("2018-07-24", "11-22-45") of a µs timestamp.
+fn local_time(ts_us: i64, utc_offset_h: i64) -> (String, String) {
+    let secs = ts_us.div_euclid(1_000_000) + utc_offset_h * 3600;
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    (
+        format!("{y:04}-{m:02}-{d:02}"),
+        format!("{:02}-{:02}-{:02}", sod / 3600, (sod / 60) % 60, sod % 60),
+    )
+}
+
+fn plan_scene(world: &SceneWorld, opts: &SynthOptions) -> ScenePlan {
+    let spacing = SCENE_SPACING_US.max(((opts.duration_s + 30.0) * 1e6) as i64);
+    let start_us = T0_US + world.index as i64 * spacing;
+    let place = world.place;
+    let (date, clock) = local_time(start_us - 10_000_000, place.utc_offset_h);
+    let tz = if place.utc_offset_h >= 0 {
+        format!("+{:02}00", place.utc_offset_h)
+    } else {
+        format!("-{:02}00", -place.utc_offset_h)
+    };
+    let logfile = format!("{}-{date}-{clock}{tz}", place.vehicle);
+    let n_samples = ((opts.duration_s * opts.keyframe_hz).floor() as usize).max(1);
+    let sample_ts: Vec<i64> = (0..n_samples)
+        .map(|i| start_us + (i as f64 * 1e6 / opts.keyframe_hz).round() as i64)
+        .collect();
+    let last = *sample_ts.last().unwrap_or(&start_us);
+    let mut rng = Rng::new(opts.seed, &format!("scene/{}/timing", world.index));
+    let mut readings = Vec::with_capacity(7);
+    for cam in &CAMERAS {
+        let period = 1e6 / opts.camera_hz;
+        // Frames from the first sample's keyframe to just past the last sample.
+        let first = start_us + cam.offset_us;
+        let mut times = Vec::new();
+        let mut n = 0usize;
+        loop {
+            let nominal = first as f64 + n as f64 * period;
+            if nominal > last as f64 + 0.5 * period {
+                break;
+            }
+            let jitter = (rng.range(-800.0, 800.0)).round() as i64;
+            times.push(nominal.round() as i64 + jitter);
+            n += 1;
+        }
+        // The keyframe of each sample: the frame nearest in time.
+        let mut key_of = vec![usize::MAX; times.len()];
+        for (si, &st) in sample_ts.iter().enumerate() {
+            if let Some((fi, _)) = times
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, &t)| (t - st).abs())
+            {
+                key_of[fi] = si;
+            }
+        }
+        let mut list = Vec::new();
+        for (fi, &ts) in times.iter().enumerate() {
+            let key = key_of[fi] != usize::MAX;
+            let sample = if key {
+                key_of[fi]
+            } else {
+                match sample_ts.iter().position(|&st| st >= ts) {
+                    Some(s) => s,
+                    None => continue,
+                }
+            };
+            if !key && !opts.write_sweeps {
+                continue;
+            }
+            let dir = if key { "samples" } else { "sweeps" };
+            let filename = format!("{dir}/{ch}/{logfile}__{ch}__{ts}.jpg", ch = cam.channel);
+            list.push(Reading {
+                n: list.len(),
+                ts,
+                sample,
+                key,
+                filename,
+            });
+        }
+        readings.push(list);
+    }
+    // LIDAR_TOP spins at 20 Hz: every sample is one of its sweeps, the rest go to `sweeps/`.
+    // They stay with `--no-sweeps` (small files), because their ego poses are the log's
+    // high-rate pose stream that ego-motion work needs, as in real nuScenes.
+    let mut lidar: Vec<Reading> = Vec::new();
+    let lidar_period = (1e6 / LIDAR_HZ).round() as i64;
+    for (si, &ts) in sample_ts.iter().enumerate() {
+        // The last sample has no sweeps after it: nothing would own them.
+        let next = sample_ts.get(si + 1).copied().unwrap_or(ts + 1);
+        let mut t = ts;
+        while t < next {
+            let key = t == ts;
+            let dir = if key { "samples" } else { "sweeps" };
+            lidar.push(Reading {
+                n: lidar.len(),
+                ts: t,
+                // nuScenes files a sweep under the sample that follows it.
+                sample: if key { si } else { si + 1 },
+                key,
+                filename: format!("{dir}/LIDAR_TOP/{logfile}__LIDAR_TOP__{t}.pcd.bin"),
+            });
+            t += lidar_period;
+        }
+    }
+    readings.push(lidar);
+    ScenePlan {
+        start_us,
+        logfile,
+        date,
+        sample_ts,
+        readings,
+    }
+}
+
+/// Scene time (s) of a timestamp.
+fn scene_time(plan: &ScenePlan, ts: i64) -> f64 {
+    (ts - plan.start_us) as f64 * 1e-6
+}
+
+/// The ego pose (ego → global) at scene time `t`.
+fn ego_iso(world: &SceneWorld, t: f64) -> Isometry3<f64> {
+    let e = world.ego_state(t);
+    pose([e.x, e.y, 0.0], quat_from_yaw(e.yaw))
+}
+
+fn camera_view(world: &SceneWorld, cam: &CameraSpec, t: f64, width: u32, height: u32) -> View {
+    let cam_to_global = ego_iso(world, t) * pose(cam.translation, cam.rotation);
+    let k = cam.intrinsic(width, height);
+    View {
+        width,
+        height,
+        fx: k[0][0],
+        fy: k[1][1],
+        cx: k[0][2],
+        cy: k[1][2],
+        rot: *cam_to_global.rotation.to_rotation_matrix().matrix(),
+        pos: cam_to_global.translation.vector,
+    }
+}
+
+/// The boxes to draw at scene time `t`, near enough to matter.
+fn solids_at(world: &SceneWorld, t: f64) -> Vec<Solid> {
+    let e = world.ego_state(t);
+    world
+        .agents
+        .iter()
+        .filter_map(|a| {
+            let st = a.state(t);
+            let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
+            (d < DRAW_RANGE).then_some(Solid {
+                id: a.id,
+                class: a.class_index(),
+                center: st.center,
+                yaw: st.yaw,
+                size: a.size,
+            })
+        })
+        .collect()
+}
+
+fn attribute_names(agent: &Agent, speed: f64) -> Vec<&'static str> {
+    let cat = agent.kind.category;
+    if cat == "vehicle.bicycle" || cat == "vehicle.motorcycle" {
+        vec![if agent.parked {
+            "cycle.without_rider"
+        } else {
+            "cycle.with_rider"
+        }]
+    } else if cat.starts_with("vehicle.") {
+        vec![if speed > 0.3 {
+            "vehicle.moving"
+        } else if agent.parked {
+            "vehicle.parked"
+        } else {
+            "vehicle.stopped"
+        }]
+    } else if cat.starts_with("human.pedestrian.") {
+        vec![if speed > 0.2 {
+            "pedestrian.moving"
+        } else {
+            "pedestrian.standing"
+        }]
+    } else {
+        Vec::new()
+    }
+}
+
+fn visibility_token(frac: f64) -> &'static str {
+    if frac < 0.4 {
+        "1"
+    } else if frac < 0.6 {
+        "2"
+    } else if frac < 0.8 {
+        "3"
+    } else {
+        "4"
+    }
+}
+
+/// A face of a box seen from a point: centre, the two half-axes spanning it, and its area
+/// foreshortened by the viewing angle (m²).
+type FacingFace = (Vector3<f64>, Vector3<f64>, Vector3<f64>, f64);
+
+/// A box's faces that face `from` (global), as (centre, two half-axes) in the global frame,
+/// with the visible area of each (m²·cos).
+fn facing_faces(center: [f64; 3], yaw: f64, size: [f64; 3], from: Vector3<f64>) -> Vec<FacingFace> {
+    let (c, s) = (yaw.cos(), yaw.sin());
+    let fwd = Vector3::new(c, s, 0.0);
+    let left = Vector3::new(-s, c, 0.0);
+    let up = Vector3::z();
+    let (hw, hl, hh) = (0.5 * size[0], 0.5 * size[1], 0.5 * size[2]);
+    let ctr = Vector3::from(center);
+    let mut out = Vec::new();
+    for (n, half_n, a, ha, b, hb) in [
+        (fwd, hl, left, hw, up, hh),
+        (-fwd, hl, left, hw, up, hh),
+        (left, hw, fwd, hl, up, hh),
+        (-left, hw, fwd, hl, up, hh),
+        (up, hh, fwd, hl, left, hw),
+    ] {
+        let fc = ctr + n * half_n;
+        let to = from - fc;
+        let cos = n.dot(&to) / to.norm().max(1e-9);
+        if cos > 0.05 {
+            out.push((fc, a * ha, b * hb, 4.0 * ha * hb * cos));
+        }
+    }
+    out
+}
+
+/// Writes the dataroot.
+pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
+    opts.validate()?;
+    let started = Instant::now();
+    let seed = opts.seed;
+    let worlds: Vec<SceneWorld> = (0..opts.scenes)
+        .into_par_iter()
+        .map(|k| SceneWorld::build(seed, k, opts.duration_s))
+        .collect::<Result<_>>()?;
+    let plans: Vec<ScenePlan> = worlds.iter().map(|w| plan_scene(w, opts)).collect();
+    let grounds: Vec<Ground> = worlds
+        .iter()
+        .map(|w| Ground::new(&w.roads, &w.junctions))
+        .collect();
+
+    // Images: every camera reading, in parallel, each one independent of the others.
+    let jobs: Vec<Job> = plans
+        .iter()
+        .enumerate()
+        .flat_map(|(scene, p)| {
+            (0..6).flat_map(move |ch| {
+                (0..p.readings[ch].len()).map(move |idx| Job { scene, ch, idx })
+            })
+        })
+        .collect();
+    let bar = crate::progress::bar(jobs.len() as u64, "synth images");
+    let render_ns = AtomicU64::new(0);
+    let (w, h) = (opts.image_width, opts.image_height);
+    jobs.par_iter().try_for_each(|job| -> Result<()> {
+        let t_job = Instant::now();
+        let world = &worlds[job.scene];
+        let plan = &plans[job.scene];
+        let r = &plan.readings[job.ch][job.idx];
+        let t = scene_time(plan, r.ts);
+        let view = camera_view(world, &CAMERAS[job.ch], t, w, h);
+        let solids = solids_at(world, t);
+        let jpeg = CANVAS.with(|c| {
+            let mut canvas = c.borrow_mut();
+            render::render_into(&mut canvas, &view, &grounds[job.scene], &solids, false);
+            render::encode_jpeg(&canvas.rgb, w, h, opts.jpeg_quality)
+        })?;
+        write_atomic(&out.join(&r.filename), &jpeg)?;
+        render_ns.fetch_add(t_job.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        bar.inc(1);
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+
+    // Visibility: how much of each box the six keyframe images show, from a depth-only pass
+    // at a fixed resolution so that the tables do not depend on the image size chosen.
+    // kf[scene][sample][camera] = pixel counts.
+    let keys: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| plans[j.scene].readings[j.ch][j.idx].key)
+        .collect();
+    let counts: Vec<Vec<ObjectPixels>> = keys
+        .par_iter()
+        .map(|job| {
+            let (world, plan) = (&worlds[job.scene], &plans[job.scene]);
+            let t = scene_time(plan, plan.readings[job.ch][job.idx].ts);
+            let view = camera_view(world, &CAMERAS[job.ch], t, VIS_WIDTH, VIS_HEIGHT);
+            let solids = solids_at(world, t);
+            CANVAS.with(|c| render::coverage_into(&mut c.borrow_mut(), &view, &solids))
+        })
+        .collect();
+    let mut kf: Vec<Vec<Vec<Vec<ObjectPixels>>>> = plans
+        .iter()
+        .map(|p| vec![vec![Vec::new(); 6]; p.sample_ts.len()])
+        .collect();
+    for (job, c) in keys.iter().zip(counts) {
+        kf[job.scene][plans[job.scene].readings[job.ch][job.idx].sample][job.ch] = c;
+    }
+
+    let tok = |name: &str| token(seed, name);
+    let mut t = Tables::default();
+    for k in &KINDS {
+        t.category.push(Category {
+            token: tok(&format!("category/{}", k.category)),
+            name: k.category.to_string(),
+            description: format!("synthetic {} ({})", k.category, k.class),
+            index: None,
+        });
+    }
+    for (name, desc) in ATTRIBUTES {
+        t.attribute.push(Attribute {
+            token: tok(&format!("attribute/{name}")),
+            name: name.into(),
+            description: desc.into(),
+        });
+    }
+    for (tk, level, desc) in VISIBILITY {
+        t.visibility.push(Visibility {
+            token: tk.into(),
+            level: level.into(),
+            description: desc.into(),
+        });
+    }
+    for ch in 0..7 {
+        let name = channel_name(ch);
+        t.sensor.push(Sensor {
+            token: tok(&format!("sensor/{name}")),
+            channel: name.into(),
+            modality: if ch == LIDAR { "lidar" } else { "camera" }.into(),
+        });
+    }
+
+    let mut lidar_files = 0usize;
+    let mut images = 0usize;
+    for (k, (world, plan)) in worlds.iter().zip(&plans).enumerate() {
+        let scene_tok = tok(&format!("scene/{k}"));
+        let log_tok = tok(&format!("log/{k}"));
+        t.log.push(Log {
+            token: log_tok.clone(),
+            logfile: plan.logfile.clone(),
+            vehicle: world.place.vehicle.into(),
+            date_captured: plan.date.clone(),
+            location: world.place.location.into(),
+        });
+        let cs_tok: Vec<String> = (0..7)
+            .map(|ch| tok(&format!("calibrated_sensor/{k}/{}", channel_name(ch))))
+            .collect();
+        for ch in 0..7 {
+            let (translation, rotation, camera_intrinsic) = if ch == LIDAR {
+                (rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION, None)
+            } else {
+                let c = &CAMERAS[ch];
+                (c.translation, c.rotation, Some(c.intrinsic(w, h)))
+            };
+            t.calibrated_sensor.push(CalibratedSensor {
+                token: cs_tok[ch].clone(),
+                sensor_token: tok(&format!("sensor/{}", channel_name(ch))),
+                translation,
+                rotation,
+                camera_intrinsic,
+            });
+        }
+        let n_samples = plan.sample_ts.len();
+        let sample_tok: Vec<String> = (0..n_samples)
+            .map(|i| tok(&format!("sample/{k}/{i}")))
+            .collect();
+        t.scene.push(Scene {
+            token: scene_tok.clone(),
+            log_token: log_tok,
+            nbr_samples: n_samples as u32,
+            first_sample_token: sample_tok[0].clone(),
+            last_sample_token: sample_tok[n_samples - 1].clone(),
+            name: world.name.clone(),
+            description: format!(
+                "synthetic: {} [{}]",
+                world.script.description, world.script.name
+            ),
+        });
+        for (i, &ts) in plan.sample_ts.iter().enumerate() {
+            t.sample.push(Sample {
+                token: sample_tok[i].clone(),
+                timestamp: ts,
+                prev: if i > 0 {
+                    sample_tok[i - 1].clone()
+                } else {
+                    String::new()
+                },
+                next: sample_tok.get(i + 1).cloned().unwrap_or_default(),
+                scene_token: scene_tok.clone(),
+            });
+        }
+        // sample_data and their ego poses, channel by channel.
+        for (ch, list) in plan.readings.iter().enumerate() {
+            let name = channel_name(ch);
+            let sd_tok = |r: &Reading| tok(&format!("sample_data/{k}/{name}/{}", r.n));
+            for (i, r) in list.iter().enumerate() {
+                let ep_tok = tok(&format!("ego_pose/{k}/{name}/{}", r.n));
+                let e = world.ego_state(scene_time(plan, r.ts));
+                t.ego_pose.push(EgoPose {
+                    token: ep_tok.clone(),
+                    timestamp: r.ts,
+                    rotation: quat_from_yaw(e.yaw),
+                    translation: [e.x, e.y, 0.0],
+                });
+                let (fileformat, width, height) = if ch == LIDAR {
+                    ("pcd", 0, 0)
+                } else {
+                    ("jpg", w, h)
+                };
+                t.sample_data.push(SampleData {
+                    token: sd_tok(r),
+                    sample_token: sample_tok[r.sample].clone(),
+                    ego_pose_token: ep_tok,
+                    calibrated_sensor_token: cs_tok[ch].clone(),
+                    timestamp: r.ts,
+                    fileformat: fileformat.into(),
+                    is_key_frame: r.key,
+                    height,
+                    width,
+                    filename: r.filename.clone(),
+                    prev: if i > 0 {
+                        sd_tok(&list[i - 1])
+                    } else {
+                        String::new()
+                    },
+                    next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
+                });
+                if ch != LIDAR {
+                    images += 1;
+                }
+            }
+        }
+
+        // Which samples annotate each agent: from its first to its last in-range sample.
+        let mut per_agent: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, &ts) in plan.sample_ts.iter().enumerate() {
+            let tt = scene_time(plan, ts);
+            let e = world.ego_state(tt);
+            for a in &world.agents {
+                let st = a.state(tt);
+                let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
+                if d <= ANNOTATION_RANGE {
+                    per_agent.entry(a.id).or_default().push(i);
+                }
+            }
+        }
+        // Lidar points per sample, gathered while annotating.
+        let mut clouds: Vec<Vec<[f32; 5]>> = vec![Vec::new(); n_samples];
+        let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
+        for (&id, samples) in &per_agent {
+            let agent = &world.agents[id as usize];
+            let (first, last) = (samples[0], samples[samples.len() - 1]);
+            let ann_tok = |i: usize| tok(&format!("sample_annotation/{k}/{id}/{i}"));
+            let inst_tok = tok(&format!("instance/{k}/{id}"));
+            t.instance.push(Instance {
+                token: inst_tok.clone(),
+                category_token: tok(&format!("category/{}", agent.kind.category)),
+                nbr_annotations: (last - first + 1) as u32,
+                first_annotation_token: ann_tok(first),
+                last_annotation_token: ann_tok(last),
+            });
+            for i in first..=last {
+                let tt = scene_time(plan, plan.sample_ts[i]);
+                let st = agent.state(tt);
+                let (vis, sil) = kf[k][i]
+                    .iter()
+                    .flatten()
+                    .filter(|o| o.id == id)
+                    .fold((0u64, 0u64), |(v, s), o| {
+                        (v + u64::from(o.visible), s + u64::from(o.silhouette))
+                    });
+                let frac = if sil > 0 {
+                    vis as f64 / sil as f64
+                } else {
+                    0.0
+                };
+                let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+                let lidar_pos = lidar_to_global.translation.vector;
+                let dist = (Vector3::from(st.center) - lidar_pos).norm();
+                let faces = facing_faces(st.center, st.yaw, agent.size, lidar_pos);
+                let exposed: f64 = faces.iter().map(|f| f.3).sum();
+                let n_lidar = if dist > LIDAR_RANGE || frac < 0.05 {
+                    0
+                } else {
+                    (LIDAR_DENSITY * frac * exposed / (dist * dist)).round() as usize
+                };
+                let is_vehicle = agent.kind.category.starts_with("vehicle.");
+                let n_radar = if is_vehicle && dist < 80.0 && frac > 0.1 {
+                    (2.0 + 40.0 * frac / dist.max(1.0)).round() as i64
+                } else {
+                    0
+                };
+                if n_lidar > 0 {
+                    let mut rng = Rng::new(seed, &format!("lidar/{k}/{i}/{id}"));
+                    let inv = lidar_to_global.inverse();
+                    let total: f64 = exposed.max(1e-9);
+                    for _ in 0..n_lidar {
+                        let mut pick = rng.unit() * total;
+                        let mut face = &faces[0];
+                        for f in &faces {
+                            face = f;
+                            if pick < f.3 {
+                                break;
+                            }
+                            pick -= f.3;
+                        }
+                        // Slightly inside the box so that `points_in_box` counts it.
+                        let p = face.0 * 1.0
+                            + face.1 * rng.range(-0.96, 0.96)
+                            + face.2 * rng.range(-0.96, 0.96);
+                        let inward = (Vector3::from(st.center) - face.0) * 0.02;
+                        let pl = inv * Point3::from(p + inward);
+                        let elev = (pl.z / (pl.x * pl.x + pl.y * pl.y).sqrt().max(0.1))
+                            .atan()
+                            .to_degrees();
+                        let ring = ((elev + 30.0) / 40.0 * 31.0).clamp(0.0, 31.0).round();
+                        clouds[i].push([
+                            pl.x as f32,
+                            pl.y as f32,
+                            pl.z as f32,
+                            rng.range(5.0, 90.0).round() as f32,
+                            ring as f32,
+                        ]);
+                    }
+                }
+                t.sample_annotation.push(SampleAnnotation {
+                    token: ann_tok(i),
+                    sample_token: sample_tok[i].clone(),
+                    instance_token: inst_tok.clone(),
+                    visibility_token: visibility_token(frac).into(),
+                    attribute_tokens: attribute_names(agent, st.speed)
+                        .iter()
+                        .map(|n| tok(&format!("attribute/{n}")))
+                        .collect(),
+                    translation: st.center,
+                    size: agent.size,
+                    rotation: quat_from_yaw(st.yaw),
+                    prev: if i > first {
+                        ann_tok(i - 1)
+                    } else {
+                        String::new()
+                    },
+                    next: if i < last {
+                        ann_tok(i + 1)
+                    } else {
+                        String::new()
+                    },
+                    num_lidar_pts: n_lidar as i64,
+                    num_radar_pts: n_radar,
+                });
+            }
+        }
+        // Point clouds: the object returns plus a few rings of ground just below z = 0.
+        for r in &plan.readings[LIDAR] {
+            let tt = scene_time(plan, r.ts);
+            let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+            let inv = lidar_to_global.inverse();
+            // Object returns only on keyframe sweeps (where the boxes are); sweeps get ground.
+            let mut pts = if r.key {
+                std::mem::take(&mut clouds[r.sample])
+            } else {
+                Vec::new()
+            };
+            for ring in 0..4 {
+                let radius = 4.0 + 3.0 * f64::from(ring);
+                for a in 0..90 {
+                    let ang = f64::from(a) * std::f64::consts::TAU / 90.0;
+                    let pg = lidar_to_global.translation.vector
+                        + Vector3::new(radius * ang.cos(), radius * ang.sin(), 0.0);
+                    let pl = inv * Point3::new(pg.x, pg.y, -0.02);
+                    pts.push([pl.x as f32, pl.y as f32, pl.z as f32, 12.0, ring as f32]);
+                }
+            }
+            let bytes: Vec<u8> = pts
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect();
+            write_atomic(&out.join(&r.filename), &bytes)?;
+            lidar_files += 1;
+        }
+    }
+
+    // One map mask per location used, covering that location's roads at 1 m per pixel.
+    for place in PLACES {
+        let logs: Vec<String> = t
+            .log
+            .iter()
+            .filter(|l| l.location == place.location)
+            .map(|l| l.token.clone())
+            .collect();
+        if logs.is_empty() {
+            continue;
+        }
+        let map_tok = tok(&format!("map/{}", place.location));
+        let filename = format!("maps/{map_tok}.png");
+        let roads: Vec<_> = worlds
+            .iter()
+            .filter(|w| w.place.location == place.location)
+            .flat_map(|w| w.roads.iter())
+            .collect();
+        write_atomic(&out.join(&filename), &map_png(&roads)?)?;
+        t.map.push(Map {
+            token: map_tok,
+            log_tokens: logs,
+            category: "semantic_prior".into(),
+            filename,
+        });
+    }
+
+    let dir = out.join(&opts.version);
+    t.write(&dir)?;
+    let summary = SynthSummary {
+        out: out.to_path_buf(),
+        version: opts.version.clone(),
+        scenes: t.scene.len(),
+        samples: t.sample.len(),
+        sample_data: t.sample_data.len(),
+        ego_poses: t.ego_pose.len(),
+        instances: t.instance.len(),
+        annotations: t.sample_annotation.len(),
+        images,
+        lidar_files,
+        render_ms_per_image: if jobs.is_empty() {
+            0.0
+        } else {
+            render_ns.load(Ordering::Relaxed) as f64 / 1e6 / jobs.len() as f64
+        },
+        elapsed_s: started.elapsed().as_secs_f64(),
+    };
+    Ok(summary)
+}
+
+/// A road mask (255 between the kerbs) at 1 m per pixel over the roads' bounding box, with the
+/// box's minimum at the bottom-left as in nuScenes' map masks.
+fn map_png(roads: &[&super::world::Road]) -> Result<Vec<u8>> {
+    const RES: f64 = 1.0;
+    const MAX_SIDE: u32 = 4096;
+    let mut lo = [f64::INFINITY; 2];
+    let mut hi = [f64::NEG_INFINITY; 2];
+    for r in roads {
+        for (s, d) in [
+            (r.s_min, -r.half_width()),
+            (r.s_min, r.half_width()),
+            (r.s_max, -r.half_width()),
+            (r.s_max, r.half_width()),
+        ] {
+            let p = r.point(s, d);
+            for a in 0..2 {
+                lo[a] = lo[a].min(p[a]);
+                hi[a] = hi[a].max(p[a]);
+            }
+        }
+    }
+    if !lo[0].is_finite() {
+        lo = [0.0; 2];
+        hi = [1.0; 2];
+    }
+    let wpx = (((hi[0] - lo[0]) / RES).ceil() as u32).clamp(1, MAX_SIDE);
+    let hpx = (((hi[1] - lo[1]) / RES).ceil() as u32).clamp(1, MAX_SIDE);
+    let mut img = image::GrayImage::new(wpx, hpx);
+    for (x, y, px) in img.enumerate_pixels_mut() {
+        let p = [
+            lo[0] + (f64::from(x) + 0.5) * RES,
+            lo[1] + (f64::from(hpx - 1 - y) + 0.5) * RES,
+        ];
+        if roads.iter().any(|r| r.on_carriageway(p, 0.0)) {
+            px.0 = [255];
+        }
+    }
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .map_err(|e| Error::Tool {
+            tool: "png encoder".into(),
+            detail: e.to_string(),
+        })?;
+    Ok(out)
+}
+
+/// The 13 tables as they will be written.
+#[derive(Default)]
+struct Tables {
+    category: Vec<Category>,
+    attribute: Vec<Attribute>,
+    visibility: Vec<Visibility>,
+    instance: Vec<Instance>,
+    sensor: Vec<Sensor>,
+    calibrated_sensor: Vec<CalibratedSensor>,
+    ego_pose: Vec<EgoPose>,
+    log: Vec<Log>,
+    scene: Vec<Scene>,
+    sample: Vec<Sample>,
+    sample_data: Vec<SampleData>,
+    sample_annotation: Vec<SampleAnnotation>,
+    map: Vec<Map>,
+}
+
+fn write_table<T: Serialize>(dir: &Path, name: &str, rows: &[T]) -> Result<()> {
+    let path = dir.join(format!("{name}.json"));
+    let bytes =
+        serde_json::to_vec_pretty(rows).map_err(|e| Error::io(&path, std::io::Error::other(e)))?;
+    write_atomic(&path, &bytes)
+}
+
+impl Tables {
+    fn write(&self, dir: &Path) -> Result<()> {
+        write_table(dir, "category", &self.category)?;
+        write_table(dir, "attribute", &self.attribute)?;
+        write_table(dir, "visibility", &self.visibility)?;
+        write_table(dir, "instance", &self.instance)?;
+        write_table(dir, "sensor", &self.sensor)?;
+        write_table(dir, "calibrated_sensor", &self.calibrated_sensor)?;
+        write_table(dir, "ego_pose", &self.ego_pose)?;
+        write_table(dir, "log", &self.log)?;
+        write_table(dir, "scene", &self.scene)?;
+        write_table(dir, "sample", &self.sample)?;
+        write_table(dir, "sample_data", &self.sample_data)?;
+        write_table(dir, "sample_annotation", &self.sample_annotation)?;
+        write_table(dir, "map", &self.map)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        // 2018-07-24 is day 17736.
+        assert_eq!(civil_from_days(17_736), (2018, 7, 24));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(civil_from_days(10_957), (2000, 1, 1));
+        let (d, c) = local_time(T0_US, 8);
+        assert_eq!((d.as_str(), c.as_str()), ("2018-07-24", "11-28-47"));
+    }
+
+    #[test]
+    fn visibility_bins() {
+        assert_eq!(visibility_token(0.0), "1");
+        assert_eq!(visibility_token(0.5), "2");
+        assert_eq!(visibility_token(0.79), "3");
+        assert_eq!(visibility_token(1.0), "4");
+    }
+}
