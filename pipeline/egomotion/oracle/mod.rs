@@ -1,0 +1,185 @@
+//! The deterministic oracle: the config's questions compiled against the rule registry.
+//!
+//! Every answer carries its rule type, the parameters it used (after α scaling) and the
+//! evidence (aggregated values, event indices and times), so each label can be re-derived by
+//! hand from the clip's arrays.
+
+pub mod consistency;
+pub mod inputs;
+pub mod rules;
+
+use serde_json::Value;
+
+pub use rules::{Compiled, Condition, Event, Op, Rule};
+
+use super::config::{EgodynConfig, QuestionConfig};
+use super::kinematics::{Features, Kinematics};
+
+/// One compiled question.
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub id: String,
+    pub reference_id: String,
+    pub category: String,
+    pub temporal: bool,
+    /// The question text with its placeholders filled from the (α-scaled) thresholds.
+    pub text: String,
+    pub choices: Vec<String>,
+    /// The rule after α scaling.
+    pub rule: Rule,
+    compiled: Compiled,
+    /// The parameters as recorded in every answer.
+    pub params: Value,
+}
+
+/// One answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// Index into the question's canonical `choices`.
+    pub class: usize,
+    pub evidence: Value,
+}
+
+/// The compiled question set of a config, at the config's α (or another one).
+#[derive(Debug, Clone)]
+pub struct Oracle {
+    pub alpha: f64,
+    pub questions: Vec<Question>,
+}
+
+/// A number as question texts show it: at most two decimals, no trailing zeros
+/// (`5` , `18`, `15` for 15.0002°, `4.5`).
+pub fn fmt_num(v: f64) -> String {
+    let s = format!("{v:.2}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+/// Fills `{name}`, `{name_kmh}` (m/s → km/h) and `{name_deg}` (rad → degrees) from `params`.
+pub fn fill_template(text: &str, params: &[(String, f64)]) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            return Err(format!("unclosed placeholder in {text:?}"));
+        };
+        let key = &after[..close];
+        let lookup = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let value = if let Some(v) = lookup(key) {
+            v
+        } else if let Some(v) = key.strip_suffix("_kmh").and_then(lookup) {
+            v * 3.6
+        } else if let Some(v) = key.strip_suffix("_deg").and_then(lookup) {
+            v.to_degrees()
+        } else {
+            let known: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(format!(
+                "unknown placeholder {{{key}}} in {text:?} (parameters: {})",
+                known.join(", ")
+            ));
+        };
+        out.push_str(&fmt_num(value));
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl Question {
+    fn compile(q: &QuestionConfig, alpha: f64) -> Result<Self, String> {
+        let ctx = |e: String| format!("question {}: {e}", q.id);
+        let rule = q.rule.scaled(alpha);
+        let compiled = rule.compile().map_err(ctx)?;
+        if rule.num_classes() != q.choices.len() {
+            return Err(ctx(format!(
+                "rule {} gives {} classes but there are {} choices",
+                rule.type_name(),
+                rule.num_classes(),
+                q.choices.len()
+            )));
+        }
+        let text = fill_template(&q.text, &rule.named_params()).map_err(ctx)?;
+        let mut params = serde_json::to_value(&rule).map_err(|e| ctx(e.to_string()))?;
+        if let Some(o) = params.as_object_mut() {
+            o.insert("alpha".into(), serde_json::json!(alpha));
+            o.insert(
+                "alpha_scaled_keys".into(),
+                serde_json::json!(q.rule.scaled_keys()),
+            );
+            o.insert("reference_id".into(), serde_json::json!(q.reference_id));
+        }
+        Ok(Self {
+            id: q.id.clone(),
+            reference_id: q.reference_id.clone(),
+            category: q.category.clone(),
+            temporal: q.temporal,
+            text,
+            choices: q.choices.clone(),
+            rule,
+            compiled,
+            params,
+        })
+    }
+
+    /// The class index only (no evidence).
+    #[inline]
+    pub fn classify(&self, k: &Kinematics, f: &Features) -> usize {
+        self.compiled.evaluate(k, f, false).0
+    }
+
+    /// The answer with its evidence.
+    pub fn answer(&self, k: &Kinematics, f: &Features) -> Answer {
+        let (class, ev) = self.compiled.evaluate(k, f, true);
+        Answer {
+            class,
+            evidence: ev.unwrap_or(Value::Null),
+        }
+    }
+
+    /// The label string of a class.
+    pub fn label(&self, class: usize) -> &str {
+        self.choices.get(class).map_or("", String::as_str)
+    }
+}
+
+impl Oracle {
+    /// The config's questions at the config's α.
+    pub fn new(cfg: &EgodynConfig) -> Result<Self, String> {
+        Self::with_alpha(cfg, cfg.alpha)
+    }
+
+    /// The config's questions with every scalable threshold multiplied by `alpha`.
+    pub fn with_alpha(cfg: &EgodynConfig, alpha: f64) -> Result<Self, String> {
+        let questions = cfg
+            .questions
+            .iter()
+            .map(|q| Question::compile(q, alpha))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { alpha, questions })
+    }
+
+    /// Every question's answer, in question order.
+    pub fn answers(&self, k: &Kinematics, f: &Features) -> Vec<Answer> {
+        self.questions.iter().map(|q| q.answer(k, f)).collect()
+    }
+
+    /// Every question's class, in question order.
+    pub fn classes(&self, k: &Kinematics, f: &Features) -> Vec<usize> {
+        self.questions.iter().map(|q| q.classify(k, f)).collect()
+    }
+
+    /// A question by id.
+    pub fn question(&self, id: &str) -> Option<&Question> {
+        self.questions.iter().find(|q| q.id == id)
+    }
+}

@@ -1,0 +1,9 @@
+//! Question–answer records shared by every question family (EgoDyn, MetaVQA, STSBench, SIG,
+//! DriveBench); see `shared/spec/qa-schema.md`.
+
+pub mod record;
+
+pub use record::{
+    check_invariants, from_batch, letter, letter_index, qa_id, qa_schema, set_answer,
+    shuffle_choices, to_batch, QaRecord,
+};
