@@ -12,9 +12,32 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
     let mut v: Vec<(&'static str, &'static str, SchemaRef)> = vec![
         ("scene_store/scenes.json", "scenes", Table::Scenes.schema()),
         ("scene_store/frames.json", "frames", Table::Frames.schema()),
-        ("scene_store/ego_poses.json", "ego_poses", Table::EgoPoses.schema()),
-        ("scene_store/cameras.json", "cameras", Table::Cameras.schema()),
-        ("scene_store/objects.json", "objects", Table::Objects.schema()),
+        (
+            "scene_store/ego_poses.json",
+            "ego_poses",
+            Table::EgoPoses.schema(),
+        ),
+        (
+            "scene_store/cameras.json",
+            "cameras",
+            Table::Cameras.schema(),
+        ),
+        (
+            "scene_store/objects.json",
+            "objects",
+            Table::Objects.schema(),
+        ),
+        ("qa.json", "qa", crate::qa::qa_schema()),
+        (
+            "egomotion/clips.json",
+            "clips",
+            crate::egomotion::output::clips_schema(),
+        ),
+        (
+            "visibility/visibility.json",
+            "visibility",
+            crate::visibility::output::schema(),
+        ),
     ];
     v.sort_by_key(|e| e.0);
     v

@@ -1,0 +1,358 @@
+//! Box projection and z-buffer visibility: every annotated box projected into every keyframe
+//! camera image of its frame, rasterised with a true z-buffer, measured and filtered.
+//!
+//! * [`project`]: the devkit's transform chain, near-plane clipping, amodal box, truncation.
+//! * [`raster`]: the z-buffer rules and the CPU reference rasteriser behind the
+//!   [`raster::Rasteriser`] seam (a GPU implementation plugs in there).
+//! * [`filters`]: MetaVQA's selection thresholds; every row gets `kept` and the first failing
+//!   `reject_reason`.
+//! * [`output`]: the table (`schemas/visibility/visibility.json`) and the ID-map PNGs.
+//!
+//! `run` writes one Arrow IPC file with one record batch per store scene (in store order),
+//! rows sorted by `frame_idx`, `camera`, `camera_frame_id`, then `annotation_id`. Only keyframe
+//! camera images are used (the store annotates keyframes); sweeps are counted and skipped.
+//! Camera images and boxes whose store rows are unusable (non-finite values, empty sizes, images
+//! too large) are recorded in `<out>.rejects.jsonl` (the output's extension replaced) and
+//! skipped. The anchor columns hold the centroid of the visible pixels for now; the
+//! distance-transform label anchor of the Set-of-Mark stage will replace it.
+//!
+//! Scenes are streamed one at a time; within a scene, images are projected in parallel and
+//! rasterised in batches of [`raster::Rasteriser::batch_size`], so memory stays bounded. The
+//! output is byte-identical across runs and thread counts.
+
+pub mod config;
+pub mod filters;
+pub mod output;
+pub mod project;
+pub mod raster;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use arrow::ipc::writer::FileWriter;
+use rayon::prelude::*;
+
+use self::config::VisibilityConfig;
+use self::filters::{FilterInput, RejectReason};
+use self::output::VisRow;
+use self::project::{project_box, BoxGeom, Camera, Projection};
+use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
+use crate::rejects::{Reject, RejectLog};
+use crate::store::atomic::AtomicFile;
+use crate::store::{CameraRow, ObjectRow, SceneData, Store};
+use crate::{Error, Result};
+
+/// The stage name in reject logs.
+pub const STAGE: &str = "visibility";
+
+/// What [`run`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VisibilitySummary {
+    pub out_file: PathBuf,
+    pub rejects_file: PathBuf,
+    pub config_hash: String,
+    pub rasteriser: String,
+    pub scenes: u64,
+    /// Keyframe camera images processed.
+    pub camera_images: u64,
+    /// Non-keyframe images skipped.
+    pub sweep_images: u64,
+    pub rows: u64,
+    pub kept: u64,
+    /// Rows not kept, by reason.
+    pub rejected: BTreeMap<String, u64>,
+    /// Store rows refused as unusable.
+    pub invalid_cameras: u64,
+    pub invalid_objects: u64,
+}
+
+impl fmt::Display for VisibilitySummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "visibility: {} scenes, {} camera images → {} rows ({} kept) in {} ({} rasteriser, config {})",
+            self.scenes,
+            self.camera_images,
+            self.rows,
+            self.kept,
+            self.out_file.display(),
+            self.rasteriser,
+            self.config_hash
+        )?;
+        if self.sweep_images > 0 {
+            writeln!(f, "  skipped {} non-keyframe images", self.sweep_images)?;
+        }
+        let rejected: u64 = self.rejected.values().sum();
+        if rejected > 0 {
+            let parts: Vec<String> = RejectReason::ALL
+                .iter()
+                .filter_map(|r| self.rejected.get(r.as_str()).map(|n| format!("{r} {n}")))
+                .collect();
+            writeln!(f, "  not kept: {rejected} ({})", parts.join(", "))?;
+        }
+        if self.invalid_cameras + self.invalid_objects > 0 {
+            writeln!(
+                f,
+                "  unusable store rows: {} camera images, {} boxes (see {})",
+                self.invalid_cameras,
+                self.invalid_objects,
+                self.rejects_file.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Where the rejects of a run writing `out_file` go: `out_file` with extension `rejects.jsonl`.
+pub fn rejects_path(out_file: &Path) -> PathBuf {
+    out_file.with_extension("rejects.jsonl")
+}
+
+/// Projects, rasterises and filters every box of the store at `store_dir` in every keyframe
+/// camera image and writes the table to `out_file`. `config` replaces the built-in
+/// `configs/visibility.toml`.
+pub fn run(store_dir: &Path, out_file: &Path, config: Option<&Path>) -> Result<VisibilitySummary> {
+    let cfg = VisibilityConfig::load(config)?;
+    run_with(store_dir, out_file, &cfg, &CpuRasteriser, None)
+}
+
+/// [`run`] with a loaded config and a chosen rasteriser; with `id_map_dir`, also writes every
+/// image's instance-ID map to `id_map_dir/<scene_id>/<camera_frame_id>.png`
+/// ([`output::write_id_png`]).
+pub fn run_with(
+    store_dir: &Path,
+    out_file: &Path,
+    cfg: &VisibilityConfig,
+    rasteriser: &dyn Rasteriser,
+    id_map_dir: Option<&Path>,
+) -> Result<VisibilitySummary> {
+    let store = Store::open(store_dir)?;
+    let schema = output::schema();
+    let mut writer = FileWriter::try_new(AtomicFile::create(out_file)?, &schema)?;
+    let mut log = RejectLog::new();
+    let mut summary = VisibilitySummary {
+        out_file: out_file.to_path_buf(),
+        rejects_file: rejects_path(out_file),
+        config_hash: cfg.hash()?,
+        rasteriser: rasteriser.name().to_string(),
+        ..Default::default()
+    };
+    let pb = crate::progress::bar(store.meta().counts.scenes, "visibility");
+    for scene in store.scenes()? {
+        let scene = scene?;
+        let rows = scene_rows(&scene, cfg, rasteriser, id_map_dir, &mut log, &mut summary)?;
+        for r in &rows {
+            match r.reject_reason {
+                None => summary.kept += 1,
+                Some(why) => {
+                    *summary
+                        .rejected
+                        .entry(why.as_str().to_string())
+                        .or_default() += 1
+                }
+            }
+        }
+        summary.rows += rows.len() as u64;
+        summary.scenes += 1;
+        writer.write(&output::to_batch(&rows)?)?;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    writer.finish()?;
+    writer.into_inner()?.commit()?;
+    log.write(&summary.rejects_file)?;
+    Ok(summary)
+}
+
+fn reject(scene: &str, item: &str, file: &str, reason: String) -> Reject {
+    Reject {
+        stage: STAGE.into(),
+        scene_id: Some(scene.to_string()),
+        item: Some(item.to_string()),
+        file: Some(file.to_string()),
+        record: Some(item.to_string()),
+        reason,
+    }
+}
+
+/// One keyframe image with the boxes of its frame projected into it.
+struct ImageWork<'a> {
+    cam: &'a CameraRow,
+    objects: Vec<(&'a ObjectRow, Projection)>,
+    tris: Vec<Tri>,
+}
+
+/// The rows of one scene.
+fn scene_rows(
+    scene: &SceneData,
+    cfg: &VisibilityConfig,
+    rasteriser: &dyn Rasteriser,
+    id_map_dir: Option<&Path>,
+    log: &mut RejectLog,
+    summary: &mut VisibilitySummary,
+) -> Result<Vec<VisRow>> {
+    let sid = &scene.scene.scene_id;
+    // Usable boxes by frame, sorted by annotation id (ties keep store order).
+    let mut by_frame: BTreeMap<u32, Vec<(&ObjectRow, BoxGeom)>> = BTreeMap::new();
+    for o in &scene.objects {
+        match BoxGeom::from_row(o) {
+            Ok(b) => by_frame.entry(o.frame_idx).or_default().push((o, b)),
+            Err(why) => {
+                summary.invalid_objects += 1;
+                log.push(reject(
+                    sid,
+                    &o.annotation_id,
+                    "objects.arrow",
+                    format!("unusable box: {why}"),
+                ));
+            }
+        }
+    }
+    for v in by_frame.values_mut() {
+        v.sort_by(|a, b| a.0.annotation_id.cmp(&b.0.annotation_id));
+    }
+    let mut cams: Vec<(&CameraRow, Camera)> = Vec::new();
+    for c in &scene.cameras {
+        if !c.is_keyframe {
+            summary.sweep_images += 1;
+            continue;
+        }
+        let pixels = u64::from(c.width) * u64::from(c.height);
+        let checked = if c.width.max(c.height) > MAX_SIDE || pixels > cfg.raster.max_image_pixels {
+            Err(format!(
+                "image size {}×{} exceeds the limits ({MAX_SIDE} px a side, {} pixels)",
+                c.width, c.height, cfg.raster.max_image_pixels
+            ))
+        } else {
+            Camera::from_row(c)
+        };
+        match checked {
+            Ok(m) => cams.push((c, m)),
+            Err(why) => {
+                summary.invalid_cameras += 1;
+                log.push(reject(
+                    sid,
+                    &c.camera_frame_id,
+                    "cameras.arrow",
+                    format!("unusable camera image: {why}"),
+                ));
+            }
+        }
+    }
+    cams.sort_by(|a, b| {
+        (a.0.frame_idx, &a.0.camera, &a.0.camera_frame_id).cmp(&(
+            b.0.frame_idx,
+            &b.0.camera,
+            &b.0.camera_frame_id,
+        ))
+    });
+    summary.camera_images += cams.len() as u64;
+    let near = cfg.projection.near_m;
+    let empty = Vec::new();
+    let mut rows = Vec::new();
+    for chunk in cams.chunks(rasteriser.batch_size().max(1)) {
+        let work: Vec<ImageWork<'_>> = chunk
+            .par_iter()
+            .map(|(row, cam)| {
+                let boxes = by_frame.get(&row.frame_idx).unwrap_or(&empty);
+                let objects: Vec<(&ObjectRow, Projection)> = boxes
+                    .iter()
+                    .filter_map(|(o, b)| project_box(cam, b, near).map(|p| (*o, p)))
+                    .collect();
+                let tris = objects
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, (_, p))| p.raster_tris(k as u32))
+                    .collect();
+                ImageWork {
+                    cam: row,
+                    objects,
+                    tris,
+                }
+            })
+            .collect();
+        let jobs: Vec<RasterJob<'_>> = work
+            .iter()
+            .map(|w| RasterJob {
+                width: w.cam.width,
+                height: w.cam.height,
+                num_objects: w.objects.len() as u32,
+                tris: &w.tris,
+                want_maps: id_map_dir.is_some(),
+            })
+            .collect();
+        let outs = rasteriser.raster_batch(&jobs)?;
+        if outs.len() != work.len() {
+            return Err(Error::Gpu {
+                kernel: rasteriser.name().to_string(),
+                detail: format!("returned {} results for {} images", outs.len(), work.len()),
+            });
+        }
+        for (w, out) in work.iter().zip(&outs) {
+            if let Some(dir) = id_map_dir {
+                let path = dir
+                    .join(output::safe_name(sid))
+                    .join(format!("{}.png", output::safe_name(&w.cam.camera_frame_id)));
+                output::write_id_png(&path, out)?;
+            }
+            image_rows(w, out, cfg, &mut rows)?;
+        }
+    }
+    Ok(rows)
+}
+
+/// Appends the rows of one image.
+fn image_rows(
+    w: &ImageWork<'_>,
+    out: &RasterOut,
+    cfg: &VisibilityConfig,
+    rows: &mut Vec<VisRow>,
+) -> Result<()> {
+    if out.objects.len() != w.objects.len() {
+        return Err(Error::Gpu {
+            kernel: "raster".into(),
+            detail: format!(
+                "returned {} object stats for {} objects",
+                out.objects.len(),
+                w.objects.len()
+            ),
+        });
+    }
+    for ((o, p), st) in w.objects.iter().zip(&out.objects) {
+        let visible_fraction = st.visible_fraction();
+        let reason = filters::evaluate(
+            &cfg.filters,
+            &FilterInput {
+                category: &o.category,
+                visibility_bin: o.visibility_bin,
+                num_lidar_pts: o.num_lidar_pts,
+                distance_m: p.distance_m,
+                truncation: p.truncation,
+                visible_pixels: st.visible_pixels,
+                visible_fraction,
+            },
+        );
+        rows.push(VisRow {
+            scene_id: w.cam.scene_id.clone(),
+            frame_idx: w.cam.frame_idx,
+            camera: w.cam.camera.clone(),
+            camera_frame_id: w.cam.camera_frame_id.clone(),
+            track_id: o.track_id.clone(),
+            annotation_id: o.annotation_id.clone(),
+            corners_px: p.corners_px,
+            amodal: p.amodal,
+            truncation: p.truncation,
+            projected_pixels: st.projected_pixels,
+            visible_pixels: st.visible_pixels,
+            visible_fraction,
+            modal: st.modal.map(|m| m.map(f64::from)),
+            depth_m: p.depth_m,
+            distance_m: p.distance_m,
+            anchor: st.centroid(),
+            kept: reason.is_none(),
+            reject_reason: reason,
+        });
+    }
+    Ok(())
+}
