@@ -9,6 +9,7 @@
 //!    answers the EgoDyn questions.
 //! 4. [`gpu`] opens the wgpu device and runs the WGSL kernels of `kernels/`; [`cpu`] holds
 //!    their plain-Rust twins.
+//! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
 
 pub mod config;
 pub mod cpu;
@@ -19,10 +20,12 @@ pub mod gpu;
 pub mod ingest;
 pub mod inspect;
 pub mod progress;
+pub mod qa;
 pub mod rejects;
 pub mod schemas;
 pub mod store;
 pub mod synth;
 pub mod taxonomy;
+pub mod visibility;
 
 pub use error::{Error, Result};

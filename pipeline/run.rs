@@ -3,23 +3,82 @@
 use std::process::ExitCode;
 
 use drivegen::ingest::nuscenes::{self, IngestOptions, SceneRules};
+use drivegen::synth::SynthOptions;
 use drivegen::taxonomy::Taxonomy;
 use drivegen::{Error, Result};
 
-use crate::cli::{Cli, Command, IngestArgs, SourceArg};
+use crate::cli::{CalibrateArgs, Cli, Command, Device, IngestArgs, SourceArg, SynthArgs};
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(n) = cli.threads {
         // Only fails when a pool already exists, which cannot happen this early.
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global();
     }
     match cli.command {
+        Command::Synth(a) => synth(a),
         Command::Ingest(a) => ingest(a),
+        Command::Egomotion(a) => {
+            let summary = drivegen::egomotion::run(&a.store, &a.out, a.config.as_deref())?;
+            print!("{summary}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Calibrate(a) => calibrate(a),
+        Command::Visibility(a) => {
+            let cfg = drivegen::visibility::config::VisibilityConfig::load(a.config.as_deref())?;
+            let rasteriser = rasteriser(a.device)?;
+            let summary = drivegen::visibility::run_with(
+                &a.store,
+                &a.out,
+                &cfg,
+                rasteriser.as_ref(),
+                a.id_maps.as_deref(),
+            )?;
+            print!("{summary}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::GpuInfo => {
+            print!("{}", drivegen::gpu::adapter_report()?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Inspect(a) => {
-            print!("{}", drivegen::inspect::inspect(&a.path, a.head, a.scene.as_deref())?);
+            print!(
+                "{}",
+                drivegen::inspect::inspect(&a.path, a.head, a.scene.as_deref())?
+            );
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn synth(a: SynthArgs) -> Result<ExitCode> {
+    let defaults = SynthOptions::default();
+    let opts = SynthOptions {
+        scenes: a.scenes,
+        seed: a.seed,
+        version: a.version,
+        duration_s: a.duration.unwrap_or(defaults.duration_s),
+        write_sweeps: !a.no_sweeps,
+        image_width: a.width.unwrap_or(defaults.image_width),
+        image_height: a.height.unwrap_or(defaults.image_height),
+        ..defaults
+    };
+    let summary = drivegen::synth::write_nuscenes(&a.out, &opts)?;
+    print!("{summary}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<ExitCode> {
+    let summary = drivegen::egomotion::calibrate::run(
+        &a.store,
+        a.config.as_deref(),
+        &a.out,
+        &a.report,
+        a.alpha_sweep,
+    )?;
+    print!("{summary}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn ingest(a: IngestArgs) -> Result<ExitCode> {
@@ -43,14 +102,21 @@ fn ingest(a: IngestArgs) -> Result<ExitCode> {
             let summary = nuscenes::ingest(&opts)?;
             print!("{summary}");
             for r in &summary.rejects {
-                eprintln!("drivegen: rejected scene {}: {}", r.scene_id.as_deref().unwrap_or("?"), r.reason);
+                eprintln!(
+                    "drivegen: rejected scene {}: {}",
+                    r.scene_id.as_deref().unwrap_or("?"),
+                    r.reason
+                );
             }
             if summary.scenes_written == 0 {
                 eprintln!("drivegen: no scene could be ingested");
                 return Ok(ExitCode::from(1));
             }
             if a.strict && !summary.rejects.is_empty() {
-                eprintln!("drivegen: --strict: {} scenes rejected", summary.rejects.len());
+                eprintln!(
+                    "drivegen: --strict: {} scenes rejected",
+                    summary.rejects.len()
+                );
                 return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
@@ -78,5 +144,22 @@ fn only_version(root: &std::path::Path) -> Result<String> {
             root.display(),
             v.join(", ")
         ))),
+    }
+}
+
+/// The z-buffer implementation `--device` asks for.
+fn rasteriser(device: Device) -> Result<Box<dyn drivegen::visibility::raster::Rasteriser>> {
+    use drivegen::visibility::raster::CpuRasteriser;
+    let gpu = || -> Result<Box<dyn drivegen::visibility::raster::Rasteriser>> {
+        let gpu = std::sync::Arc::new(drivegen::gpu::Gpu::open()?);
+        Ok(Box::new(drivegen::gpu::GpuRasteriser::new(gpu)?))
+    };
+    match device {
+        Device::Cpu => Ok(Box::new(CpuRasteriser)),
+        Device::Gpu => gpu(),
+        Device::Auto => gpu().or_else(|e| {
+            eprintln!("drivegen: no usable GPU ({e}); the z-buffer runs on the CPU twin");
+            Ok(Box::new(CpuRasteriser))
+        }),
     }
 }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds a release from the built-in synthetic nuScenes-format corpus into ./demo-release.
+# Builds a release from the built-in synthetic nuScenes-format corpus into ./demo-release:
+# the corpus, its scene store, and every stage that has landed, each stage's output in its own
+# folder. The release is assembled in demo-release.partial and renamed when complete.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRIVEGEN_SKIP_VENVS=1 scripts/setup.sh
@@ -8,8 +10,14 @@ cargo build --release --locked
 bin=target/release/drivegen
 out=demo-release
 rm -rf "$out.partial" && mkdir -p "$out.partial"
+"$bin" gpu-info
 "$bin" synth --out "$out.partial/corpus" --scenes "${DEMO_SCENES:-3}" --seed "${DEMO_SEED:-0}"
 "$bin" ingest --source nuscenes --root "$out.partial/corpus" --out "$out.partial/store"
 "$bin" inspect "$out.partial/store"
+"$bin" egomotion --store "$out.partial/store" --out "$out.partial/egodyn"
+"$bin" calibrate --store "$out.partial/store" --out "$out.partial/egodyn/recalibrated.toml" \
+  --report "$out.partial/egodyn/calibration.md" --alpha-sweep 0.5:1.5:0.1
+"$bin" visibility --store "$out.partial/store" --out "$out.partial/visibility/visibility.arrow" \
+  --id-maps "$out.partial/visibility/id_maps"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"
