@@ -35,6 +35,44 @@ pub enum Command {
     Visibility(VisibilityArgs),
     /// List the GPU adapters wgpu finds and the one drivegen would use.
     GpuInfo,
+    /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchCommand {
+    /// Camera-frames/s of projection + z-buffer at 1600×900 with ~50 boxes.
+    Visibility(BenchVisibilityArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchVisibilityArgs {
+    /// Camera frames per timed run.
+    #[arg(long, default_value_t = 256)]
+    pub frames: usize,
+    /// Boxes around the ego per frame.
+    #[arg(long, default_value_t = 50)]
+    pub boxes: usize,
+    #[arg(long, default_value_t = 1600)]
+    pub width: u32,
+    #[arg(long, default_value_t = 900)]
+    pub height: u32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Timed repetitions (the best counts).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Which implementations to time: `gpu`, `cpu` or `auto` (both, the GPU if it opens).
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
+    /// Python with nuscenes-devkit for MetaVQA's method (default: `.venv-devkit/bin/python`
+    /// when it exists); `none` skips it.
+    #[arg(long)]
+    pub python: Option<String>,
+    /// Frames given to the Python reference (it is slow; its rate is per frame).
+    #[arg(long, default_value_t = 64)]
+    pub python_frames: usize,
 }
 
 #[derive(Debug, Args)]

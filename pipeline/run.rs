@@ -7,7 +7,10 @@ use drivegen::synth::SynthOptions;
 use drivegen::taxonomy::Taxonomy;
 use drivegen::{Error, Result};
 
-use crate::cli::{CalibrateArgs, Cli, Command, Device, IngestArgs, SourceArg, SynthArgs};
+use crate::cli::{
+    BenchCommand, BenchVisibilityArgs, CalibrateArgs, Cli, Command, Device, IngestArgs, SourceArg,
+    SynthArgs,
+};
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(n) = cli.threads {
@@ -38,6 +41,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print!("{summary}");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Bench(BenchCommand::Visibility(a)) => bench_visibility(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -162,4 +166,75 @@ fn rasteriser(device: Device) -> Result<Box<dyn drivegen::visibility::raster::Ra
             Ok(Box::new(CpuRasteriser))
         }),
     }
+}
+
+fn bench_visibility(a: BenchVisibilityArgs) -> Result<ExitCode> {
+    use drivegen::bench::visibility as vb;
+    let b = vb::VisibilityBench {
+        frames: a.frames.max(1),
+        boxes: a.boxes,
+        width: a.width,
+        height: a.height,
+        seed: a.seed,
+        repeats: a.repeats,
+    };
+    let frames = vb::frames(&b);
+    let mut rows = Vec::new();
+    let mut device = "none".to_string();
+    let mut totals = Vec::new();
+    if a.device != Device::Cpu {
+        match drivegen::gpu::Gpu::open() {
+            Ok(gpu) => {
+                device = gpu.info().to_string();
+                let r = drivegen::gpu::GpuRasteriser::new(std::sync::Arc::new(gpu))?;
+                let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
+                eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
+                rows.push(t);
+                totals.push(v);
+            }
+            Err(e) if a.device == Device::Auto => eprintln!("drivegen: no GPU ({e}); CPU only"),
+            Err(e) => return Err(e),
+        }
+    }
+    if a.device != Device::Gpu {
+        let (mut t, v) = vb::time_rasteriser(
+            &frames,
+            &drivegen::visibility::raster::CpuRasteriser,
+            b.repeats,
+        )?;
+        t.what = format!("cpu twin ({} threads)", rayon::current_num_threads());
+        eprintln!("cpu: {:.1} frames/s", t.frames_per_s());
+        rows.push(t);
+        totals.push(v);
+    }
+    if totals.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::Gpu {
+            kernel: "zbuffer".into(),
+            detail: format!(
+                "GPU and CPU disagree on the benchmark frames: visible pixels {totals:?}"
+            ),
+        });
+    }
+    let python = match a.python.as_deref() {
+        Some("none") => None,
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None => {
+            let p = std::path::Path::new(".venv-devkit/bin/python");
+            p.is_file().then(|| p.to_path_buf())
+        }
+    };
+    let reference = match python {
+        Some(py) => {
+            let n = a.python_frames.clamp(1, frames.len());
+            let file = std::env::temp_dir()
+                .join(format!("drivegen-bench-vis-{}.json", std::process::id()));
+            vb::export(&frames[..n], &file)?;
+            let r = vb::run_reference(&py, &vb::reference_script(), &file);
+            let _ = std::fs::remove_file(&file);
+            Some((r?, n))
+        }
+        None => None,
+    };
+    print!("{}", vb::table(&b, &device, &rows, reference));
+    Ok(ExitCode::SUCCESS)
 }

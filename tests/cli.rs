@@ -224,3 +224,16 @@ fn no_sweeps_keeps_keyframe_images_and_the_lidar_pose_stream() {
         .count();
     assert_eq!(sweeps, 5 * 9);
 }
+
+#[test]
+fn bench_visibility_prints_a_table_and_checks_gpu_against_cpu() {
+    let o = bin()
+        .args(["bench", "visibility", "--frames", "3", "--boxes", "20"])
+        .args(["--width", "320", "--height", "180", "--repeats", "1"])
+        .args(["--python", "none", "--device", "auto"])
+        .output()
+        .unwrap();
+    let out = ok(o, "bench visibility");
+    assert!(out.contains("| implementation |"), "{out}");
+    assert!(out.contains("cpu twin"), "{out}");
+}

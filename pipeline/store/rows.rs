@@ -15,7 +15,7 @@ use super::schema;
 use crate::{Error, Result};
 
 /// A rigid pose: translation (m) and `[w, x, y, z]` rotation.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct Pose {
     pub t: [f64; 3],
     pub q: [f64; 4],

@@ -1,0 +1,335 @@
+//! `drivegen bench visibility`: camera-frames/s of the visibility stage's geometry (projection
+//! of every box plus the z-buffer) at nuScenes size, on the GPU and on the CPU twin, and, when
+//! a Python with nuscenes-devkit is at hand, MetaVQA's own method on the same frames
+//! (`benches/reference/visibility.py`: devkit projection + painter's filled rectangles).
+//!
+//! The frames are synthetic but shaped like nuScenes keyframes: the real CAM_FRONT calibration
+//! at 1600×900, ego poses anywhere in a 4 km map (the f32 cancellation that matters on the
+//! GPU), and about 50 boxes of realistic sizes around the ego, most of them in front so the
+//! image is busy with overlaps. The same seed gives the same frames.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::geometry::{quat_from_yaw, wxyz};
+use crate::store::Pose;
+use crate::synth::rig::CAMERAS;
+use crate::synth::tokens::Rng;
+use crate::visibility::project::{camera, project_box, BoxGeom, Camera};
+use crate::visibility::raster::{RasterJob, RasterOut, Rasteriser, Tri};
+use crate::{Error, Result};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct VisibilityBench {
+    pub frames: usize,
+    pub boxes: usize,
+    pub width: u32,
+    pub height: u32,
+    pub seed: u64,
+    /// Timed repetitions; the best is reported (the first run also warms caches and pipelines).
+    pub repeats: usize,
+}
+
+impl Default for VisibilityBench {
+    fn default() -> Self {
+        Self {
+            frames: 256,
+            boxes: 50,
+            width: 1600,
+            height: 900,
+            seed: 0,
+            repeats: 3,
+        }
+    }
+}
+
+/// One synthetic camera frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchFrame {
+    pub width: u32,
+    pub height: u32,
+    /// `[fx, fy, cx, cy]`.
+    pub intrinsics: [f64; 4],
+    /// Sensor → ego.
+    pub cam: Pose,
+    /// Ego → global.
+    pub ego: Pose,
+    pub boxes: Vec<BenchBox>,
+}
+
+/// One box of a frame (global frame, nuScenes conventions).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct BenchBox {
+    pub center: [f64; 3],
+    pub size_wlh: [f64; 3],
+    pub q: [f64; 4],
+}
+
+/// `(w, l, h)` of the classes the frames draw from, with weights like nuScenes' mix.
+const SHAPES: [([f64; 3], f64); 6] = [
+    ([1.95, 4.6, 1.7], 0.45),  // car
+    ([0.7, 0.7, 1.75], 0.2),   // pedestrian
+    ([2.6, 8.5, 3.2], 0.1),    // truck
+    ([2.9, 11.5, 3.4], 0.05),  // bus
+    ([0.45, 0.45, 0.9], 0.12), // traffic cone
+    ([0.6, 2.2, 1.1], 0.08),   // barrier
+];
+
+/// The frames of a benchmark run (deterministic in `seed`).
+pub fn frames(b: &VisibilityBench) -> Vec<BenchFrame> {
+    let front = &CAMERAS[0];
+    let k = front.intrinsic(b.width, b.height);
+    (0..b.frames)
+        .map(|f| {
+            let mut rng = Rng::new(b.seed, &format!("bench/visibility/{f}"));
+            let ex = rng.range(-2000.0, 2000.0);
+            let ey = rng.range(-2000.0, 2000.0);
+            let yaw = rng.range(-std::f64::consts::PI, std::f64::consts::PI);
+            let boxes = (0..b.boxes)
+                .map(|_| {
+                    let mut pick = rng.unit();
+                    let mut wlh = SHAPES[0].0;
+                    for (s, w) in SHAPES {
+                        wlh = s;
+                        if pick < w {
+                            break;
+                        }
+                        pick -= w;
+                    }
+                    // Three in four in the front camera's ±35° wedge, the rest all around.
+                    let bearing = if rng.unit() < 0.75 {
+                        rng.range(-0.6, 0.6)
+                    } else {
+                        rng.range(-std::f64::consts::PI, std::f64::consts::PI)
+                    };
+                    let dist = rng.range(3.0, 70.0);
+                    let (s, c) = (yaw + bearing).sin_cos();
+                    BenchBox {
+                        center: [ex + dist * c, ey + dist * s, wlh[2] / 2.0],
+                        size_wlh: wlh,
+                        q: quat_from_yaw(rng.range(-3.2, 3.2)),
+                    }
+                })
+                .collect();
+            BenchFrame {
+                width: b.width,
+                height: b.height,
+                intrinsics: [k[0][0], k[1][1], k[0][2], k[1][2]],
+                cam: Pose {
+                    t: front.translation,
+                    q: front.rotation,
+                },
+                ego: Pose {
+                    t: [ex, ey, 0.0],
+                    q: wxyz(&nalgebra::UnitQuaternion::from_euler_angles(0.0, 0.0, yaw)),
+                },
+                boxes,
+            }
+        })
+        .collect()
+}
+
+/// The triangles of one frame (all boxes projected, near-plane clipped).
+fn project_frame(f: &BenchFrame, cam: &Camera, near: f64) -> (u32, Vec<Tri>) {
+    let mut n = 0u32;
+    let mut tris = Vec::new();
+    for b in &f.boxes {
+        let g = BoxGeom {
+            center: b.center,
+            size_wlh: b.size_wlh,
+            q: b.q,
+        };
+        if let Some(p) = project_box(cam, &g, near) {
+            tris.extend(p.raster_tris(n));
+            n += 1;
+        }
+    }
+    (n, tris)
+}
+
+/// One measured configuration.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub what: String,
+    pub frames: usize,
+    /// Best wall time of projection + z-buffer (s).
+    pub total_s: f64,
+    /// Best wall time of the z-buffer alone (s).
+    pub raster_s: f64,
+}
+
+impl Timing {
+    pub fn frames_per_s(&self) -> f64 {
+        self.frames as f64 / self.total_s.max(1e-12)
+    }
+
+    pub fn raster_frames_per_s(&self) -> f64 {
+        self.frames as f64 / self.raster_s.max(1e-12)
+    }
+}
+
+/// Times `rasteriser` on `frames`: projection on all CPU threads, then the z-buffer in the
+/// rasteriser's batches. Returns the timing and the visible-pixel total (to check that every
+/// implementation computed the same thing).
+pub fn time_rasteriser(
+    frames: &[BenchFrame],
+    rasteriser: &dyn Rasteriser,
+    repeats: usize,
+) -> Result<(Timing, u64)> {
+    let cams: Vec<Camera> = frames
+        .iter()
+        .map(|f| camera(f.width, f.height, f.intrinsics, f.cam, f.ego))
+        .collect();
+    let mut best = (f64::INFINITY, f64::INFINITY);
+    let mut visible = 0u64;
+    for _ in 0..repeats.max(1) {
+        let t0 = Instant::now();
+        let projected: Vec<(u32, Vec<Tri>)> = frames
+            .par_iter()
+            .zip(&cams)
+            .map(|(f, c)| project_frame(f, c, 0.1))
+            .collect();
+        let t1 = Instant::now();
+        let mut total = 0u64;
+        for chunk in projected
+            .chunks(rasteriser.batch_size().max(1))
+            .zip(frames.chunks(rasteriser.batch_size().max(1)))
+        {
+            let jobs: Vec<RasterJob<'_>> = chunk
+                .0
+                .iter()
+                .zip(chunk.1)
+                .map(|((n, tris), f)| RasterJob {
+                    width: f.width,
+                    height: f.height,
+                    num_objects: *n,
+                    tris,
+                    want_maps: false,
+                })
+                .collect();
+            let outs: Vec<RasterOut> = rasteriser.raster_batch(&jobs)?;
+            total += outs
+                .iter()
+                .flat_map(|o| &o.objects)
+                .map(|s| u64::from(s.visible_pixels))
+                .sum::<u64>();
+        }
+        let t2 = Instant::now();
+        let (p, r) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+        if p + r < best.0 {
+            best = (p + r, r);
+        }
+        visible = total;
+    }
+    Ok((
+        Timing {
+            what: rasteriser.name().to_string(),
+            frames: frames.len(),
+            total_s: best.0,
+            raster_s: best.1,
+        },
+        visible,
+    ))
+}
+
+/// Writes the frames for the Python reference.
+pub fn export(frames: &[BenchFrame], path: &Path) -> Result<()> {
+    let json = serde_json::to_vec(frames).map_err(|e| Error::Config {
+        file: path.to_path_buf(),
+        detail: format!("cannot serialise the benchmark frames: {e}"),
+    })?;
+    crate::store::atomic::write_atomic(path, &json)
+}
+
+/// Runs `benches/reference/visibility.py` with `python` on the exported frames and returns its
+/// frames/s (it prints `frames_per_s=<x>` last).
+pub fn run_reference(python: &Path, script: &Path, frames_file: &Path) -> Result<f64> {
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(frames_file)
+        .output()
+        .map_err(|e| Error::Io {
+            path: python.to_path_buf(),
+            source: e,
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(Error::Tool {
+            tool: script.display().to_string(),
+            detail: format!(
+                "failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
+    }
+    stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("frames_per_s="))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| Error::Tool {
+            tool: script.display().to_string(),
+            detail: format!("no frames_per_s= line in its output: {stdout}"),
+        })
+}
+
+/// The table the command prints last.
+pub fn table(
+    b: &VisibilityBench,
+    device: &str,
+    rows: &[Timing],
+    reference: Option<(f64, usize)>,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "visibility bench: {} frames of {}×{} with {} boxes (seed {}), best of {}; device: {device}; {} CPU threads",
+        b.frames,
+        b.width,
+        b.height,
+        b.boxes,
+        b.seed,
+        b.repeats,
+        rayon::current_num_threads()
+    );
+    let _ = writeln!(
+        s,
+        "| implementation | camera-frames/s (projection + z-buffer) | z-buffer only | vs Python reference |"
+    );
+    let _ = writeln!(s, "|---|---:|---:|---:|");
+    for t in rows {
+        let vs = reference
+            .map(|(r, _)| format!("{:.0}×", t.frames_per_s() / r))
+            .unwrap_or_else(|| "–".into());
+        let _ = writeln!(
+            s,
+            "| {} | {:.1} | {:.1} | {vs} |",
+            t.what,
+            t.frames_per_s(),
+            t.raster_frames_per_s()
+        );
+    }
+    if let Some((r, n)) = reference {
+        let _ = writeln!(
+            s,
+            "| python (MetaVQA: devkit projection + painter's rectangles, {n} frames) | {r:.1} | – | 1× |"
+        );
+    }
+    s
+}
+
+/// Where the reference script lives (next to the binary's source tree, or under `cwd`).
+pub fn reference_script() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/reference/visibility.py");
+    if here.is_file() {
+        here
+    } else {
+        PathBuf::from("benches/reference/visibility.py")
+    }
+}
