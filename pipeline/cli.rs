@@ -35,6 +35,9 @@ pub enum Command {
     Visibility(VisibilityArgs),
     /// List the GPU adapters wgpu finds and the one drivegen would use.
     GpuInfo,
+    /// Balance question tables: EgoDyn's greedy Algorithm 1 over clips/frames, source and
+    /// per-type caps, answer-letter balancing; writes the kept rows and a report.
+    Balance(BalanceArgs),
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -221,4 +224,47 @@ pub struct InspectArgs {
     /// Show one scene of a store in detail.
     #[arg(long)]
     pub scene: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct BalanceArgs {
+    /// QA tables to balance (Arrow IPC, the common QA record); repeat for several.
+    #[arg(long = "qa", required = true)]
+    pub qa: Vec<PathBuf>,
+    /// Output folder (balanced_qa.arrow, balance_report.md, balance_report.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Items (clips or frames) to select.
+    #[arg(long)]
+    pub target: usize,
+    /// A source cap, `SOURCE=N` (repeatable), e.g. `nuscenes=500`.
+    #[arg(long = "cap", value_parser = parse_cap)]
+    pub caps: Vec<(String, usize)>,
+    /// `paper` (joint argmax of the deficit, Algorithm 1) or `released` (the public code's
+    /// question-first choice).
+    #[arg(long, value_enum, default_value_t = BalanceMode::Paper)]
+    pub mode: BalanceMode,
+    /// Keep at most N questions per (family, type).
+    #[arg(long)]
+    pub type_cap: Option<usize>,
+    /// Make answer letters uniform within every (family, type).
+    #[arg(long)]
+    pub balance_letters: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BalanceMode {
+    Paper,
+    Released,
+}
+
+fn parse_cap(s: &str) -> Result<(String, usize), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected SOURCE=N"))?;
+    let n = v
+        .trim()
+        .parse()
+        .map_err(|e| format!("`{s}`: {v} is not a count: {e}"))?;
+    Ok((k.trim().to_string(), n))
 }

@@ -11,6 +11,7 @@
 //!    their plain-Rust twins.
 //! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
 
+pub mod balance;
 pub mod bench;
 pub mod config;
 pub mod cpu;

@@ -8,8 +8,8 @@ use drivegen::taxonomy::Taxonomy;
 use drivegen::{Error, Result};
 
 use crate::cli::{
-    BenchCommand, BenchVisibilityArgs, CalibrateArgs, Cli, Command, Device, IngestArgs, SourceArg,
-    SynthArgs,
+    BalanceArgs, BalanceMode, BenchCommand, BenchVisibilityArgs, CalibrateArgs, Cli, Command,
+    Device, IngestArgs, SourceArg, SynthArgs,
 };
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(BenchCommand::Visibility(a)) => bench_visibility(a),
+        Command::Balance(a) => balance(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -236,5 +237,39 @@ fn bench_visibility(a: BenchVisibilityArgs) -> Result<ExitCode> {
         None => None,
     };
     print!("{}", vb::table(&b, &device, &rows, reference));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn balance(a: BalanceArgs) -> Result<ExitCode> {
+    use drivegen::balance::{self, greedy};
+    let opts = balance::BalanceOptions {
+        spec: greedy::BalanceSpec {
+            target: a.target,
+            source_caps: a.caps.into_iter().collect(),
+            targets: Default::default(),
+            mode: match a.mode {
+                BalanceMode::Paper => greedy::Mode::Paper,
+                BalanceMode::Released => greedy::Mode::Released,
+            },
+        },
+        type_cap: a.type_cap,
+        balance_letters: a.balance_letters,
+    };
+    let o = balance::run(&a.qa, &a.out, &opts)?;
+    println!(
+        "balance: {} items → {} selected ({} rows) in {}; {} fallback steps, shortfall {}",
+        o.items_in,
+        o.selection.chosen.len(),
+        o.rows.len(),
+        a.out.display(),
+        o.selection.fallbacks,
+        o.selection.shortfall
+    );
+    println!(
+        "  majority-answer accuracy {:.3} → {:.3}; report in {}",
+        o.before.overall_majority_accuracy(),
+        o.after.overall_majority_accuracy(),
+        a.out.join("balance_report.md").display()
+    );
     Ok(ExitCode::SUCCESS)
 }

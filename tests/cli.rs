@@ -101,6 +101,26 @@ fn synth_ingest_inspect_egomotion_calibrate() {
     );
     assert!(out.contains("rows"), "{out}");
 
+    let bal = dir.path().join("balanced");
+    let out = ok(
+        bin()
+            .args(["balance", "--qa"])
+            .arg(ego.join("egodyn_qa.arrow"))
+            .args(["--target", "10", "--balance-letters", "--out"])
+            .arg(&bal)
+            .output()
+            .unwrap(),
+        "balance",
+    );
+    assert!(out.contains("→ 10 selected (140 rows)"), "{out}");
+    let report = std::fs::read_to_string(bal.join("balance_report.md")).unwrap();
+    assert!(report.contains("egodyn/turn_direction"), "{report}");
+    let out = ok(
+        run(&["inspect"], &[&bal.join("balanced_qa.arrow")]),
+        "inspect balanced",
+    );
+    assert!(out.contains("140 rows"), "{out}");
+
     let cfg = dir.path().join("platform.toml");
     let report = dir.path().join("calibration.md");
     let out = ok(

@@ -1,0 +1,338 @@
+//! Greedy balancing (EgoDyn Algorithm 1): selections traced by hand, source caps and the
+//! fallback, agreement with a naive string-based transcription of the paper's pseudo-code on
+//! random pools, independence from pool order, and answer-letter balancing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+use drivegen::balance::greedy::{select, BalanceSpec, Item, Mode};
+use drivegen::balance::{balance_letters, balance_rows, BalanceOptions};
+use drivegen::qa::{check_invariants, QaRecord};
+
+fn item(id: &str, source: &str, answers: &[(&str, &str)]) -> Item {
+    let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (q, a) in answers {
+        m.entry(q.to_string()).or_default().push(a.to_string());
+    }
+    Item {
+        id: id.into(),
+        source: source.into(),
+        answers: m,
+    }
+}
+
+/// Type `a` has classes x, y; type `b` has p, q, r.
+fn small_pool() -> Vec<Item> {
+    vec![
+        item("i1", "s1", &[("a", "x"), ("b", "p")]),
+        item("i2", "s1", &[("a", "x"), ("b", "q")]),
+        item("i3", "s1", &[("a", "x"), ("b", "r")]),
+        item("i4", "s2", &[("a", "y"), ("b", "p")]),
+        item("i5", "s2", &[("a", "x"), ("b", "p")]),
+    ]
+}
+
+fn ids(pool: &[Item], chosen: &[usize]) -> Vec<String> {
+    chosen.iter().map(|&i| pool[i].id.clone()).collect()
+}
+
+fn spec(target: usize, mode: Mode) -> BalanceSpec {
+    BalanceSpec {
+        target,
+        mode,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn paper_mode_follows_the_hand_trace() {
+    // Step 0: deficits a.x = a.y = 1/2 beat b's 1/3: (a, x) first; candidates i1 i2 i3 i5 all
+    // score 1/3 on b, the first (i1) wins. Step 1: a.y = +1/2 is the largest deficit: i4.
+    // Step 2: a is even (0, 0), b.p is over (1/3 − 1): b.q = +1/3 comes first: i2.
+    let pool = small_pool();
+    let s = select(&pool, &spec(3, Mode::Paper));
+    assert_eq!(ids(&pool, &s.chosen), ["i1", "i4", "i2"]);
+    assert_eq!((s.fallbacks, s.shortfall), (0, 0));
+}
+
+#[test]
+fn released_mode_follows_the_hand_trace() {
+    // Step 0: the first type (a), its first most-deficient class x: i1. Step 1: b deviates
+    // most (p at 1 vs 1/3): its most deficient class q: i2. Step 2: a deviates by 1/2: y: i4.
+    let pool = small_pool();
+    let s = select(&pool, &spec(3, Mode::Released));
+    assert_eq!(ids(&pool, &s.chosen), ["i1", "i2", "i4"]);
+}
+
+#[test]
+fn source_caps_force_the_fallback_and_report_the_shortfall() {
+    let pool = small_pool();
+    let mut sp = spec(3, Mode::Paper);
+    sp.source_caps.insert("s1".into(), 1);
+    // Steps 0 and 1 as in the paper trace (i1, i4); step 2 wants b.q, only i2 has it and s1
+    // is full: the fallback takes the first open item, i5.
+    let s = select(&pool, &sp);
+    assert_eq!(ids(&pool, &s.chosen), ["i1", "i4", "i5"]);
+    assert_eq!(s.fallbacks, 1);
+    sp.target = 10;
+    let s = select(&pool, &sp);
+    assert_eq!(s.chosen.len(), 3, "s1 capped at 1 + the two s2 items");
+    assert_eq!(s.shortfall, 7);
+}
+
+/// The paper's pseudo-code, transcribed naively with strings and full recomputation.
+fn naive(pool: &[Item], target: usize, caps: &BTreeMap<String, usize>) -> Vec<String> {
+    let mut classes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for it in pool {
+        for (q, a) in &it.answers {
+            for c in a {
+                let v = classes.entry(q.clone()).or_default();
+                if !v.contains(c) {
+                    v.push(c.clone());
+                }
+            }
+        }
+    }
+    for v in classes.values_mut() {
+        v.sort();
+    }
+    let mut sorted: Vec<&Item> = pool.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut chosen: Vec<&Item> = Vec::new();
+    while chosen.len() < target {
+        let share = |q: &str, c: &str| -> f64 {
+            let n: usize = chosen
+                .iter()
+                .map(|i| i.answers.get(q).map_or(0, |v| v.len()))
+                .sum();
+            let k = chosen
+                .iter()
+                .map(|i| {
+                    i.answers
+                        .get(q)
+                        .map_or(0, |v| v.iter().filter(|a| *a == c).count())
+                })
+                .sum::<usize>();
+            k as f64 / n.max(1) as f64
+        };
+        let deficit = |q: &str, c: &str| 1.0 / classes[q].len() as f64 - share(q, c);
+        let mut want: Option<(String, String, f64)> = None;
+        for (q, cs) in &classes {
+            for c in cs {
+                let d = deficit(q, c);
+                if want.as_ref().is_none_or(|w| d > w.2) {
+                    want = Some((q.clone(), c.clone(), d));
+                }
+            }
+        }
+        let (wq, wc, _) = want.unwrap();
+        let open = |it: &Item| {
+            !chosen.iter().any(|c| c.id == it.id)
+                && chosen.iter().filter(|c| c.source == it.source).count()
+                    < caps.get(&it.source).copied().unwrap_or(usize::MAX)
+        };
+        let mut v: Vec<&Item> = sorted
+            .iter()
+            .copied()
+            .filter(|it| open(it) && it.answers.get(&wq).is_some_and(|a| a.contains(&wc)))
+            .collect();
+        if v.is_empty() {
+            v = sorted.iter().copied().filter(|it| open(it)).collect();
+        }
+        if v.is_empty() {
+            break;
+        }
+        let mut best: Option<(&Item, f64)> = None;
+        for it in v {
+            let h: f64 = it
+                .answers
+                .iter()
+                .filter(|(q, _)| **q != wq)
+                .flat_map(|(q, a)| a.iter().map(move |c| (q, c)))
+                .map(|(q, c)| deficit(q, c).max(0.0))
+                .sum();
+            if best.is_none_or(|b| h > b.1) {
+                best = Some((it, h));
+            }
+        }
+        chosen.push(best.unwrap().0);
+    }
+    chosen.iter().map(|i| i.id.clone()).collect()
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+fn random_pool(rng: &mut Rng, n: usize) -> Vec<Item> {
+    let types = [("turn", 3), ("brake", 4), ("yesno", 2), ("peak", 3)];
+    (0..n)
+        .map(|i| {
+            let mut answers: Vec<(String, String)> = Vec::new();
+            for (q, k) in types {
+                if rng.below(10) == 0 {
+                    continue;
+                }
+                // Skewed: class 0 far more common, as in real driving logs.
+                let r = rng.below(100);
+                let c = if r < 60 { 0 } else { 1 + rng.below(k - 1) };
+                answers.push((q.to_string(), format!("c{c}")));
+            }
+            let refs: Vec<(&str, &str)> = answers
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            item(
+                &format!("clip{:04}", rng.below(100_000) * 1000 + i as u64),
+                ["nuscenes", "carla"][rng.below(2) as usize],
+                &refs,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn agrees_with_a_naive_transcription_on_random_pools_and_ignores_pool_order() {
+    let mut rng = Rng(7);
+    for case in 0..12 {
+        let mut pool = random_pool(&mut rng, 40 + case * 7);
+        let mut caps = BTreeMap::new();
+        if case % 2 == 0 {
+            caps.insert("carla".to_string(), 5 + case);
+        }
+        let target = 10 + case * 3;
+        let sp = BalanceSpec {
+            target,
+            source_caps: caps.clone(),
+            ..Default::default()
+        };
+        let got = ids(&pool, &select(&pool, &sp).chosen);
+        assert_eq!(got, naive(&pool, target, &caps), "case {case}");
+        pool.reverse();
+        assert_eq!(
+            ids(&pool, &select(&pool, &sp).chosen),
+            got,
+            "case {case}: order"
+        );
+    }
+}
+
+#[test]
+fn balancing_flattens_a_skewed_pool() {
+    let mut rng = Rng(11);
+    let pool = random_pool(&mut rng, 600);
+    let s = select(&pool, &spec(120, Mode::Paper));
+    let share = |items: &[&Item], q: &str| -> f64 {
+        let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut n = 0;
+        for it in items {
+            for a in it.answers.get(q).into_iter().flatten() {
+                *m.entry(a.as_str()).or_default() += 1;
+                n += 1;
+            }
+        }
+        *m.values().max().unwrap() as f64 / n as f64
+    };
+    let all: Vec<&Item> = pool.iter().collect();
+    let sel: Vec<&Item> = s.chosen.iter().map(|&i| &pool[i]).collect();
+    for q in ["turn", "brake", "yesno", "peak"] {
+        let (before, after) = (share(&all, q), share(&sel, q));
+        assert!(
+            after < before - 0.1,
+            "{q}: majority share {before} → {after}"
+        );
+    }
+}
+
+fn qa(id: &str, ty: &str, answer: usize, clip: &str) -> QaRecord {
+    let choices: Vec<String> = ["left", "right", "straight"].map(String::from).to_vec();
+    QaRecord {
+        qa_id: id.into(),
+        family: "egodyn".into(),
+        question_type: ty.into(),
+        question: format!(
+            "Which way?\nA. {}\nB. {}\nC. {}",
+            choices[0], choices[1], choices[2]
+        ),
+        answer: choices[answer].clone(),
+        answer_index: answer as u8,
+        answer_letter: ["A", "B", "C"][answer].into(),
+        choices,
+        source: "nuscenes".into(),
+        scene_id: "s".into(),
+        clip_id: Some(clip.into()),
+        marks: "{}".into(),
+        params: "{}".into(),
+        evidence: "{}".into(),
+        rule: "r".into(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn letters_become_uniform_and_records_stay_valid() {
+    // Every correct answer is "A" (index 0) before.
+    let mut rows: Vec<QaRecord> = (0..30)
+        .map(|i| qa(&format!("q{i:03}"), "turn_direction", 0, &format!("c{i}")))
+        .collect();
+    let answers: Vec<String> = rows.iter().map(|r| r.answer.clone()).collect();
+    balance_letters(&mut rows);
+    let mut per = BTreeMap::new();
+    for (r, a) in rows.iter().zip(&answers) {
+        *per.entry(r.answer_letter.clone()).or_insert(0) += 1;
+        assert_eq!(
+            &r.answer, a,
+            "{}: the correct text must not change",
+            r.qa_id
+        );
+        assert_eq!(r.choices[usize::from(r.answer_index)], r.answer);
+        // The options block shows the new order.
+        let line = format!("{}. {}", r.answer_letter, r.answer);
+        assert!(r.question.contains(&line), "{}", r.question);
+    }
+    assert_eq!(per.values().copied().collect::<Vec<_>>(), [10, 10, 10]);
+    check_invariants(&rows).unwrap();
+}
+
+#[test]
+fn balance_rows_keeps_whole_items_and_caps_types() {
+    let mut rows = Vec::new();
+    for i in 0..20 {
+        let a = if i < 15 { 0 } else { 1 + i % 2 };
+        rows.push(qa(
+            &format!("t{i:03}"),
+            "turn_direction",
+            a,
+            &format!("c{i:02}"),
+        ));
+        rows.push(qa(&format!("u{i:03}"), "other", i % 3, &format!("c{i:02}")));
+    }
+    let o = balance_rows(
+        &rows,
+        &BalanceOptions {
+            spec: spec(8, Mode::Paper),
+            type_cap: None,
+            balance_letters: false,
+        },
+    );
+    assert_eq!(o.items_in, 20);
+    assert_eq!(o.rows.len(), 16, "both questions of each of the 8 clips");
+    assert!(o.after.overall_majority_accuracy() < o.before.overall_majority_accuracy());
+    let capped = balance_rows(
+        &rows,
+        &BalanceOptions {
+            spec: spec(8, Mode::Paper),
+            type_cap: Some(3),
+            balance_letters: false,
+        },
+    );
+    assert_eq!(capped.rows.len(), 6);
+}
