@@ -38,6 +38,9 @@ pub enum Command {
     /// Balance question tables: EgoDyn's greedy Algorithm 1 over clips/frames, source and
     /// per-type caps, answer-letter balancing; writes the kept rows and a report.
     Balance(BalanceArgs),
+    /// Write a release: Parquet shards (QA columns + embedded images) in the Hugging Face
+    /// layout, manifest.json and a dataset card.
+    Release(ReleaseArgs),
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -267,4 +270,38 @@ fn parse_cap(s: &str) -> Result<(String, usize), String> {
         .parse()
         .map_err(|e| format!("`{s}`: {v} is not a count: {e}"))?;
     Ok((k.trim().to_string(), n))
+}
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// QA tables to publish (Arrow IPC, the common QA record), in order; repeatable.
+    #[arg(long = "qa", required = true)]
+    pub qa: Vec<PathBuf>,
+    /// The scene store the questions were built from (finds the images).
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Where the store's image paths are relative to, if not its recorded source root.
+    #[arg(long)]
+    pub images_root: Option<PathBuf>,
+    /// The release folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, default_value = "test")]
+    pub split: String,
+    #[arg(long, default_value_t = 5000)]
+    pub rows_per_shard: usize,
+    #[arg(long, default_value_t = 256)]
+    pub row_group_rows: usize,
+    /// `embed` the image files or publish `paths` only.
+    #[arg(long, value_enum, default_value_t = ImagesArg::Embed)]
+    pub images: ImagesArg,
+    /// The dataset's name on its card.
+    #[arg(long, default_value = "drivegen release")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImagesArg {
+    Embed,
+    Paths,
 }

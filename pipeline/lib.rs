@@ -24,6 +24,7 @@ pub mod inspect;
 pub mod progress;
 pub mod qa;
 pub mod rejects;
+pub mod release;
 pub mod schemas;
 pub mod store;
 pub mod synth;

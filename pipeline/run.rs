@@ -9,7 +9,7 @@ use drivegen::{Error, Result};
 
 use crate::cli::{
     BalanceArgs, BalanceMode, BenchCommand, BenchVisibilityArgs, CalibrateArgs, Cli, Command,
-    Device, IngestArgs, SourceArg, SynthArgs,
+    Device, ImagesArg, IngestArgs, ReleaseArgs, SourceArg, SynthArgs,
 };
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Bench(BenchCommand::Visibility(a)) => bench_visibility(a),
         Command::Balance(a) => balance(a),
+        Command::Release(a) => release(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -270,6 +271,34 @@ fn balance(a: BalanceArgs) -> Result<ExitCode> {
         o.before.overall_majority_accuracy(),
         o.after.overall_majority_accuracy(),
         a.out.join("balance_report.md").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn release(a: ReleaseArgs) -> Result<ExitCode> {
+    use drivegen::release::{self, ImageMode, ReleaseOptions};
+    let opts = ReleaseOptions {
+        qa: a.qa,
+        store: a.store,
+        images_root: a.images_root,
+        out: a.out,
+        split: a.split,
+        rows_per_shard: a.rows_per_shard,
+        row_group_rows: a.row_group_rows,
+        images: match a.images {
+            ImagesArg::Embed => ImageMode::Embed,
+            ImagesArg::Paths => ImageMode::Paths,
+        },
+        name: a.name,
+    };
+    let s = release::run(&opts)?;
+    println!(
+        "release: {} rows, {} images, {} shards in {} (options {})",
+        s.rows,
+        s.images,
+        s.shards.len(),
+        opts.out.display(),
+        s.options_hash
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -29,6 +29,11 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("qa.json", "qa", crate::qa::qa_schema()),
         (
+            "release/shard.json",
+            "release shard",
+            crate::release::shards::shard_schema(),
+        ),
+        (
             "egomotion/clips.json",
             "clips",
             crate::egomotion::output::clips_schema(),

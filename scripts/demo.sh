@@ -19,6 +19,8 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
   --report "$out.partial/egodyn/calibration.md" --alpha-sweep 0.5:1.5:0.1
 "$bin" balance --qa "$out.partial/egodyn/egodyn_qa.arrow" --out "$out.partial/egodyn/balanced" \
   --target "${DEMO_BALANCE_TARGET:-40}" --balance-letters
+"$bin" release --qa "$out.partial/egodyn/balanced/balanced_qa.arrow" --store "$out.partial/store" \
+  --out "$out.partial/release" --name "drivegen demo (EgoDyn)"
 "$bin" visibility --store "$out.partial/store" --out "$out.partial/visibility/visibility.arrow" \
   --id-maps "$out.partial/visibility/id_maps"
 rm -rf "$out" && mv "$out.partial" "$out"

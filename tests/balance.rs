@@ -336,3 +336,14 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
     );
     assert_eq!(capped.rows.len(), 6);
 }
+
+#[test]
+fn inline_option_lists_follow_the_new_order() {
+    let before: Vec<String> = ["left", "right", "straight"].map(String::from).to_vec();
+    let after: Vec<String> = ["straight", "right", "left"].map(String::from).to_vec();
+    let q = "Is the vehicle turning? [left / right / straight]\nAnswer with ONLY the option.";
+    assert_eq!(
+        drivegen::balance::relabel_options(q, &before, &after),
+        "Is the vehicle turning? [straight / right / left]\nAnswer with ONLY the option."
+    );
+}

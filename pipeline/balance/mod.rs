@@ -143,18 +143,24 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
             let r = &mut rows[k];
             let to = rank % n;
             let from = usize::from(r.answer_index).min(n - 1);
+            let before = r.choices.clone();
             r.choices.swap(from, to);
             r.answer_index = to as u8;
             r.answer_letter = qa::letter(to).unwrap_or_default();
             r.answer = r.choices[to].clone();
-            r.question = relabel_options(&r.question, &r.choices);
+            r.question = relabel_options(&r.question, &before, &r.choices);
         }
     }
 }
 
-/// Rewrites an options block of the form `A. text` / `(A) text` lines to the new order; a
-/// question whose text lists no options this way is returned unchanged.
-fn relabel_options(question: &str, choices: &[String]) -> String {
+/// Rewrites the options shown in a question to the new order: an inline list
+/// `[opt1 / opt2 / …]` (EgoDyn's format), or lines `A. text` / `(A) text`. A question whose
+/// text shows its options neither way is returned unchanged.
+pub fn relabel_options(question: &str, before: &[String], choices: &[String]) -> String {
+    let inline_old = format!("[{}]", before.join(" / "));
+    if question.contains(&inline_old) {
+        return question.replace(&inline_old, &format!("[{}]", choices.join(" / ")));
+    }
     let mut out = Vec::new();
     let mut k = 0;
     for line in question.lines() {

@@ -1,0 +1,60 @@
+//! The dataset card: `README.md` with the YAML header Hugging Face `datasets` reads to find
+//! the splits, then what the release holds.
+
+use std::fmt::Write as _;
+
+use super::{ReleaseOptions, ReleaseSummary};
+
+pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
+    let mut c = String::new();
+    let _ = writeln!(c, "---");
+    let _ = writeln!(c, "configs:");
+    let _ = writeln!(c, "- config_name: default");
+    let _ = writeln!(c, "  data_files:");
+    let _ = writeln!(c, "  - split: {}", opts.split);
+    let _ = writeln!(c, "    path: data/{}-*", opts.split);
+    let _ = writeln!(c, "task_categories:");
+    let _ = writeln!(c, "- visual-question-answering");
+    let _ = writeln!(c, "tags:");
+    let _ = writeln!(c, "- autonomous-driving");
+    let _ = writeln!(c, "- drivegen");
+    let _ = writeln!(c, "---\n");
+    let _ = writeln!(c, "# {}\n", opts.name);
+    let _ = writeln!(
+        c,
+        "Built by drivegen {}: {} questions, {} images ({}), {} shards. Every answer comes from \
+         a deterministic rule; its `rule`, `params` and `evidence` columns say which and why.\n",
+        env!("CARGO_PKG_VERSION"),
+        s.rows,
+        s.images,
+        match opts.images {
+            super::ImageMode::Embed => "embedded",
+            super::ImageMode::Paths => "paths only",
+        },
+        s.shards.len()
+    );
+    let _ = writeln!(c, "| family | question type | rows |\n|---|---|---:|");
+    for (f, types) in &s.counts {
+        for (t, n) in types {
+            let _ = writeln!(c, "| {f} | {t} | {n} |");
+        }
+    }
+    let _ = writeln!(
+        c,
+        "\nColumns: the common QA record (`qa_id`, `family`, `question_type`, `question`, \
+         `choices`, `answer_index`, `answer_letter`, `answer`, `source`, `scene_id`, \
+         `frame_idx`, `clip_id`, `cameras`, `camera_frame_ids`, `objects`, `marks`, \
+         `corruption`, `severity`, `rule`, `params`, `evidence`, `seed`) and `images`, the \
+         shown camera images in `cameras` order.\n"
+    );
+    let _ = writeln!(
+        c,
+        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"parquet\", data_files=\"data/{}-*.parquet\")\n```\n",
+        opts.split
+    );
+    let _ = writeln!(
+        c,
+        "`manifest.json` lists the inputs' sha256, the options and the sha256 of every shard."
+    );
+    c
+}

@@ -1,0 +1,203 @@
+//! Parquet shards of QA rows in the layout Hugging Face `datasets` expects
+//! (`data/{split}-{i:05d}-of-{n:05d}.parquet`): the common QA columns plus `images`, a
+//! `list<struct<bytes: binary, path: string>>` that `datasets` decodes as a sequence of
+//! `Image`s (the `huggingface` schema metadata says so), zstd-compressed.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, ListBuilder, RecordBatch, StringBuilder, StructBuilder,
+};
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use sha2::{Digest, Sha256};
+
+use crate::qa::{self, QaRecord};
+use crate::store::atomic::AtomicFile;
+use crate::{Error, Result};
+
+/// An image of a row: its bytes (empty when only paths are published) and its path in the
+/// source dataset.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageRef {
+    pub bytes: Option<Arc<Vec<u8>>>,
+    pub path: String,
+}
+
+fn image_struct_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("bytes", DataType::Binary, true),
+        Field::new("path", DataType::Utf8, true),
+    ])
+}
+
+/// The shard schema: the QA columns, then `images`, with the `datasets` feature metadata.
+pub fn shard_schema() -> SchemaRef {
+    let mut fields: Vec<Field> = qa::record::qa_fields();
+    fields.push(Field::new(
+        "images",
+        DataType::List(Arc::new(Field::new(
+            "item",
+            DataType::Struct(image_struct_fields()),
+            true,
+        ))),
+        // Nullable, as `datasets` declares it: it only applies its metadata feature to a
+        // column whose Arrow field matches the feature's exactly.
+        true,
+    ));
+    // `datasets` takes its features from this key (all columns, or it ignores the key), so
+    // `images` decodes as a sequence of `Image`s. "Sequence" is read by datasets 3 to 5.
+    let features: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .map(|f| (f.name().clone(), hf_feature(f.name(), f.data_type())))
+        .collect();
+    let hf = serde_json::json!({"info": {"features": features}});
+    let meta: std::collections::HashMap<String, String> =
+        [("huggingface".to_string(), hf.to_string())]
+            .into_iter()
+            .collect();
+    Arc::new(Schema::new_with_metadata(fields, meta))
+}
+
+/// The Hugging Face feature of a column.
+fn hf_feature(name: &str, t: &DataType) -> serde_json::Value {
+    use serde_json::json;
+    let value = |dtype: &str| json!({"dtype": dtype, "_type": "Value"});
+    match t {
+        DataType::List(_) if name == "images" => {
+            json!({"feature": {"_type": "Image"}, "_type": "Sequence"})
+        }
+        DataType::List(item) => {
+            json!({"feature": hf_feature("item", item.data_type()), "_type": "Sequence"})
+        }
+        DataType::UInt8 => value("uint8"),
+        DataType::UInt32 => value("uint32"),
+        DataType::UInt64 => value("uint64"),
+        DataType::Int64 => value("int64"),
+        DataType::Float64 => value("float64"),
+        DataType::Boolean => value("bool"),
+        DataType::Binary => value("binary"),
+        _ => value("string"),
+    }
+}
+
+/// Builds one record batch of rows with their images.
+pub fn shard_batch(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<RecordBatch> {
+    let mut cols: Vec<ArrayRef> = qa::record::columns(rows);
+    let mut list = ListBuilder::new(StructBuilder::new(
+        image_struct_fields(),
+        vec![
+            Box::new(BinaryBuilder::new()),
+            Box::new(StringBuilder::new()),
+        ],
+    ));
+    for imgs in images {
+        let s = list.values();
+        for im in imgs {
+            let b = s
+                .field_builder::<BinaryBuilder>(0)
+                .ok_or_else(|| schema_err("images.bytes builder"))?;
+            match &im.bytes {
+                Some(v) => b.append_value(v.as_slice()),
+                None => b.append_null(),
+            }
+            s.field_builder::<StringBuilder>(1)
+                .ok_or_else(|| schema_err("images.path builder"))?
+                .append_value(&im.path);
+            s.append(true);
+        }
+        list.append(true);
+    }
+    cols.push(Arc::new(list.finish()));
+    Ok(RecordBatch::try_new(shard_schema(), cols)?)
+}
+
+fn schema_err(what: &str) -> Error {
+    Error::Schema {
+        table: "release shard".into(),
+        detail: format!("{what} missing"),
+    }
+}
+
+/// Writer settings: zstd, row groups small enough that image-heavy rows stay streamable, and
+/// no timestamps or host names anywhere, so identical rows give identical bytes.
+pub fn writer_properties(row_group_rows: usize) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_created_by(format!("drivegen {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// A written shard.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ShardInfo {
+    /// Relative to the release root.
+    pub path: String,
+    pub rows: usize,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// Writes one shard atomically and returns what the manifest records of it.
+pub fn write_shard(
+    root: &Path,
+    rel: &str,
+    rows: &[QaRecord],
+    images: &[Vec<ImageRef>],
+    row_group_rows: usize,
+) -> Result<ShardInfo> {
+    let path = root.join(rel);
+    let batch = shard_batch(rows, images)?;
+    let mut buf = Vec::new();
+    {
+        let mut w = ArrowWriter::try_new(
+            &mut buf,
+            shard_schema(),
+            Some(writer_properties(row_group_rows)),
+        )?;
+        // Row groups by count, so a group never depends on how the caller batched rows.
+        let n = batch.num_rows();
+        let step = row_group_rows.max(1);
+        let mut at = 0;
+        while at < n {
+            let len = step.min(n - at);
+            w.write(&batch.slice(at, len))?;
+            w.flush()?;
+            at += len;
+        }
+        w.close()?;
+    }
+    let mut f = AtomicFile::create(&path)?;
+    f.write_all(&buf).map_err(|e| Error::io(&path, e))?;
+    f.commit()?;
+    Ok(ShardInfo {
+        path: rel.to_string(),
+        rows: rows.len(),
+        bytes: buf.len() as u64,
+        sha256: hex(&Sha256::digest(&buf)),
+    })
+}
+
+/// Lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Rows per (family, question type).
+pub fn counts(rows: &[QaRecord]) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for r in rows {
+        *m.entry(r.family.clone())
+            .or_default()
+            .entry(r.question_type.clone())
+            .or_default() += 1;
+    }
+    m
+}
