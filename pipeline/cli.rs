@@ -41,6 +41,9 @@ pub enum Command {
     /// Write a release: Parquet shards (QA columns + embedded images) in the Hugging Face
     /// layout, manifest.json and a dataset card.
     Release(ReleaseArgs),
+    /// Score a model's answers against a release (parsing, accuracy, balanced accuracy,
+    /// macro-F1, EgoDyn's consistency metrics).
+    Score(ScoreArgs),
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -304,4 +307,17 @@ pub struct ReleaseArgs {
 pub enum ImagesArg {
     Embed,
     Paths,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// The release folder (reads `data/*.parquet`).
+    #[arg(long)]
+    pub release: PathBuf,
+    /// JSON lines `{"qa_id": ..., "prediction": ...}`.
+    #[arg(long)]
+    pub predictions: PathBuf,
+    /// Write the full report as JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

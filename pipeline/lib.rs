@@ -26,6 +26,7 @@ pub mod qa;
 pub mod rejects;
 pub mod release;
 pub mod schemas;
+pub mod score;
 pub mod store;
 pub mod synth;
 pub mod taxonomy;

@@ -9,7 +9,7 @@ use drivegen::{Error, Result};
 
 use crate::cli::{
     BalanceArgs, BalanceMode, BenchCommand, BenchVisibilityArgs, CalibrateArgs, Cli, Command,
-    Device, ImagesArg, IngestArgs, ReleaseArgs, SourceArg, SynthArgs,
+    Device, ImagesArg, IngestArgs, ReleaseArgs, ScoreArgs, SourceArg, SynthArgs,
 };
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -44,6 +44,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(BenchCommand::Visibility(a)) => bench_visibility(a),
         Command::Balance(a) => balance(a),
         Command::Release(a) => release(a),
+        Command::Score(a) => score(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -300,5 +301,21 @@ fn release(a: ReleaseArgs) -> Result<ExitCode> {
         opts.out.display(),
         s.options_hash
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn score(a: ScoreArgs) -> Result<ExitCode> {
+    use drivegen::score;
+    let questions = score::read_release(&a.release)?;
+    let predictions = score::read_predictions(&a.predictions)?;
+    let report = score::score(&questions, &predictions);
+    if let Some(out) = &a.out {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Config {
+            file: out.clone(),
+            detail: e.to_string(),
+        })?;
+        drivegen::store::atomic::write_atomic(out, (json + "\n").as_bytes())?;
+    }
+    print!("{}", score::summary(&report));
     Ok(ExitCode::SUCCESS)
 }

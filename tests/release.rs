@@ -139,6 +139,37 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
     );
     assert!(files(&rel) == files(&again), "rebuild differs");
 
+    // The oracle's own answers, phrased as a chatty model would: everything parses, all
+    // correct, and no consistency rule is broken (EMCR 1).
+    let questions = drivegen::score::read_release(&rel).unwrap();
+    assert_eq!(questions.len(), 84);
+    let preds: String = questions
+        .iter()
+        .map(|q| {
+            serde_json::json!({"qa_id": q.qa_id, "prediction": format!("Answer: **{}**.", q.answer.replace('_', " "))})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let pred_file = d.join("oracle.jsonl");
+    std::fs::write(&pred_file, preds).unwrap();
+    let report = d.join("score.json");
+    let out = drivegen(
+        &["score"],
+        &[
+            ("--release", &rel),
+            ("--predictions", &pred_file),
+            ("--out", &report),
+        ],
+    );
+    assert!(
+        out.contains("| all | 84 | 84 | 1.000 | 1.000 | 1.000 | 1.000 |"),
+        "{out}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["egodyn_consistency"]["emcr"], 1.0, "{out}");
+
     // The readers, as a user would call them.
     let Some(py) = common::oracle::python("interop") else {
         return;
