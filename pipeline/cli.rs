@@ -95,6 +95,10 @@ pub struct EgomotionArgs {
     /// An EgoDyn config replacing `configs/egodyn.toml`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Only the scenes of shard i of N (0-based; a scene's shard is a hash of its id), so
+    /// N machines can share the work; `balance` merges the shards' QA tables.
+    #[arg(long, default_value = "0/1")]
+    pub shard: drivegen::shard::Shard,
 }
 
 #[derive(Debug, Args)]

@@ -27,6 +27,7 @@ pub mod rejects;
 pub mod release;
 pub mod schemas;
 pub mod score;
+pub mod shard;
 pub mod store;
 pub mod synth;
 pub mod taxonomy;

@@ -23,7 +23,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Synth(a) => synth(a),
         Command::Ingest(a) => ingest(a),
         Command::Egomotion(a) => {
-            let summary = drivegen::egomotion::run(&a.store, &a.out, a.config.as_deref())?;
+            let cfg = drivegen::egomotion::config::EgodynConfig::load(a.config.as_deref())?;
+            let summary = drivegen::egomotion::run_shard(&a.store, &a.out, cfg, a.shard)?;
             print!("{summary}");
             Ok(ExitCode::SUCCESS)
         }

@@ -58,9 +58,9 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
         &[
             "synth",
             "--scenes",
-            "1",
+            "3",
             "--duration",
-            "8",
+            "5",
             "--width",
             "320",
             "--height",
@@ -76,6 +76,32 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
         &[("--qa", &qa), ("--out", &bal)],
     );
     let balanced = bal.join("balanced_qa.arrow");
+
+    // The same work split over 2 machines: each shard's egomotion, then one balance over both
+    // outputs, gives the unsharded bytes.
+    let mut shard_qa = Vec::new();
+    for i in 0..2 {
+        let out = d.join(format!("ego_shard{i}"));
+        drivegen(
+            &["egomotion", "--shard", &format!("{i}/2")],
+            &[("--store", &store), ("--out", &out)],
+        );
+        shard_qa.push(out.join("egodyn_qa.arrow"));
+    }
+    let merged = d.join("bal_merged");
+    drivegen(
+        &["balance", "--target", "6", "--balance-letters"],
+        &[
+            ("--qa", &shard_qa[0]),
+            ("--qa", &shard_qa[1]),
+            ("--out", &merged),
+        ],
+    );
+    assert!(
+        std::fs::read(merged.join("balanced_qa.arrow")).unwrap()
+            == std::fs::read(&balanced).unwrap(),
+        "balancing two shards' outputs differs from balancing the unsharded output"
+    );
     let rel = d.join("release");
     let out = drivegen(
         &[

@@ -4,7 +4,7 @@
 //!
 //! `drivegen balance` reads QA tables (the common record of `schemas/qa.json`), groups rows
 //! into items (`clip_id` when set, else `scene_id` + `frame_idx`), selects items, keeps their
-//! rows, and writes `balanced_qa.arrow`, `balance_report.md` and `balance_report.json`. The
+//! rows in a canonical order (item, family, type, id), and writes `balanced_qa.arrow`, `balance_report.md` and `balance_report.json`. The
 //! output is a pure function of the input rows and the options.
 
 pub mod greedy;
@@ -86,7 +86,15 @@ pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> BalanceOutcome 
         .iter()
         .flat_map(|&i| members[i].iter().copied())
         .collect();
-    keep.sort_unstable();
+    // A canonical order (item, family, type, id), so that balancing the outputs of N shards
+    // gives the same bytes as balancing one unsharded output.
+    keep.sort_by(|&a, &b| {
+        let key = |k: usize| {
+            let r = &rows[k];
+            (item_key(r), &r.family, &r.question_type, &r.qa_id)
+        };
+        key(a).cmp(&key(b))
+    });
     let mut out: Vec<QaRecord> = keep.iter().map(|&k| rows[k].clone()).collect();
     if let Some(cap) = opts.type_cap {
         out = cap_types(out, cap);

@@ -181,6 +181,16 @@ pub fn run(store_dir: &Path, out_dir: &Path, config: Option<&Path>) -> Result<Eg
 
 /// [`run`] with an already loaded config.
 pub fn run_with(store_dir: &Path, out_dir: &Path, cfg: EgodynConfig) -> Result<EgomotionSummary> {
+    run_shard(store_dir, out_dir, cfg, crate::shard::Shard::ALL)
+}
+
+/// [`run_with`] over the scenes of one shard (see [`crate::shard`]).
+pub fn run_shard(
+    store_dir: &Path,
+    out_dir: &Path,
+    cfg: EgodynConfig,
+    shard: crate::shard::Shard,
+) -> Result<EgomotionSummary> {
     let store = Store::open(store_dir)?;
     let engine = Engine::new(cfg)?;
     let cfg = &engine.cfg;
@@ -205,8 +215,15 @@ pub fn run_with(store_dir: &Path, out_dir: &Path, cfg: EgodynConfig) -> Result<E
         .iter()
         .map(|q| vec![0; q.choices.len()])
         .collect();
-    let pb = crate::progress::bar(store.meta().counts.scenes, "egodyn clips");
-    for scene in store.scenes()? {
+    let pb = crate::progress::bar(
+        store
+            .meta()
+            .counts
+            .scenes
+            .div_ceil(u64::from(shard.count.max(1))),
+        "egodyn clips",
+    );
+    for scene in store.scenes_in(shard)? {
         let scene = scene?;
         let source = if scene.scene.source.is_empty() {
             store.meta().source.clone()

@@ -248,7 +248,15 @@ impl Store {
                 self.reader(Table::Objects)?,
             ],
             index: 0,
+            shard: crate::shard::Shard::ALL,
         })
+    }
+
+    /// Streams the scenes `shard` owns; the others are skipped before their rows are decoded.
+    pub fn scenes_in(&self, shard: crate::shard::Shard) -> Result<SceneIter> {
+        let mut it = self.scenes()?;
+        it.shard = shard;
+        Ok(it)
     }
 
     /// The rejects recorded at ingest.
@@ -261,6 +269,7 @@ impl Store {
 pub struct SceneIter {
     readers: [FileReader<File>; 5],
     index: usize,
+    shard: crate::shard::Shard,
 }
 
 impl SceneIter {
@@ -290,11 +299,26 @@ impl Iterator for SceneIter {
     type Item = Result<SceneData>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let batches = match self.next_batches()? {
-            Ok(b) => b,
-            Err(e) => return Some(Err(e)),
+        let batches = loop {
+            let batches = match self.next_batches()? {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e)),
+            };
+            self.index += 1;
+            if self.shard.count <= 1 {
+                break batches;
+            }
+            let id = batches[0]
+                .column_by_name("scene_id")
+                .and_then(|c| c.as_any().downcast_ref::<arrow::array::StringArray>())
+                .filter(|a| arrow::array::Array::len(*a) == 1)
+                .map(|a| a.value(0).to_string());
+            match id {
+                Some(id) if !self.shard.owns(&id) => continue,
+                // Malformed batches fall through to the checks below, which name the problem.
+                _ => break batches,
+            }
         };
-        self.index += 1;
         Some((|| {
             let mut scenes = SceneRow::from_batch(&batches[0])?;
             if scenes.len() != 1 {
