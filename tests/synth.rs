@@ -953,16 +953,3 @@ fn the_devkit_loads_the_corpus() {
         );
     }
 }
-
-/// The default corpus, timed (run with `--release --ignored --nocapture`): three 20 s scenes at
-/// 1600×900 with sweeps. `KEEP=1` keeps the output.
-#[test]
-#[ignore]
-fn default_corpus_timing() {
-    let dir = scratch("timing");
-    let s = write_nuscenes(&dir, &SynthOptions::default()).unwrap();
-    eprintln!("{s}");
-    if std::env::var("KEEP").is_err() {
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
