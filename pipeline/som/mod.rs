@@ -1,0 +1,13 @@
+//! Set-of-Mark (SoM) marks: where each kept object's numbered label goes and how boxes and
+//! labels are drawn into the camera images (`shared/spec/metavqa.md` §3).
+//!
+//! * [`anchor`]: the label anchor, the visible-mask point farthest from the mask boundary
+//!   (exact Euclidean distance transform on the GPU and its CPU twin, a 4-px image border
+//!   excluded), and the ring anchor outside the box of small objects.
+//! * [`config`]: the settings of `configs/som.toml`.
+
+pub mod anchor;
+pub mod config;
+
+pub use anchor::{choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor};
+pub use config::SomConfig;
