@@ -56,7 +56,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::config::AnchorConfig;
 use crate::gpu::Gpu;
-use crate::visibility::raster::EMPTY;
+use crate::visibility::raster::{RasterOut, Rasteriser, EMPTY};
 use crate::{Error, Result};
 
 /// The largest width or height accepted (the rasteriser's limit; keeps the EDT in `i32`).
@@ -125,6 +125,11 @@ pub struct Anchor {
 }
 
 impl Anchor {
+    /// The pixel's centre, `[x + 0.5, y + 0.5]` (the coordinates the tables use).
+    pub fn centre(&self) -> [f64; 2] {
+        [f64::from(self.x) + 0.5, f64::from(self.y) + 0.5]
+    }
+
     /// `√dist2`, pixels.
     pub fn clearance_px(&self) -> f64 {
         f64::from(self.dist2).sqrt()
@@ -504,6 +509,52 @@ pub fn choose_anchor(
             rule: AnchorRule::Fallback,
         }
     })
+}
+
+/// The anchor of every object of one rasterised image: objects without visible pixels get
+/// none; the others [`choose_anchor`] with `boxes[k]` (pixel edges) as the box a small object
+/// is ringed around. The interior anchors come from `rasteriser` (CPU or GPU, identical).
+pub fn image_anchors(
+    rasteriser: &dyn Rasteriser,
+    out: &RasterOut,
+    boxes: &[Option<[u32; 4]>],
+    cfg: &AnchorConfig,
+) -> Result<Vec<Option<MarkAnchor>>> {
+    let n = out.objects.len();
+    if boxes.len() != n {
+        return Err(Error::Usage(format!(
+            "som: {} boxes for {n} objects",
+            boxes.len()
+        )));
+    }
+    if out.objects.iter().all(|o| o.visible_pixels == 0) {
+        return Ok(vec![None; n]);
+    }
+    let p = EdtParams::new(out.width, out.height, cfg.border_px, n as u32)?;
+    let interior = rasteriser.interior_anchors(&p, &out.ids)?;
+    if interior.len() != n {
+        return Err(Error::Gpu {
+            kernel: "som_anchor".into(),
+            detail: format!("returned {} anchors for {n} objects", interior.len()),
+        });
+    }
+    Ok(out
+        .objects
+        .iter()
+        .zip(interior)
+        .zip(boxes)
+        .map(|((st, a), b)| {
+            let b = b.filter(|_| st.visible_pixels > 0)?;
+            Some(choose_anchor(
+                a,
+                st.visible_pixels,
+                b,
+                out.width,
+                out.height,
+                cfg,
+            ))
+        })
+        .collect())
 }
 
 #[cfg(test)]
