@@ -14,6 +14,7 @@ use drivegen::som::anchor::{
     argmax_cpu, choose_anchor, edt_cpu, edt_gpu, interior_anchors_cpu, interior_anchors_gpu,
     ring_anchor, Anchor, AnchorRule, EdtParams,
 };
+use drivegen::som::layout::{label_size, layout, MarkIn};
 use drivegen::som::SomConfig;
 use drivegen::visibility::raster::EMPTY;
 
@@ -363,4 +364,99 @@ fn choose_anchor_prefers_the_ring_for_small_objects() {
     let none = choose_anchor(None, 10, [0, 0, 400, 225], 400, 225, &cfg);
     assert_eq!(none.rule, AnchorRule::Fallback);
     assert_eq!((none.anchor.x, none.anchor.y), (4, 4));
+}
+
+#[test]
+fn layout_never_overlaps_or_covers_an_anchor_on_random_scenes() {
+    let s = seed();
+    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
+    let mut rng = Rng(s);
+    let cfg = SomConfig::default_config().unwrap();
+    for case in 0..200 {
+        let w = 60 + rng.below(1541);
+        let h = 40 + rng.below(861);
+        // At most a quarter of the image in labels, so a free place always exists.
+        let cap = (w * h / (4 * 34 * 26)).min(120);
+        let n = rng.below(cap + 1);
+        // Anchors in a few clusters, so that preferred places collide.
+        let clusters: Vec<[u32; 2]> = (0..1 + rng.below(4))
+            .map(|_| [rng.below(w), rng.below(h)])
+            .collect();
+        let marks: Vec<MarkIn> = (0..n)
+            .map(|_| {
+                let c = clusters[rng.below(clusters.len() as u32) as usize];
+                let spread = 1 + rng.below(80);
+                let jitter = |v: u32, max: u32, rng: &mut Rng| {
+                    (i64::from(v) + i64::from(rng.below(2 * spread)) - i64::from(spread))
+                        .clamp(0, i64::from(max) - 1) as u32
+                };
+                MarkIn {
+                    anchor: [jitter(c[0], w, &mut rng), jitter(c[1], h, &mut rng)],
+                    visible_pixels: rng.below(20_000),
+                }
+            })
+            .collect();
+        let what = format!("case {case}: {w}×{h}, {n} marks, seed {s}");
+        let labels = layout(w, h, &marks, &cfg.draw, &cfg.layout).unwrap();
+        assert_eq!(labels.len(), marks.len(), "{what}");
+        for (k, l) in labels.iter().enumerate() {
+            assert_eq!(l.mark, k as u32 + 1, "{what}");
+            assert!(!l.overlaps, "{what}: mark {} found no free place", l.mark);
+            let [x0, y0, x1, y1] = l.rect;
+            assert!(x0 < x1 && x1 <= w && y0 < y1 && y1 <= h, "{what}: {l:?}");
+            assert_eq!([x1 - x0, y1 - y0], label_size(l.mark, &cfg.draw), "{what}");
+            for (o, m) in marks.iter().enumerate() {
+                if o != k {
+                    let [ax, ay] = m.anchor;
+                    assert!(
+                        !(x0 <= ax && ax < x1 && y0 <= ay && ay < y1),
+                        "{what}: label {} covers the anchor of mark {}",
+                        l.mark,
+                        o + 1
+                    );
+                }
+            }
+            for q in &labels[..k] {
+                let [a0, b0, a1, b1] = q.rect;
+                assert!(
+                    x1 <= a0 || a1 <= x0 || y1 <= b0 || b1 <= y0,
+                    "{what}: labels {} and {} overlap",
+                    q.mark,
+                    l.mark
+                );
+            }
+        }
+        assert_eq!(
+            layout(w, h, &marks, &cfg.draw, &cfg.layout).unwrap(),
+            labels,
+            "{what}: not deterministic"
+        );
+    }
+}
+
+#[test]
+fn layout_keeps_free_labels_at_their_anchor_and_moves_up_first() {
+    let cfg = SomConfig::default_config().unwrap();
+    // Two labels whose preferred places collide: the one with fewer visible pixels (mark 2)
+    // keeps its place; mark 1 moves by one search step at a time, upwards first.
+    let marks = [
+        MarkIn {
+            anchor: [200, 100],
+            visible_pixels: 9000,
+        },
+        MarkIn {
+            anchor: [205, 104],
+            visible_pixels: 3000,
+        },
+    ];
+    let l = layout(400, 225, &marks, &cfg.draw, &cfg.layout).unwrap();
+    // Mark 2: bottom-left pixel (205, 104), 18 × 26.
+    assert_eq!(l[1].rect, [205, 79, 223, 105]);
+    // Mark 1 prefers [200, 75, 218, 101), which overlaps mark 2. Ring k moves it 4k px:
+    // it clears mark 2 sideways once its right edge 218 − 4k ≤ 205 (leftward, k ≥ 4), upwards
+    // once its bottom 101 − 4k ≤ 79 (k ≥ 6), rightwards once 200 + 4k ≥ 223 (k ≥ 6),
+    // downwards once 75 + 4k ≥ 105 (k ≥ 8). So ring 4; of its directions (up, up-right,
+    // right, down-right, down, down-left, …) down-left is the first free one: bottom-left pixel
+    // (184, 116).
+    assert_eq!(l[0].rect, [184, 91, 202, 117]);
 }

@@ -4,10 +4,14 @@
 //! * [`anchor`]: the label anchor, the visible-mask point farthest from the mask boundary
 //!   (exact Euclidean distance transform on the GPU and its CPU twin, a 4-px image border
 //!   excluded), and the ring anchor outside the box of small objects.
+//! * [`layout`]: mark numbers and label placement (no overlaps, no covered anchors).
+//! * [`font`]: the built-in digit bitmaps and the mark palette.
 //! * [`config`]: the settings of `configs/som.toml`.
 
 pub mod anchor;
 pub mod config;
+pub mod font;
+pub mod layout;
 
 pub use anchor::{choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor};
 pub use config::SomConfig;
