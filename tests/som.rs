@@ -14,6 +14,9 @@ use drivegen::som::anchor::{
     argmax_cpu, choose_anchor, edt_cpu, edt_gpu, interior_anchors_cpu, interior_anchors_gpu,
     ring_anchor, Anchor, AnchorRule, EdtParams,
 };
+use drivegen::som::config::DrawConfig;
+use drivegen::som::draw::{draw_cpu, draw_gpu, pack, DrawMark, BLACK};
+use drivegen::som::font::{mark_colour, DIGITS};
 use drivegen::som::layout::{label_size, layout, MarkIn};
 use drivegen::som::SomConfig;
 use drivegen::visibility::raster::EMPTY;
@@ -459,4 +462,185 @@ fn layout_keeps_free_labels_at_their_anchor_and_moves_up_first() {
     // right, down-right, down, down-left, …) down-left is the first free one: bottom-left pixel
     // (184, 116).
     assert_eq!(l[0].rect, [184, 91, 202, 117]);
+}
+
+fn random_draw_config(rng: &mut Rng) -> DrawConfig {
+    let mut d = SomConfig::default_config().unwrap().draw;
+    d.box_thickness_px = 1 + rng.below(4);
+    d.glyph_scale = 1 + rng.below(3);
+    d.label_padding_px = rng.below(4);
+    d
+}
+
+#[test]
+fn draw_gpu_equals_cpu_on_random_images() {
+    let Some(gpu) = gpu() else { return };
+    let s = seed();
+    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
+    let mut rng = Rng(s);
+    for case in 0..25 {
+        let (w, h) = if case == 0 {
+            (1600, 900)
+        } else {
+            (120 + rng.below(500), 60 + rng.below(400))
+        };
+        let draw = random_draw_config(&mut rng);
+        let image: Vec<u32> = (0..w * h).map(|_| rng.next_u64() as u32).collect();
+        let n = rng.below(30);
+        let marks: Vec<DrawMark> = (1..=n)
+            .map(|k| {
+                let number = if rng.chance(0.2) {
+                    rng.below(10_000)
+                } else {
+                    k
+                };
+                let [lw, lh] = label_size(number, &draw);
+                let (x0, y0) = (rng.below(w), rng.below(h));
+                let bbox = if rng.chance(0.1) {
+                    [x0, y0, x0, y0]
+                } else {
+                    [
+                        x0,
+                        y0,
+                        (x0 + 1 + rng.below(w / 2)).min(w),
+                        (y0 + 1 + rng.below(h / 2)).min(h),
+                    ]
+                };
+                let (lx, ly) = (rng.below(w - lw + 1), rng.below(h - lh + 1));
+                DrawMark::new(bbox, [lx, ly, lx + lw, ly + lh], number, rng.below(1 << 24))
+            })
+            .collect();
+        let what = format!("case {case}: {w}×{h}, {n} marks, {draw:?}, seed {s}");
+        let mut cpu = image.clone();
+        draw_cpu(&mut cpu, w, h, &marks, &draw).unwrap();
+        let mut gpu_img = image.clone();
+        draw_gpu(gpu, &mut gpu_img, w, h, &marks, &draw).unwrap();
+        let diff = cpu.iter().zip(&gpu_img).position(|(a, b)| a != b);
+        assert_eq!(
+            diff, None,
+            "GPU vs CPU first differ at pixel {diff:?}, {what}"
+        );
+        if n > 0 {
+            assert_ne!(cpu, image, "{what}: nothing drawn");
+        }
+    }
+}
+
+/// Reads the number back from a drawn label, knowing only the font and the label geometry:
+/// every font pixel must be a uniform `s × s` block of either the colour or black, the margins
+/// and gaps black, and each digit cell must equal exactly one glyph.
+fn read_label(img: &[u32], w: u32, rect: [u32; 4], colour: u32, draw: &DrawConfig) -> String {
+    let (s, p) = (draw.glyph_scale, draw.label_padding_px);
+    let px = |i: u32, j: u32| img[(j * w + i) as usize];
+    let [x0, y0, x1, y1] = rect;
+    let k = (x1 - x0 - 2 * p + s) / (8 * s);
+    let mut text = String::new();
+    for t in 0..k {
+        let cell_x = x0 + p + t * 8 * s;
+        let mut rows = [0u32; 11];
+        for (cy, row) in rows.iter_mut().enumerate() {
+            for cx in 0..7 {
+                let (bx, by) = (cell_x + cx * s, y0 + p + cy as u32 * s);
+                let v = px(bx, by);
+                for dy in 0..s {
+                    for dx in 0..s {
+                        assert_eq!(
+                            px(bx + dx, by + dy),
+                            v,
+                            "a font pixel is not a uniform block"
+                        );
+                    }
+                }
+                assert!(v == colour || v == BLACK, "unexpected colour {v:08x}");
+                *row = (*row << 1) | u32::from(v == colour);
+            }
+        }
+        let matches: Vec<usize> = (0..10).filter(|&d| DIGITS[d] == rows).collect();
+        assert_eq!(
+            matches.len(),
+            1,
+            "digit cell {t} of {rect:?} reads as {matches:?}"
+        );
+        text.push(char::from(b'0' + matches[0] as u8));
+    }
+    // Everything in the rectangle outside the digit cells is black.
+    for j in y0..y1 {
+        for i in x0..x1 {
+            let (gx, gy) = (i as i64 - (x0 + p) as i64, j as i64 - (y0 + p) as i64);
+            let in_cell = gx >= 0
+                && gy >= 0
+                && (gx as u32) < k * 8 * s
+                && (gx as u32 % (8 * s)) < 7 * s
+                && (gy as u32) < 11 * s;
+            if !in_cell {
+                assert_eq!(px(i, j), BLACK, "margin pixel ({i}, {j}) of {rect:?}");
+            }
+        }
+    }
+    text
+}
+
+#[test]
+fn drawn_labels_are_legible() {
+    let s = seed();
+    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
+    let mut rng = Rng(s);
+    let cfg = SomConfig::default_config().unwrap();
+    let (w, h) = (1600, 900);
+    for draw in [cfg.draw.clone(), random_draw_config(&mut rng)] {
+        let n = 40 + rng.below(80);
+        let marks: Vec<MarkIn> = (0..n)
+            .map(|_| MarkIn {
+                anchor: [rng.below(w), rng.below(h)],
+                visible_pixels: rng.below(10_000),
+            })
+            .collect();
+        let labels = layout(w, h, &marks, &draw, &cfg.layout).unwrap();
+        let draws: Vec<DrawMark> = labels
+            .iter()
+            .zip(&marks)
+            .map(|(l, m)| {
+                let [ax, ay] = m.anchor;
+                let bbox = [
+                    ax.saturating_sub(30),
+                    ay.saturating_sub(20),
+                    (ax + 30).min(w),
+                    (ay + 20).min(h),
+                ];
+                DrawMark::new(bbox, l.rect, l.mark, mark_colour(l.mark))
+            })
+            .collect();
+        // A mid-grey photo stand-in, so that black and the colours are both distinguishable.
+        let mut img = vec![pack([128, 128, 128, 255]); (w * h) as usize];
+        draw_cpu(&mut img, w, h, &draws, &draw).unwrap();
+        if let Some(gpu) = gpu() {
+            let mut g = vec![pack([128, 128, 128, 255]); (w * h) as usize];
+            draw_gpu(gpu, &mut g, w, h, &draws, &draw).unwrap();
+            assert!(g == img, "GPU vs CPU");
+        }
+        for d in &draws {
+            assert_eq!(
+                read_label(&img, w, d.label, d.colour, &draw),
+                d.number.to_string(),
+                "{draw:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn box_outlines_are_two_pixels_inside_the_box() {
+    let draw = SomConfig::default_config().unwrap().draw;
+    let (w, h) = (40u32, 30u32);
+    let mut img = vec![0u32; (w * h) as usize];
+    let m = DrawMark::new([5, 4, 20, 14], [30, 0, 30, 0], 3, 0x123456);
+    draw_cpu(&mut img, w, h, &[m], &draw).unwrap();
+    let c = pack([0x12, 0x34, 0x56, 255]);
+    for j in 0..h {
+        for i in 0..w {
+            let inside = (5..20).contains(&i) && (4..14).contains(&j);
+            let ring = inside && !((7..18).contains(&i) && (6..12).contains(&j));
+            assert_eq!(img[(j * w + i) as usize] == c, ring, "({i}, {j})");
+        }
+    }
 }

@@ -36,6 +36,7 @@ pub const KERNELS: &[(&str, &str)] = &[
         include_str!("../../kernels/som_edt_rows.wgsl"),
     ),
     ("som_anchor", include_str!("../../kernels/som_anchor.wgsl")),
+    ("som_draw", include_str!("../../kernels/som_draw.wgsl")),
 ];
 
 /// The registry entry of kernel `name`.

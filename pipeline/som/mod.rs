@@ -5,11 +5,13 @@
 //!   (exact Euclidean distance transform on the GPU and its CPU twin, a 4-px image border
 //!   excluded), and the ring anchor outside the box of small objects.
 //! * [`layout`]: mark numbers and label placement (no overlaps, no covered anchors).
+//! * [`draw`]: box outlines and numbered labels drawn into the image (GPU and CPU twin).
 //! * [`font`]: the built-in digit bitmaps and the mark palette.
 //! * [`config`]: the settings of `configs/som.toml`.
 
 pub mod anchor;
 pub mod config;
+pub mod draw;
 pub mod font;
 pub mod layout;
 
