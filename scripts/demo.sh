@@ -19,5 +19,7 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
   --report "$out.partial/egodyn/calibration.md" --alpha-sweep 0.5:1.5:0.1
 "$bin" visibility --store "$out.partial/store" --out "$out.partial/visibility/visibility.arrow" \
   --id-maps "$out.partial/visibility/id_maps"
+"$bin" som --store "$out.partial/store" --visibility "$out.partial/visibility/visibility.arrow" \
+  --out "$out.partial/som"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"

@@ -7,6 +7,7 @@
 //! * [`layout`]: mark numbers and label placement (no overlaps, no covered anchors).
 //! * [`draw`]: box outlines and numbered labels drawn into the image (GPU and CPU twin).
 //! * [`font`]: the built-in digit bitmaps and the mark palette.
+//! * [`stage`]: `drivegen som`, the marked images and `marks.arrow`.
 //! * [`config`]: the settings of `configs/som.toml`.
 
 pub mod anchor;
@@ -14,6 +15,7 @@ pub mod config;
 pub mod draw;
 pub mod font;
 pub mod layout;
+pub mod stage;
 
 pub use anchor::{choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor};
 pub use config::SomConfig;

@@ -191,10 +191,11 @@ fn reject(scene: &str, item: &str, file: &str, reason: String) -> Reject {
 }
 
 /// One keyframe image with the boxes of its frame projected into it.
-struct ImageWork<'a> {
-    cam: &'a CameraRow,
-    objects: Vec<(&'a ObjectRow, Projection)>,
-    tris: Vec<Tri>,
+pub struct ImageWork<'a> {
+    pub cam: &'a CameraRow,
+    /// In row order (by `annotation_id`); object `k` of the raster output.
+    pub objects: Vec<(&'a ObjectRow, Projection)>,
+    pub tris: Vec<Tri>,
 }
 
 /// The rows of one scene.
@@ -207,6 +208,42 @@ fn scene_rows(
     log: &mut RejectLog,
     summary: &mut VisibilitySummary,
 ) -> Result<Vec<VisRow>> {
+    let sid = &scene.scene.scene_id;
+    let mut rows = Vec::new();
+    scene_images(scene, cfg, rasteriser, log, summary, |work, outs| {
+        let anchors: Vec<Vec<Option<MarkAnchor>>> = outs
+            .par_iter()
+            .map(|out| {
+                let boxes: Vec<Option<[u32; 4]>> = out.objects.iter().map(|o| o.modal).collect();
+                som::anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
+            })
+            .collect::<Result<_>>()?;
+        for ((w, out), anchors) in work.iter().zip(outs).zip(&anchors) {
+            if let Some(dir) = id_map_dir {
+                let path = dir
+                    .join(output::safe_name(sid))
+                    .join(format!("{}.png", output::safe_name(&w.cam.camera_frame_id)));
+                output::write_id_png(&path, out)?;
+            }
+            image_rows(w, out, anchors, cfg, &mut rows)?;
+        }
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+/// Projects every usable box of `scene` into every usable keyframe camera image (sorted by
+/// frame, camera, image id) and rasterises them, ID maps included, in batches of
+/// [`Rasteriser::batch_size`]; `each` gets every batch. Unusable store rows are logged and
+/// counted in `summary`, which also counts the images.
+pub fn scene_images(
+    scene: &SceneData,
+    cfg: &VisibilityConfig,
+    rasteriser: &dyn Rasteriser,
+    log: &mut RejectLog,
+    summary: &mut VisibilitySummary,
+    mut each: impl FnMut(&[ImageWork<'_>], &[RasterOut]) -> Result<()>,
+) -> Result<()> {
     let sid = &scene.scene.scene_id;
     // Usable boxes by frame, sorted by annotation id (ties keep store order).
     let mut by_frame: BTreeMap<u32, Vec<(&ObjectRow, BoxGeom)>> = BTreeMap::new();
@@ -265,7 +302,6 @@ fn scene_rows(
     summary.camera_images += cams.len() as u64;
     let near = cfg.projection.near_m;
     let empty = Vec::new();
-    let mut rows = Vec::new();
     for chunk in cams.chunks(rasteriser.batch_size().max(1)) {
         let work: Vec<ImageWork<'_>> = chunk
             .par_iter()
@@ -305,24 +341,9 @@ fn scene_rows(
                 detail: format!("returned {} results for {} images", outs.len(), work.len()),
             });
         }
-        let anchors: Vec<Vec<Option<MarkAnchor>>> = outs
-            .par_iter()
-            .map(|out| {
-                let boxes: Vec<Option<[u32; 4]>> = out.objects.iter().map(|o| o.modal).collect();
-                som::anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
-            })
-            .collect::<Result<_>>()?;
-        for ((w, out), anchors) in work.iter().zip(&outs).zip(&anchors) {
-            if let Some(dir) = id_map_dir {
-                let path = dir
-                    .join(output::safe_name(sid))
-                    .join(format!("{}.png", output::safe_name(&w.cam.camera_frame_id)));
-                output::write_id_png(&path, out)?;
-            }
-            image_rows(w, out, anchors, cfg, &mut rows)?;
-        }
+        each(&work, &outs)?;
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Appends the rows of one image.
