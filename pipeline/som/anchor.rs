@@ -20,7 +20,10 @@
 //!
 //! # Algorithm (both sides, all integer)
 //!
-//! Separable exact EDT (Meijster, Roerdink & Hesselink 2000), adapted to many labels:
+//! Separable exact EDT (Meijster, Roerdink & Hesselink 2000), adapted to many labels. Jump
+//! flooding would be faster per pass on a GPU but is approximate (it can miss the true nearest
+//! seed), and an approximate argmax could not match a CPU twin exactly; the separable EDT is
+//! exact, integer-only and parallel per column and per row:
 //!
 //! 1. **Columns** (one GPU invocation per column): `g(i, j)` = distance along the column to
 //!    the nearest pixel of a different label, or to a point outside the image: for `j` in the

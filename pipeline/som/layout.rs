@@ -24,8 +24,9 @@
 //! right, down-right, down, down-left, left, up-left: above the anchor first, where the label
 //! hides least of its own object), each shifted into the image. If none is free, every
 //! position of a `search_step_px` grid over the image is tried in raster order, nearest to the
-//! anchor first. Only when the image has no free position at all is the label left at its
-//! preferred place with `overlaps = true`. Everything is integer arithmetic, so the layout is
+//! anchor first. Only when no grid position is free (with labels covering well under the
+//! whole image this does not happen; `tests/som.rs` checks it on random crowded scenes) is the
+//! label left at its preferred place with `overlaps = true`, which the stage reports. Everything is integer arithmetic, so the layout is
 //! deterministic.
 
 use super::config::{DrawConfig, LayoutConfig};
