@@ -841,6 +841,58 @@ fn cli_marks_a_tiny_corpus() {
             );
         }
     }
+    // The written schema is the published one.
+    let reader = arrow::ipc::reader::FileReader::try_new(
+        std::fs::File::open(out.join("marks.arrow")).unwrap(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(reader.schema(), drivegen::som::stage::marks_schema());
+    // With `box = "amodal"` the boxes are the projected boxes clamped to the image, pixel edges
+    // rounded outwards; with the default they are the modal boxes of the visibility table.
+    for (r, &i) in kept.iter().enumerate() {
+        for (c, m) in ["x0", "y0", "x1", "y1"]
+            .iter()
+            .zip(["modal_x0", "modal_y0", "modal_x1", "modal_y1"])
+        {
+            let want: f64 = v[m][i].parse().unwrap();
+            assert_eq!(f64::from(u(&format!("box_{c}"), r)), want, "row {r}");
+        }
+    }
+    let cfg_path = p("amodal.toml");
+    std::fs::write(
+        &cfg_path,
+        drivegen::som::config::DEFAULT_TOML.replace("box = \"modal\"", "box = \"amodal\""),
+    )
+    .unwrap();
+    let out_amodal = p("som_amodal");
+    drivegen(&[
+        os("som"),
+        os("--device"),
+        os("cpu"),
+        os("--config"),
+        cfg_path.as_os_str(),
+        os("--store"),
+        store.as_os_str(),
+        os("--visibility"),
+        vis.as_os_str(),
+        os("--out"),
+        out_amodal.as_os_str(),
+    ]);
+    let am = read_table(&out_amodal.join("marks.arrow"));
+    for (r, &i) in kept.iter().enumerate() {
+        let f = |c: &str| -> f64 { v[c][i].parse().unwrap() };
+        let want = [
+            f("amodal_x0").floor().clamp(0.0, 400.0),
+            f("amodal_y0").floor().clamp(0.0, 225.0),
+            f("amodal_x1").ceil().clamp(0.0, 400.0),
+            f("amodal_y1").ceil().clamp(0.0, 225.0),
+        ];
+        for (c, want) in ["x0", "y0", "x1", "y1"].iter().zip(want) {
+            let got: f64 = am[&format!("box_{c}")][r].parse().unwrap();
+            assert_eq!(got, want, "row {r} box_{c}");
+        }
+    }
     // An unknown scene is a usage error naming it.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_drivegen"))
         .args(["som", "--device", "cpu", "--scene", "nope", "--store"])
