@@ -10,7 +10,9 @@
 //! mark, one record batch per store scene, rows in image then mark order).
 //!
 //! A kept row must name an object that projects into its image; otherwise the visibility
-//! table does not belong to this store and the run stops with the row named.
+//! table does not belong to this store and the run stops with the row named. A missing or
+//! unreadable source image, or one whose size differs from `cameras.arrow`, stops the run with
+//! its path. Nothing is left half-written: PNGs and `marks.arrow` are written atomically.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -20,6 +20,9 @@
 //! the best point of the 20-px ring outside their modal box; null without visible pixels. The
 //! rasteriser computes it (the GPU one on the device), identically on every path.
 //!
+//! [`scene_images`] is the projection and rasterisation of one scene on its own, for stages
+//! that need the same instance-ID maps (`drivegen som`).
+//!
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
 //! rasterised in batches of [`raster::Rasteriser::batch_size`], so memory stays bounded. The
 //! output is byte-identical across runs and thread counts.
