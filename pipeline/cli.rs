@@ -33,6 +33,8 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Project every box into every keyframe camera and measure its z-buffer visibility.
     Visibility(VisibilityArgs),
+    /// Draw Set-of-Mark boxes and numbered labels into the keyframe images with kept objects.
+    Som(SomArgs),
     /// List the GPU adapters wgpu finds and the one drivegen would use.
     GpuInfo,
     /// Balance question tables: EgoDyn's greedy Algorithm 1 over clips/frames, source and
@@ -82,6 +84,31 @@ pub struct BenchVisibilityArgs {
     /// Frames given to the Python reference (it is slow; its rate is per frame).
     #[arg(long, default_value_t = 64)]
     pub python_frames: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct SomArgs {
+    /// The scene store to read (its source root holds the camera images).
+    #[arg(long)]
+    pub store: PathBuf,
+    /// The visibility table of that store (`drivegen visibility --out`).
+    #[arg(long)]
+    pub visibility: PathBuf,
+    /// Output folder: `<scene_id>/<camera_frame_id>.png` and `marks.arrow`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A Set-of-Mark config replacing `configs/som.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The visibility config the table was made with, when not the built-in one.
+    #[arg(long)]
+    pub visibility_config: Option<PathBuf>,
+    /// Where the z-buffer, distance transform and drawing run (as for `visibility`).
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
+    /// Only this scene.
+    #[arg(long)]
+    pub scene: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,8 @@
 //! 4. [`gpu`] opens the wgpu device and runs the WGSL kernels of `kernels/`; [`cpu`] holds
 //!    their plain-Rust twins.
 //! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
+//! 6. [`som`] places Set-of-Mark labels (anchors, layout) and draws boxes and numbers into the
+//!    camera images.
 
 pub mod balance;
 pub mod bench;
@@ -28,6 +30,7 @@ pub mod release;
 pub mod schemas;
 pub mod score;
 pub mod shard;
+pub mod som;
 pub mod store;
 pub mod synth;
 pub mod taxonomy;

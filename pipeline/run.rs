@@ -29,6 +29,24 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Calibrate(a) => calibrate(a),
+        Command::Som(a) => {
+            let cfg = drivegen::som::SomConfig::load(a.config.as_deref())?;
+            let vis_cfg = drivegen::visibility::config::VisibilityConfig::load(
+                a.visibility_config.as_deref(),
+            )?;
+            let rasteriser = rasteriser(a.device)?;
+            let summary = drivegen::som::stage::run(
+                &a.store,
+                &a.visibility,
+                &a.out,
+                &cfg,
+                &vis_cfg,
+                rasteriser.as_ref(),
+                a.scene.as_deref(),
+            )?;
+            print!("{summary}");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Visibility(a) => {
             let cfg = drivegen::visibility::config::VisibilityConfig::load(a.config.as_deref())?;
             let rasteriser = rasteriser(a.device)?;

@@ -43,6 +43,7 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
             "visibility",
             crate::visibility::output::schema(),
         ),
+        ("som/marks.json", "marks", crate::som::stage::marks_schema()),
     ];
     v.sort_by_key(|e| e.0);
     v

@@ -23,5 +23,7 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
   --out "$out.partial/release" --name "drivegen demo (EgoDyn)"
 "$bin" visibility --store "$out.partial/store" --out "$out.partial/visibility/visibility.arrow" \
   --id-maps "$out.partial/visibility/id_maps"
+"$bin" som --store "$out.partial/store" --visibility "$out.partial/visibility/visibility.arrow" \
+  --out "$out.partial/som"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"

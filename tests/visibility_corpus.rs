@@ -15,6 +15,7 @@ use std::process::Command;
 
 use arrow::array::{Array, BooleanArray, Float64Array, ListArray, StringArray, UInt32Array};
 use arrow::ipc::reader::FileReader;
+use drivegen::gpu::{Gpu, GpuRasteriser};
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
@@ -267,8 +268,15 @@ fn synthetic_corpus_end_to_end() {
                 0.0 <= x0 && x0 < x1 && x1 <= 800.0 && 0.0 <= y0 && y0 < y1 && y1 <= 450.0,
                 "{r:?}"
             );
+            // Pixel centres; large objects' anchors lie in their modal box, small ones' in the
+            // 20-px ring around it.
             let (ax, ay) = (r.anchor[0].unwrap(), r.anchor[1].unwrap());
-            assert!(x0 <= ax && ax <= x1 && y0 <= ay && ay <= y1);
+            assert_eq!((ax.fract(), ay.fract()), (0.5, 0.5), "{r:?}");
+            let m = if r.visible >= 1600 { 0.0 } else { 20.0 };
+            assert!(
+                x0 - m <= ax && ax <= x1 + m && y0 - m <= ay && ay <= y1 + m,
+                "{r:?}"
+            );
             // The visible pixels fit in the modal box, the modal box in the amodal one.
             assert!(f64::from(r.visible) <= (x1 - x0) * (y1 - y0));
             assert!(
@@ -319,6 +327,13 @@ fn synthetic_corpus_end_to_end() {
     pool.install(|| visibility::run_with(&store, &d, &cfg, &OneAtATime, None))
         .unwrap();
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&d).unwrap());
+    // The GPU z-buffer and distance transform: the same bytes.
+    if let Some(gpu) = gpu() {
+        let e = dir.path().join("e.arrow");
+        let raster = GpuRasteriser::new(gpu).unwrap();
+        visibility::run_with(&store, &e, &cfg, &raster, None).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&e).unwrap());
+    }
     let mut by_image: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
         by_image.entry(&r.camera_frame_id).or_default().push(r);
@@ -339,6 +354,84 @@ fn synthetic_corpus_end_to_end() {
     for (k, r) in img_rows.iter().enumerate() {
         assert_eq!(counts[k + 1], r.visible, "{png:?} object {k}");
     }
+    // The anchors of the large objects, from the map alone: the anchor pixel is the object's,
+    // and no pixel of the object is farther from the nearest non-object point (another value,
+    // the 4-px border band, or outside the image) than it; ties go to the first in raster order.
+    let mut checked = 0;
+    for (k, r) in img_rows.iter().enumerate() {
+        if r.visible < 1600 {
+            continue;
+        }
+        let want = brute_anchor(&img, k as u16 + 1, 4);
+        let got = (r.anchor[0].unwrap() - 0.5, r.anchor[1].unwrap() - 0.5);
+        assert_eq!(
+            (f64::from(want.0), f64::from(want.1)),
+            got,
+            "{png:?} object {k}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 1, "no large object in {png:?}");
+}
+
+/// The interior anchor of the pixels valued `v`, by brute force: a nearest non-mask point is
+/// always 4-adjacent to a mask pixel (one step from it towards the pixel is nearer, so in the
+/// mask), so only those candidates are searched.
+fn brute_anchor(
+    img: &image::ImageBuffer<image::Luma<u16>, Vec<u16>>,
+    v: u16,
+    border: i64,
+) -> (u32, u32) {
+    let (w, h) = (i64::from(img.width()), i64::from(img.height()));
+    let inside = |i: i64, j: i64| {
+        i >= border
+            && j >= border
+            && i + border < w
+            && j + border < h
+            && img.get_pixel(i as u32, j as u32).0[0] == v
+    };
+    let mut mask = Vec::new();
+    let mut edge = std::collections::BTreeSet::new();
+    for j in 0..h {
+        for i in 0..w {
+            if !inside(i, j) {
+                continue;
+            }
+            mask.push((i, j));
+            for (di, dj) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                if !inside(i + di, j + dj) {
+                    edge.insert((i + di, j + dj));
+                }
+            }
+        }
+    }
+    let mut best = (0i64, (0u32, 0u32));
+    for &(i, j) in &mask {
+        let d = edge
+            .iter()
+            .map(|&(x, y)| (x - i) * (x - i) + (y - j) * (y - j))
+            .min()
+            .unwrap();
+        // Raster order: strictly greater keeps the first.
+        if d > best.0 {
+            best = (d, (i as u32, j as u32));
+        }
+    }
+    best.1
+}
+
+fn gpu() -> Option<Gpu> {
+    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
+        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping the GPU run");
+        return None;
+    }
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    Some(
+        Gpu::open()
+            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)")),
+    )
 }
 
 #[test]

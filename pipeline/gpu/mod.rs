@@ -27,6 +27,16 @@ pub const KERNELS: &[(&str, &str)] = &[
         include_str!("../../kernels/project_points.wgsl"),
     ),
     ("zbuffer", include_str!("../../kernels/zbuffer.wgsl")),
+    (
+        "som_edt_cols",
+        include_str!("../../kernels/som_edt_cols.wgsl"),
+    ),
+    (
+        "som_edt_rows",
+        include_str!("../../kernels/som_edt_rows.wgsl"),
+    ),
+    ("som_anchor", include_str!("../../kernels/som_anchor.wgsl")),
+    ("som_draw", include_str!("../../kernels/som_draw.wgsl")),
 ];
 
 /// The registry entry of kernel `name`.

@@ -588,6 +588,18 @@ impl<G: Borrow<Gpu> + Sync> Rasteriser for GpuRasteriser<G> {
         "gpu"
     }
 
+    fn gpu(&self) -> Option<&Gpu> {
+        Some(self.gpu.borrow())
+    }
+
+    fn interior_anchors(
+        &self,
+        params: &crate::som::EdtParams,
+        ids: &[u32],
+    ) -> Result<Vec<Option<crate::som::Anchor>>> {
+        crate::som::anchor::interior_anchors_gpu(self.gpu.borrow(), params, ids)
+    }
+
     fn raster(&self, job: &RasterJob<'_>) -> Result<RasterOut> {
         self.raster_batch(std::slice::from_ref(job))?
             .pop()

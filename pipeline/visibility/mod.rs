@@ -13,8 +13,15 @@
 //! camera images are used (the store annotates keyframes); sweeps are counted and skipped.
 //! Camera images and boxes whose store rows are unusable (non-finite values, empty sizes, images
 //! too large) are recorded in `<out>.rejects.jsonl` (the output's extension replaced) and
-//! skipped. The anchor columns hold the centroid of the visible pixels for now; the
-//! distance-transform label anchor of the Set-of-Mark stage will replace it.
+//! skipped. The anchor columns hold the Set-of-Mark label anchor ([`crate::som::anchor`]) under
+//! the built-in `configs/som.toml` `[anchor]` rules, as pixel-centre coordinates (`i + 0.5`,
+//! `j + 0.5`): the visible pixel farthest from its mask's boundary (exact EDT, 4-px image
+//! border excluded, first in raster order on ties), or for objects under 1600 visible pixels
+//! the best point of the 20-px ring outside their modal box; null without visible pixels. The
+//! rasteriser computes it (the GPU one on the device), identically on every path.
+//!
+//! [`scene_images`] is the projection and rasterisation of one scene on its own, for stages
+//! that need the same instance-ID maps (`drivegen som`).
 //!
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
 //! rasterised in batches of [`raster::Rasteriser::batch_size`], so memory stays bounded. The
@@ -39,6 +46,7 @@ use self::output::VisRow;
 use self::project::{project_box, BoxGeom, Camera, Projection};
 use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
 use crate::rejects::{Reject, RejectLog};
+use crate::som::{self, config::AnchorConfig, MarkAnchor, SomConfig};
 use crate::store::atomic::AtomicFile;
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
@@ -128,6 +136,7 @@ pub fn run_with(
     id_map_dir: Option<&Path>,
 ) -> Result<VisibilitySummary> {
     let store = Store::open(store_dir)?;
+    let anchor_cfg = SomConfig::default_config()?.anchor;
     let schema = output::schema();
     let mut writer = FileWriter::try_new(AtomicFile::create(out_file)?, &schema)?;
     let mut log = RejectLog::new();
@@ -141,7 +150,15 @@ pub fn run_with(
     let pb = crate::progress::bar(store.meta().counts.scenes, "visibility");
     for scene in store.scenes()? {
         let scene = scene?;
-        let rows = scene_rows(&scene, cfg, rasteriser, id_map_dir, &mut log, &mut summary)?;
+        let rows = scene_rows(
+            &scene,
+            cfg,
+            &anchor_cfg,
+            rasteriser,
+            id_map_dir,
+            &mut log,
+            &mut summary,
+        )?;
         for r in &rows {
             match r.reject_reason {
                 None => summary.kept += 1,
@@ -177,21 +194,59 @@ fn reject(scene: &str, item: &str, file: &str, reason: String) -> Reject {
 }
 
 /// One keyframe image with the boxes of its frame projected into it.
-struct ImageWork<'a> {
-    cam: &'a CameraRow,
-    objects: Vec<(&'a ObjectRow, Projection)>,
-    tris: Vec<Tri>,
+pub struct ImageWork<'a> {
+    pub cam: &'a CameraRow,
+    /// In row order (by `annotation_id`); object `k` of the raster output.
+    pub objects: Vec<(&'a ObjectRow, Projection)>,
+    pub tris: Vec<Tri>,
 }
 
 /// The rows of one scene.
 fn scene_rows(
     scene: &SceneData,
     cfg: &VisibilityConfig,
+    anchor_cfg: &AnchorConfig,
     rasteriser: &dyn Rasteriser,
     id_map_dir: Option<&Path>,
     log: &mut RejectLog,
     summary: &mut VisibilitySummary,
 ) -> Result<Vec<VisRow>> {
+    let sid = &scene.scene.scene_id;
+    let mut rows = Vec::new();
+    scene_images(scene, cfg, rasteriser, log, summary, |work, outs| {
+        let anchors: Vec<Vec<Option<MarkAnchor>>> = outs
+            .par_iter()
+            .map(|out| {
+                let boxes: Vec<Option<[u32; 4]>> = out.objects.iter().map(|o| o.modal).collect();
+                som::anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
+            })
+            .collect::<Result<_>>()?;
+        for ((w, out), anchors) in work.iter().zip(outs).zip(&anchors) {
+            if let Some(dir) = id_map_dir {
+                let path = dir
+                    .join(output::safe_name(sid))
+                    .join(format!("{}.png", output::safe_name(&w.cam.camera_frame_id)));
+                output::write_id_png(&path, out)?;
+            }
+            image_rows(w, out, anchors, cfg, &mut rows)?;
+        }
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+/// Projects every usable box of `scene` into every usable keyframe camera image (sorted by
+/// frame, camera, image id) and rasterises them, ID maps included, in batches of
+/// [`Rasteriser::batch_size`]; `each` gets every batch. Unusable store rows are logged and
+/// counted in `summary`, which also counts the images.
+pub fn scene_images(
+    scene: &SceneData,
+    cfg: &VisibilityConfig,
+    rasteriser: &dyn Rasteriser,
+    log: &mut RejectLog,
+    summary: &mut VisibilitySummary,
+    mut each: impl FnMut(&[ImageWork<'_>], &[RasterOut]) -> Result<()>,
+) -> Result<()> {
     let sid = &scene.scene.scene_id;
     // Usable boxes by frame, sorted by annotation id (ties keep store order).
     let mut by_frame: BTreeMap<u32, Vec<(&ObjectRow, BoxGeom)>> = BTreeMap::new();
@@ -250,7 +305,6 @@ fn scene_rows(
     summary.camera_images += cams.len() as u64;
     let near = cfg.projection.near_m;
     let empty = Vec::new();
-    let mut rows = Vec::new();
     for chunk in cams.chunks(rasteriser.batch_size().max(1)) {
         let work: Vec<ImageWork<'_>> = chunk
             .par_iter()
@@ -279,7 +333,8 @@ fn scene_rows(
                 height: w.cam.height,
                 num_objects: w.objects.len() as u32,
                 tris: &w.tris,
-                want_maps: id_map_dir.is_some(),
+                // The anchors need the instance-ID maps.
+                want_maps: true,
             })
             .collect();
         let outs = rasteriser.raster_batch(&jobs)?;
@@ -289,23 +344,16 @@ fn scene_rows(
                 detail: format!("returned {} results for {} images", outs.len(), work.len()),
             });
         }
-        for (w, out) in work.iter().zip(&outs) {
-            if let Some(dir) = id_map_dir {
-                let path = dir
-                    .join(output::safe_name(sid))
-                    .join(format!("{}.png", output::safe_name(&w.cam.camera_frame_id)));
-                output::write_id_png(&path, out)?;
-            }
-            image_rows(w, out, cfg, &mut rows)?;
-        }
+        each(&work, &outs)?;
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Appends the rows of one image.
 fn image_rows(
     w: &ImageWork<'_>,
     out: &RasterOut,
+    anchors: &[Option<MarkAnchor>],
     cfg: &VisibilityConfig,
     rows: &mut Vec<VisRow>,
 ) -> Result<()> {
@@ -319,7 +367,17 @@ fn image_rows(
             ),
         });
     }
-    for ((o, p), st) in w.objects.iter().zip(&out.objects) {
+    if anchors.len() != w.objects.len() {
+        return Err(Error::Gpu {
+            kernel: "som_anchor".into(),
+            detail: format!(
+                "returned {} anchors for {} objects",
+                anchors.len(),
+                w.objects.len()
+            ),
+        });
+    }
+    for (((o, p), st), anchor) in w.objects.iter().zip(&out.objects).zip(anchors) {
         let visible_fraction = st.visible_fraction();
         let reason = filters::evaluate(
             &cfg.filters,
@@ -349,7 +407,7 @@ fn image_rows(
             modal: st.modal.map(|m| m.map(f64::from)),
             depth_m: p.depth_m,
             distance_m: p.distance_m,
-            anchor: st.centroid(),
+            anchor: anchor.map(|a| a.anchor.centre()),
             kept: reason.is_none(),
             reject_reason: reason,
         });

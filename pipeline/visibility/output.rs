@@ -35,7 +35,7 @@ pub struct VisRow {
     pub modal: Option<[f64; 4]>,
     pub depth_m: f64,
     pub distance_m: f64,
-    /// For now the centroid of the visible pixels' centres (see [`super`]).
+    /// The Set-of-Mark label anchor, pixel-centre coordinates (see [`super`]).
     pub anchor: Option<[f64; 2]>,
     pub kept: bool,
     pub reject_reason: Option<RejectReason>,

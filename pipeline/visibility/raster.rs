@@ -428,6 +428,22 @@ pub trait Rasteriser: Sync {
     fn batch_size(&self) -> usize {
         2 * rayon::current_num_threads()
     }
+
+    /// The device a GPU implementation runs on, for the stages that draw after it.
+    fn gpu(&self) -> Option<&crate::gpu::Gpu> {
+        None
+    }
+
+    /// The Set-of-Mark interior anchors of an instance-ID map
+    /// ([`crate::som::anchor::interior_anchors_cpu`]); a GPU implementation runs the same
+    /// exact distance transform on the device, so the result is identical.
+    fn interior_anchors(
+        &self,
+        params: &crate::som::EdtParams,
+        ids: &[u32],
+    ) -> Result<Vec<Option<crate::som::Anchor>>> {
+        crate::som::anchor::interior_anchors_cpu(params, ids)
+    }
 }
 
 /// The plain-Rust reference.

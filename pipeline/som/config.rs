@@ -1,0 +1,142 @@
+//! `configs/som.toml`: the anchor rules, the drawing style and the label search.
+//!
+//! The file in the repository is embedded as the default. A user's file replaces it whole and
+//! must name every key (unknown or missing keys are errors).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// The embedded default config.
+pub const DEFAULT_TOML: &str = include_str!("../../configs/som.toml");
+/// The name errors give the embedded default.
+pub const DEFAULT_NAME: &str = "configs/som.toml (built in)";
+
+/// The whole Set-of-Mark config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SomConfig {
+    pub anchor: AnchorConfig,
+    pub draw: DrawConfig,
+    pub layout: LayoutConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnchorConfig {
+    /// Pixels within this distance of the image border count as outside every mask.
+    pub border_px: u32,
+    /// Objects with fewer visible pixels get a ring anchor outside their box.
+    pub small_object_pixels: u32,
+    /// Thickness of that ring (px).
+    pub ring_px: u32,
+}
+
+/// Which rectangle of an object is drawn (and ringed for small objects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoxKind {
+    /// The tight box of the visible pixels (`modal_*` of the visibility table).
+    Modal,
+    /// The projected box clamped to the image (`amodal_*`).
+    Amodal,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrawConfig {
+    #[serde(rename = "box")]
+    pub box_kind: BoxKind,
+    pub box_thickness_px: u32,
+    /// Integer scale of the 7×11 digit bitmaps.
+    pub glyph_scale: u32,
+    pub label_padding_px: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutConfig {
+    pub search_step_px: u32,
+    pub search_rings: u32,
+}
+
+impl SomConfig {
+    /// Loads `path`, or the built-in default, and validates it.
+    pub fn load(path: Option<&Path>) -> Result<Self> {
+        let cfg: Self = crate::config::load_or_default(path, DEFAULT_TOML, DEFAULT_NAME)?;
+        let file = path
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_NAME));
+        cfg.validate(&file)?;
+        Ok(cfg)
+    }
+
+    /// The built-in default.
+    pub fn default_config() -> Result<Self> {
+        Self::load(None)
+    }
+
+    /// Parses and validates TOML text.
+    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
+        let cfg: Self = crate::config::parse_toml(text, name)?;
+        cfg.validate(name)?;
+        Ok(cfg)
+    }
+
+    /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
+    pub fn hash(&self) -> Result<String> {
+        let text = toml::to_string(self).map_err(|e| Error::Config {
+            file: PathBuf::from("som config"),
+            detail: e.to_string(),
+        })?;
+        let d = Sha256::digest(text.as_bytes());
+        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Fails with a message naming the bad key.
+    pub fn validate(&self, file: &Path) -> Result<()> {
+        let bad = |detail: String| {
+            Err(Error::Config {
+                file: file.to_path_buf(),
+                detail,
+            })
+        };
+        let checks: [(&str, u32, u32, u32); 7] = [
+            ("anchor.border_px", self.anchor.border_px, 0, 1024),
+            ("anchor.ring_px", self.anchor.ring_px, 1, 1024),
+            ("draw.box_thickness_px", self.draw.box_thickness_px, 1, 64),
+            ("draw.glyph_scale", self.draw.glyph_scale, 1, 16),
+            ("draw.label_padding_px", self.draw.label_padding_px, 0, 64),
+            ("layout.search_step_px", self.layout.search_step_px, 1, 1024),
+            ("layout.search_rings", self.layout.search_rings, 0, 4096),
+        ];
+        for (name, v, lo, hi) in checks {
+            if !(lo..=hi).contains(&v) {
+                return bad(format!("{name} must be within {lo}..={hi}, got {v}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_loads_and_bad_values_are_named() {
+        let cfg = SomConfig::default_config().unwrap();
+        assert_eq!(cfg.anchor.border_px, 4);
+        assert_eq!(cfg.anchor.small_object_pixels, 1600);
+        assert_eq!(cfg.anchor.ring_px, 20);
+        assert_eq!(cfg.draw.box_kind, BoxKind::Modal);
+        let text = DEFAULT_TOML.replace("glyph_scale = 2", "glyph_scale = 0");
+        let e = SomConfig::from_toml(&text, Path::new("x.toml")).unwrap_err();
+        assert!(e.to_string().contains("draw.glyph_scale"), "{e}");
+        let text = DEFAULT_TOML.replace("box = \"modal\"", "box = \"mask\"");
+        assert!(SomConfig::from_toml(&text, Path::new("x.toml")).is_err());
+    }
+}

@@ -1,0 +1,21 @@
+//! Set-of-Mark (SoM) marks: where each kept object's numbered label goes and how boxes and
+//! labels are drawn into the camera images (`shared/spec/metavqa.md` §3).
+//!
+//! * [`anchor`]: the label anchor, the visible-mask point farthest from the mask boundary
+//!   (exact Euclidean distance transform on the GPU and its CPU twin, a 4-px image border
+//!   excluded), and the ring anchor outside the box of small objects.
+//! * [`layout`]: mark numbers and label placement (no overlaps, no covered anchors).
+//! * [`draw`]: box outlines and numbered labels drawn into the image (GPU and CPU twin).
+//! * [`font`]: the built-in digit bitmaps and the mark palette.
+//! * [`stage`]: `drivegen som`, the marked images and `marks.arrow`.
+//! * [`config`]: the settings of `configs/som.toml`.
+
+pub mod anchor;
+pub mod config;
+pub mod draw;
+pub mod font;
+pub mod layout;
+pub mod stage;
+
+pub use anchor::{choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor};
+pub use config::SomConfig;

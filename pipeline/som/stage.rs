@@ -1,0 +1,444 @@
+//! `drivegen som`: the marked camera images and the marks table.
+//!
+//! For every keyframe camera image with kept rows in the visibility table, the stage
+//! re-projects and re-rasterises the image exactly as [`crate::visibility`] does (so the
+//! instance-ID map is the one the table was measured on), takes the anchors of the kept
+//! objects under `configs/som.toml` ([`super::anchor`]), numbers and places their labels
+//! ([`super::layout`]) and draws boxes and labels into the source image ([`super::draw`], on the
+//! GPU when the rasteriser has one). It writes `<out>/<scene_id>/<camera_frame_id>.png`
+//! (lossless RGB, atomically) and `<out>/marks.arrow` (`schemas/som/marks.json`: one row per
+//! mark, one record batch per store scene, rows in image then mark order).
+//!
+//! A kept row must name an object that projects into its image; otherwise the visibility
+//! table does not belong to this store and the run stops with the row named. A missing or
+//! unreadable source image, or one whose size differs from `cameras.arrow`, stops the run with
+//! its path. Nothing is left half-written: PNGs and `marks.arrow` are written atomically.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::ipc::reader::FileReader;
+use arrow::ipc::writer::FileWriter;
+use arrow::record_batch::RecordBatch;
+use rayon::prelude::*;
+
+use super::anchor::{choose_anchor, image_anchors};
+use super::config::{BoxKind, SomConfig};
+use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
+use super::font::mark_colour;
+use super::layout::{layout, MarkIn};
+use crate::rejects::RejectLog;
+use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::Store;
+use crate::visibility::config::VisibilityConfig;
+use crate::visibility::output::safe_name;
+use crate::visibility::raster::{RasterOut, Rasteriser};
+use crate::visibility::{scene_images, ImageWork, VisibilitySummary};
+use crate::{Error, Result};
+
+/// One row of `marks.arrow`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkRow {
+    pub scene_id: String,
+    pub frame_idx: u32,
+    pub camera: String,
+    pub camera_frame_id: String,
+    pub track_id: String,
+    pub annotation_id: String,
+    pub mark: u32,
+    /// Pixel centre of the anchor pixel.
+    pub anchor: [f64; 2],
+    /// `interior`, `ring` or `fallback`.
+    pub anchor_rule: String,
+    /// Pixel edges `[x0, y0, x1, y1)`.
+    pub label: [u32; 4],
+    pub bbox: [u32; 4],
+    /// `0xRRGGBB`.
+    pub colour: u32,
+}
+
+/// The schema of `marks.arrow`.
+pub fn marks_schema() -> SchemaRef {
+    let f = |n: &str, t: DataType| Field::new(n, t, false);
+    let mut v = vec![
+        f("scene_id", DataType::Utf8),
+        f("frame_idx", DataType::UInt32),
+        f("camera", DataType::Utf8),
+        f("camera_frame_id", DataType::Utf8),
+        f("track_id", DataType::Utf8),
+        f("annotation_id", DataType::Utf8),
+        f("mark", DataType::UInt32),
+        f("anchor_x", DataType::Float64),
+        f("anchor_y", DataType::Float64),
+        f("anchor_rule", DataType::Utf8),
+    ];
+    for c in ["x0", "y0", "x1", "y1"] {
+        v.push(f(&format!("label_{c}"), DataType::UInt32));
+    }
+    for c in ["x0", "y0", "x1", "y1"] {
+        v.push(f(&format!("box_{c}"), DataType::UInt32));
+    }
+    v.push(f("colour", DataType::UInt32));
+    Arc::new(Schema::new(v))
+}
+
+fn to_batch(rows: &[MarkRow]) -> Result<RecordBatch> {
+    let strs = |g: &dyn Fn(&MarkRow) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(g)))
+    };
+    let u32s = |g: &dyn Fn(&MarkRow) -> u32| -> ArrayRef {
+        Arc::new(UInt32Array::from_iter_values(rows.iter().map(g)))
+    };
+    let f64s = |g: &dyn Fn(&MarkRow) -> f64| -> ArrayRef {
+        Arc::new(Float64Array::from_iter_values(rows.iter().map(g)))
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        strs(&|r| &r.scene_id),
+        u32s(&|r| r.frame_idx),
+        strs(&|r| &r.camera),
+        strs(&|r| &r.camera_frame_id),
+        strs(&|r| &r.track_id),
+        strs(&|r| &r.annotation_id),
+        u32s(&|r| r.mark),
+        f64s(&|r| r.anchor[0]),
+        f64s(&|r| r.anchor[1]),
+        strs(&|r| &r.anchor_rule),
+    ];
+    for k in 0..4 {
+        cols.push(u32s(&|r| r.label[k]));
+    }
+    for k in 0..4 {
+        cols.push(u32s(&|r| r.bbox[k]));
+    }
+    cols.push(u32s(&|r| r.colour));
+    Ok(RecordBatch::try_new(marks_schema(), cols)?)
+}
+
+/// What [`run`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SomSummary {
+    pub out_dir: PathBuf,
+    pub config_hash: String,
+    pub device: String,
+    pub scenes: u64,
+    pub images: u64,
+    pub marks: u64,
+    /// Labels that found no free place (see [`super::layout`]); 0 in practice.
+    pub overlapping_labels: u64,
+}
+
+impl fmt::Display for SomSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "som: {} scenes, {} marked images, {} marks in {} ({} device, config {})",
+            self.scenes,
+            self.images,
+            self.marks,
+            self.out_dir.display(),
+            self.device,
+            self.config_hash
+        )?;
+        if self.overlapping_labels > 0 {
+            writeln!(
+                f,
+                "  {} labels found no free place and overlap",
+                self.overlapping_labels
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The kept rows of a visibility table: annotation ids by (scene, camera image), in row order.
+type Kept = HashMap<(String, String), Vec<String>>;
+
+fn read_kept(path: &Path) -> Result<Kept> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = FileReader::try_new(file, None)?;
+    let bad = |detail: String| Error::Usage(format!("{}: {detail}", path.display()));
+    let mut kept = Kept::new();
+    for batch in reader {
+        let batch = batch?;
+        let col = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| bad(format!("no column {name}: not a visibility table")))
+        };
+        let strs = |name: &str| -> Result<StringArray> {
+            col(name)?
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .cloned()
+                .ok_or_else(|| bad(format!("column {name} is not a string column")))
+        };
+        let (scene, image, ann) = (
+            strs("scene_id")?,
+            strs("camera_frame_id")?,
+            strs("annotation_id")?,
+        );
+        let flags = col("kept")?
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .cloned()
+            .ok_or_else(|| bad("column kept is not boolean".into()))?;
+        for i in 0..batch.num_rows() {
+            if flags.is_valid(i) && flags.value(i) {
+                kept.entry((scene.value(i).to_string(), image.value(i).to_string()))
+                    .or_default()
+                    .push(ann.value(i).to_string());
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// Marks every keyframe image with kept rows in the visibility table `vis_file` of the store
+/// at `store_dir` (see the module docs). `vis_cfg` must be the config the table was made with
+/// (its projection settings decide the ID maps); `scene` restricts the run to one scene.
+pub fn run(
+    store_dir: &Path,
+    vis_file: &Path,
+    out_dir: &Path,
+    cfg: &SomConfig,
+    vis_cfg: &VisibilityConfig,
+    rasteriser: &dyn Rasteriser,
+    scene: Option<&str>,
+) -> Result<SomSummary> {
+    let store = Store::open(store_dir)?;
+    let kept = read_kept(vis_file)?;
+    let root = PathBuf::from(&store.meta().source_root);
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let marks_path = out_dir.join("marks.arrow");
+    let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
+    let mut summary = SomSummary {
+        out_dir: out_dir.to_path_buf(),
+        config_hash: cfg.hash()?,
+        device: if rasteriser.gpu().is_some() {
+            "gpu".into()
+        } else {
+            "cpu".into()
+        },
+        ..Default::default()
+    };
+    let mut found_scene = false;
+    let pb = crate::progress::bar(store.meta().counts.scenes, "som");
+    for data in store.scenes()? {
+        let data = data?;
+        let sid = data.scene.scene_id.clone();
+        if scene.is_some_and(|s| s != sid) {
+            pb.inc(1);
+            continue;
+        }
+        found_scene = true;
+        let mut rows: Vec<MarkRow> = Vec::new();
+        // The visibility stage's own bookkeeping; its rejects were reported by that stage.
+        let (mut log, mut vis_summary) = (RejectLog::new(), VisibilitySummary::default());
+        scene_images(
+            &data,
+            vis_cfg,
+            rasteriser,
+            &mut log,
+            &mut vis_summary,
+            |work, outs| {
+                let done: Vec<Option<(Vec<MarkRow>, u64)>> = work
+                    .par_iter()
+                    .zip(outs)
+                    .map(|(w, out)| {
+                        let key = (sid.clone(), w.cam.camera_frame_id.clone());
+                        match kept.get(&key) {
+                            Some(anns) if !anns.is_empty() => {
+                                mark_image(w, out, anns, cfg, rasteriser, &root, out_dir).map(Some)
+                            }
+                            _ => Ok(None),
+                        }
+                    })
+                    .collect::<Result<_>>()?;
+                for (r, overlapping) in done.into_iter().flatten() {
+                    summary.images += 1;
+                    summary.marks += r.len() as u64;
+                    summary.overlapping_labels += overlapping;
+                    rows.extend(r);
+                }
+                Ok(())
+            },
+        )?;
+        writer.write(&to_batch(&rows)?)?;
+        summary.scenes += 1;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    if let Some(s) = scene.filter(|_| !found_scene) {
+        return Err(Error::Usage(format!(
+            "{}: no scene {s}",
+            store_dir.display()
+        )));
+    }
+    writer.finish()?;
+    writer.into_inner()?.commit()?;
+    Ok(summary)
+}
+
+/// The box of object `k` that is drawn and ringed, pixel edges inside the image.
+fn object_box(w: &ImageWork<'_>, out: &RasterOut, k: usize, kind: BoxKind) -> [u32; 4] {
+    let amodal = || {
+        let a = w.objects[k].1.amodal;
+        let clamp = |v: f64, n: u32| v.clamp(0.0, f64::from(n));
+        [
+            clamp(a[0].floor(), out.width) as u32,
+            clamp(a[1].floor(), out.height) as u32,
+            clamp(a[2].ceil(), out.width) as u32,
+            clamp(a[3].ceil(), out.height) as u32,
+        ]
+    };
+    match kind {
+        BoxKind::Modal => out.objects[k].modal.unwrap_or_else(amodal),
+        BoxKind::Amodal => amodal(),
+    }
+}
+
+/// Marks one image: anchors, layout, drawing, the PNG. Returns its rows and the number of
+/// labels that overlap.
+fn mark_image(
+    w: &ImageWork<'_>,
+    out: &RasterOut,
+    anns: &[String],
+    cfg: &SomConfig,
+    rasteriser: &dyn Rasteriser,
+    root: &Path,
+    out_dir: &Path,
+) -> Result<(Vec<MarkRow>, u64)> {
+    let cam = w.cam;
+    // The kept objects, in table order.
+    let index: HashMap<&str, usize> = w
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(k, (o, _))| (o.annotation_id.as_str(), k))
+        .collect();
+    let objs: Vec<usize> = anns
+        .iter()
+        .map(|a| {
+            index.get(a.as_str()).copied().ok_or_else(|| {
+                Error::Usage(format!(
+                    "visibility table: kept row {a} in image {} does not project into it in \
+                     this store (wrong --store or --visibility?)",
+                    cam.camera_frame_id
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    let boxes: Vec<Option<[u32; 4]>> = (0..w.objects.len())
+        .map(|k| Some(object_box(w, out, k, cfg.draw.box_kind)))
+        .collect();
+    let anchors = image_anchors(rasteriser, out, &boxes, &cfg.anchor)?;
+    let chosen: Vec<_> = objs
+        .iter()
+        .map(|&k| {
+            let st = &out.objects[k];
+            let b = object_box(w, out, k, cfg.draw.box_kind);
+            anchors[k].unwrap_or_else(|| {
+                choose_anchor(
+                    None,
+                    st.visible_pixels,
+                    b,
+                    out.width,
+                    out.height,
+                    &cfg.anchor,
+                )
+            })
+        })
+        .collect();
+    let ins: Vec<MarkIn> = objs
+        .iter()
+        .zip(&chosen)
+        .map(|(&k, a)| MarkIn {
+            anchor: [a.anchor.x, a.anchor.y],
+            visible_pixels: out.objects[k].visible_pixels,
+        })
+        .collect();
+    let labels = layout(out.width, out.height, &ins, &cfg.draw, &cfg.layout)?;
+    let draws: Vec<DrawMark> = objs
+        .iter()
+        .zip(&labels)
+        .map(|(&k, l)| {
+            DrawMark::new(
+                object_box(w, out, k, cfg.draw.box_kind),
+                l.rect,
+                l.mark,
+                mark_colour(l.mark),
+            )
+        })
+        .collect();
+    let src = root.join(&cam.image_path);
+    let img = image::open(&src)
+        .map_err(|e| Error::Usage(format!("{}: cannot read the image: {e}", src.display())))?
+        .to_rgba8();
+    if img.dimensions() != (out.width, out.height) {
+        return Err(Error::Usage(format!(
+            "{}: the image is {}×{}, cameras.arrow says {}×{}",
+            src.display(),
+            img.width(),
+            img.height(),
+            out.width,
+            out.height
+        )));
+    }
+    let mut px: Vec<u32> = img.pixels().map(|p| pack(p.0)).collect();
+    match rasteriser.gpu() {
+        Some(gpu) => draw_gpu(gpu, &mut px, out.width, out.height, &draws, &cfg.draw)?,
+        None => draw_cpu(&mut px, out.width, out.height, &draws, &cfg.draw)?,
+    }
+    let rgb: Vec<u8> = px
+        .iter()
+        .flat_map(|&p| {
+            let [r, g, b, _] = unpack(p);
+            [r, g, b]
+        })
+        .collect();
+    let path = out_dir
+        .join(safe_name(&cam.scene_id))
+        .join(format!("{}.png", safe_name(&cam.camera_frame_id)));
+    let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
+        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
+    let mut bytes = Vec::new();
+    marked
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .map_err(|e| Error::Tool {
+            tool: "png".into(),
+            detail: format!("{}: {e}", path.display()),
+        })?;
+    write_atomic(&path, &bytes)?;
+    let overlapping = labels.iter().filter(|l| l.overlaps).count() as u64;
+    let rows = objs
+        .iter()
+        .zip(&chosen)
+        .zip(labels.iter().zip(&draws))
+        .map(|((&k, a), (l, d))| {
+            let o = w.objects[k].0;
+            MarkRow {
+                scene_id: cam.scene_id.clone(),
+                frame_idx: cam.frame_idx,
+                camera: cam.camera.clone(),
+                camera_frame_id: cam.camera_frame_id.clone(),
+                track_id: o.track_id.clone(),
+                annotation_id: o.annotation_id.clone(),
+                mark: l.mark,
+                anchor: a.anchor.centre(),
+                anchor_rule: a.rule.as_str().to_string(),
+                label: l.rect,
+                bbox: d.bbox,
+                colour: mark_colour(l.mark),
+            }
+        })
+        .collect();
+    Ok((rows, overlapping))
+}
