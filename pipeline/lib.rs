@@ -12,6 +12,7 @@
 //! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
 
 pub mod config;
+pub mod corrupt;
 pub mod cpu;
 pub mod egomotion;
 pub mod error;

@@ -1,0 +1,1 @@
+//! GPU host code for the corruption kernels (filled in below).
