@@ -47,5 +47,5 @@ venv() {
 
 if [ "${DRIVEGEN_SKIP_VENVS:-0}" != 1 ]; then
   venv devkit "nuscenes-devkit==1.2.0"
-  venv oracles "numpy" "scipy" "pyarrow"
+  venv oracles "numpy" "scipy" "pyarrow" "imagecorruptions-imaug==1.1.5"
 fi

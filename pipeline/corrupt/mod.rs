@@ -14,6 +14,7 @@
 //! codec (ffmpeg) and are not planned here.
 
 pub mod blur;
+pub mod codec;
 pub mod config;
 pub mod gpu;
 pub mod occlusion;
