@@ -33,6 +33,10 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Project every box into every keyframe camera and measure its z-buffer visibility.
     Visibility(VisibilityArgs),
+    /// Apply the DriveBench corruptions; write images, corruptions.arrow, corruption_qa.arrow.
+    Corrupt(crate::cli_corrupt::CorruptArgs),
+    /// Benchmarks (`bench corrupt`).
+    Bench(crate::cli_corrupt::BenchArgs),
     /// List the GPU adapters wgpu finds and the one drivegen would use.
     GpuInfo,
 }

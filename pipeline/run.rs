@@ -38,6 +38,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print!("{summary}");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Corrupt(a) => crate::cli_corrupt::corrupt(a),
+        Command::Bench(a) => crate::cli_corrupt::bench(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)

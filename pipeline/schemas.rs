@@ -29,6 +29,11 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("qa.json", "qa", crate::qa::qa_schema()),
         (
+            "corrupt/corruptions.json",
+            "corruptions",
+            crate::corrupt::output::schema(),
+        ),
+        (
             "egomotion/clips.json",
             "clips",
             crate::egomotion::output::clips_schema(),

@@ -126,13 +126,22 @@ fn zeroed(gpu: &Gpu, label: &str, words: u64) -> Result<wgpu::Buffer> {
 
 /// Records the passes of one view; returns its output buffer (None: unchanged).
 fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<wgpu::Buffer>> {
-    let gpu = rec.gpu;
-    let (w, h) = img.dimensions();
-    let n = u64::from(w) * u64::from(h);
     if matches!(plan, Plan::Unchanged) {
         return Ok(None);
     }
-    let src = gpu.storage_buffer("corrupt src", &pack(img))?;
+    let src = rec.gpu.storage_buffer("corrupt src", &pack(img))?;
+    record_on(rec, img.dimensions(), &src, plan).map(Some)
+}
+
+/// Records the passes of one view whose packed pixels are already in `src`.
+fn record_on(
+    rec: &mut Recorder<'_>,
+    (w, h): (u32, u32),
+    src: &wgpu::Buffer,
+    plan: &Plan,
+) -> Result<wgpu::Buffer> {
+    let gpu = rec.gpu;
+    let n = u64::from(w) * u64::from(h);
     let dst = zeroed(gpu, "corrupt dst", n)?;
     // The output buffer must be exactly n words: kernels bound-check with arrayLength.
     let dst = if n * 4 < 16 {
@@ -144,12 +153,12 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
         Plan::Unchanged => {}
         Plan::Pixel(p) => {
             let u = gpu.uniform_buffer("corrupt_pixel", p)?;
-            rec.pass("corrupt_pixel", &[&u, &src, &dst], n)?;
+            rec.pass("corrupt_pixel", &[&u, src, &dst], n)?;
         }
         Plan::Dark(p, _) => {
             let u = gpu.uniform_buffer("corrupt_dark", &p.params)?;
             let t = storage::<DarkEntry>(gpu, "dark table", &p.table)?;
-            rec.pass("corrupt_dark", &[&u, &t, &src, &dst], n)?;
+            rec.pass("corrupt_dark", &[&u, &t, src, &dst], n)?;
         }
         Plan::Motion(p) => {
             let u = gpu.uniform_buffer(
@@ -162,7 +171,7 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
                 },
             )?;
             let t = storage::<Tap>(gpu, "motion taps", &p.taps)?;
-            rec.pass("corrupt_motion", &[&u, &t, &src, &dst], n)?;
+            rec.pass("corrupt_motion", &[&u, &t, src, &dst], n)?;
         }
         Plan::Zoom(p) => {
             let inv = 1.0f32 / (p.layers.len() as f32 + 1.0);
@@ -176,17 +185,17 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
                 },
             )?;
             let l = storage(gpu, "zoom layers", &p.layers)?;
-            rec.pass("corrupt_zoom", &[&u, &l, &src, &dst], n)?;
+            rec.pass("corrupt_zoom", &[&u, &l, src, &dst], n)?;
         }
         Plan::Splash(p) => {
             let u = gpu.uniform_buffer("corrupt_splash", &p.params)?;
             let d = storage::<Disc>(gpu, "splash discs", &p.discs)?;
             let splashed = zeroed(gpu, "splashed", n)?;
-            rec.pass("corrupt_splash", &[&u, &d, &src, &splashed], n)?;
-            blur(rec, w, h, &p.weights, &splashed, &src, None, &dst)?;
+            rec.pass("corrupt_splash", &[&u, &d, src, &splashed], n)?;
+            blur(rec, w, h, &p.weights, &splashed, src, None, &dst)?;
         }
         Plan::Lens(p) => {
-            blur(rec, w, h, &p.weights, &src, &src, Some(&p.spans), &dst)?;
+            blur(rec, w, h, &p.weights, src, src, Some(&p.spans), &dst)?;
         }
         Plan::Snow(p) => {
             let sp = &p.params;
@@ -200,7 +209,7 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
             let taps = storage::<Tap>(gpu, "snow taps", &p.taps)?;
             let layer = gpu.output_buffer("snow layer", n * 4)?;
             rec.pass("corrupt_snow_layer", &[&u, &taps, &zoomed, &layer], n)?;
-            rec.pass("corrupt_snow_composite", &[&u, &layer, &src, &dst], n)?;
+            rec.pass("corrupt_snow_composite", &[&u, &layer, src, &dst], n)?;
         }
         Plan::Fog(p) => {
             let size = u64::from(p.size);
@@ -213,7 +222,7 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
             let stats = zeroed(gpu, "fog stats", 4)?;
             rec.pass(
                 "corrupt_fog_stats",
-                &[&map, &src, &stats],
+                &[&map, src, &stats],
                 (size * size).max(n),
             )?;
             let u = gpu.uniform_buffer(
@@ -225,7 +234,7 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
                     extra: p.strength,
                 },
             )?;
-            rec.pass("corrupt_fog_composite", &[&u, &map, &stats, &src, &dst], n)?;
+            rec.pass("corrupt_fog_composite", &[&u, &map, &stats, src, &dst], n)?;
         }
         Plan::Rain(p) => {
             let rp = &p.params;
@@ -233,24 +242,24 @@ fn record(rec: &mut Recorder<'_>, img: &RgbImage, plan: &Plan) -> Result<Option<
             let mask = zeroed(gpu, "rain mask", n)?;
             rec.pass("corrupt_rain_drops", &[&u, &mask], u64::from(rp.drops))?;
             let sums = zeroed(gpu, "rain image sum", 4)?;
-            rec.pass("corrupt_image_sum", &[&src, &sums], n)?;
+            rec.pass("corrupt_image_sum", &[src, &sums], n)?;
             let streaked = gpu.output_buffer("rain streaked", n * 4)?;
             rec.pass(
                 "corrupt_rain_streak",
-                &[&u, &mask, &sums, &src, &streaked],
+                &[&u, &mask, &sums, src, &streaked],
                 n,
             )?;
             let blend = gpu.output_buffer("rain blend", n * 12)?;
             let csums = zeroed(gpu, "rain channel sums", 8)?;
             rec.pass(
                 "corrupt_rain_blend",
-                &[&u, &mask, &streaked, &src, &blend, &csums],
+                &[&u, &mask, &streaked, src, &blend, &csums],
                 n,
             )?;
             rec.pass("corrupt_rain_final", &[&u, &blend, &csums, &dst], n)?;
         }
     }
-    Ok(Some(dst))
+    Ok(dst)
 }
 
 /// The two Gaussian passes; `spans` selects Lens Obstacle's inside-only mode.
@@ -338,4 +347,34 @@ pub fn apply_gpu(gpu: &Gpu, jobs: &[(&RgbImage, &Plan)]) -> Result<Vec<RgbImage>
         }
     }
     Ok(out)
+}
+
+/// Seconds per image of the kernels alone: `plan` on `img` run `images` times in one
+/// submission, the input already on the device, no read-back (scratch buffers are still
+/// allocated per image, as in [`apply_gpu`]).
+pub fn time_kernels(gpu: &Gpu, img: &RgbImage, plan: &Plan, images: usize) -> Result<f64> {
+    let src = gpu.storage_buffer("corrupt src", &pack(img))?;
+    let run = |count: usize| -> Result<f64> {
+        let t = std::time::Instant::now();
+        let mut rec = Recorder {
+            gpu,
+            enc: gpu
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("corrupt bench"),
+                }),
+        };
+        let mut keep = Vec::with_capacity(count);
+        for _ in 0..count {
+            keep.push(record_on(&mut rec, img.dimensions(), &src, plan)?);
+        }
+        gpu.queue().submit([rec.enc.finish()]);
+        gpu.device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| gpu_err("corrupt bench", e))?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    // The first run compiles the pipelines.
+    run(1)?;
+    Ok(run(images.max(1))? / images.max(1) as f64)
 }

@@ -13,13 +13,18 @@
 //! Splash, Lens Obstacle, Camera Crash, Frame Lost). Bit Error and H.265 go through a real
 //! codec (ffmpeg) and are not planned here.
 
+pub mod bench;
 pub mod blur;
 pub mod codec;
 pub mod config;
 pub mod gpu;
 pub mod occlusion;
+pub mod output;
 pub mod photometric;
+pub mod qa;
 pub mod rng;
+pub mod run;
+pub mod sheet;
 pub mod weather;
 
 use image::RgbImage;
