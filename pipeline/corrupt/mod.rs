@@ -163,6 +163,12 @@ pub(crate) fn to_u8(v: f32) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0) as u8
 }
 
+/// An f32 parameter as the shortest decimal that reads back as it (0.4, not
+/// 0.4000000059604645), for the JSON metadata.
+pub(crate) fn j32(x: f32) -> f64 {
+    format!("{x}").parse().unwrap_or(f64::from(x))
+}
+
 /// One view of a frame: an image and where it comes from.
 #[derive(Debug, Clone, Copy)]
 pub struct View<'a> {

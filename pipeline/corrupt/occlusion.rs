@@ -144,7 +144,7 @@ impl SplashPlan {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        json!({"discs": self.discs, "kernel": self.kernel, "alpha": self.params.alpha})
+        json!({"discs": self.discs, "kernel": self.kernel, "alpha": super::j32(self.params.alpha)})
     }
 }
 

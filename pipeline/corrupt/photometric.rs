@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::config::CorruptConfig;
 use super::rng::Key;
-use super::{sev_index, to_u8};
+use super::{j32, sev_index, to_u8};
 
 /// RGB in [0, 1] to HSV in [0, 1]³ with skimage's conventions (hue 0 for greys, blue wins
 /// ties over green over red).
@@ -114,7 +114,7 @@ impl HsvParams {
     pub fn to_json(&self) -> serde_json::Value {
         match self.mode {
             MODE_HSV => {
-                json!({"v_add": self.v_add, "s_scale": self.s_scale, "s_offset": self.s_offset})
+                json!({"v_add": j32(self.v_add), "s_scale": j32(self.s_scale), "s_offset": j32(self.s_offset)})
             }
             MODE_BLACK => json!({"black": true}),
             m => json!({"bits": m - 1}),
@@ -243,8 +243,8 @@ impl DarkPlan {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        json!({"min": self.min, "max": self.max, "c_max": self.c_max,
-               "lambda": self.lambda, "sigma": self.params.sigma})
+        json!({"min": self.min, "max": self.max, "c_max": j32(self.c_max),
+               "lambda": j32(self.lambda), "sigma": j32(self.params.sigma)})
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::blur::{gather, motion_taps, reflect101, Tap, ZoomLayer};
 use super::config::CorruptConfig;
 use super::rng::Key;
-use super::{sev_index, to_u8};
+use super::{j32, sev_index, to_u8};
 
 /// Streams of the weather draws.
 pub const SNOW_NOISE: u32 = 0x0300;
@@ -89,7 +89,7 @@ impl SnowPlan {
 
     pub fn to_json(&self) -> serde_json::Value {
         json!({"angle_deg": self.angle_deg, "taps": self.taps.len(),
-               "mean": self.params.mean, "threshold": self.params.threshold})
+               "mean": j32(self.params.mean), "threshold": j32(self.params.threshold)})
     }
 }
 
@@ -217,7 +217,7 @@ impl FogPlan {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
-        json!({"map_size": self.size, "strength": self.strength, "decay": self.decay})
+        json!({"map_size": self.size, "strength": j32(self.strength), "decay": self.decay})
     }
 }
 
@@ -352,7 +352,7 @@ impl RainPlan {
 
     pub fn to_json(&self) -> serde_json::Value {
         let p = &self.params;
-        json!({"slant": p.slant, "drops": p.drops, "length": p.length, "contrast": p.contrast})
+        json!({"slant": p.slant, "drops": p.drops, "length": p.length, "contrast": j32(p.contrast)})
     }
 }
 
