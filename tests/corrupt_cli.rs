@@ -236,7 +236,11 @@ fn codec_corruptions_and_the_contact_sheet() {
         "contact sheet",
     );
     let s = image::open(&sheet).unwrap();
-    // 6 columns and 15 rows of 64×36 cells with 4-pixel gaps.
-    assert_eq!((s.width(), s.height()), (6 * 68 + 4, 15 * 40 + 4));
+    // 6 columns and 15 rows of 64×36 cells with 4-pixel gaps, after the label margins.
+    let (left, top, _) = drivegen::corrupt::sheet::margins(64);
+    assert_eq!(
+        (s.width(), s.height()),
+        (left + 6 * 68 + 4, top + 15 * 40 + 4)
+    );
     assert!(Path::new(&format!("{}.json", sheet.display())).is_file());
 }
