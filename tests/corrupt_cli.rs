@@ -244,3 +244,40 @@ fn codec_corruptions_and_the_contact_sheet() {
     );
     assert!(Path::new(&format!("{}.json", sheet.display())).is_file());
 }
+
+#[test]
+fn bench_corrupt_reports_every_corruption() {
+    if device() == "cpu" {
+        eprintln!("skipped: the benchmark needs an adapter");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("bench.md");
+    let out = ok(
+        bin()
+            .args([
+                "bench",
+                "corrupt",
+                "--width",
+                "64",
+                "--height",
+                "48",
+                "--images",
+                "2",
+                "--gpu-only",
+                "--report",
+            ])
+            .arg(&report)
+            .output()
+            .unwrap(),
+        "bench corrupt",
+    );
+    for c in drivegen::corrupt::Corruption::ALL {
+        assert!(
+            out.contains(&format!("| {} |", c.name())),
+            "{} missing:\n{out}",
+            c.name()
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), out);
+}

@@ -230,3 +230,27 @@ fn gpu_output_does_not_depend_on_the_batch() {
         );
     }
 }
+
+#[test]
+fn tiny_images_work_on_both_sides() {
+    let Some(gpu) = gpu() else { return };
+    let cfg = CorruptConfig::default_config().unwrap();
+    let mut rng = Rng(seed() ^ 2);
+    for (w, h) in [(1, 1), (2, 3), (5, 2), (7, 7)] {
+        let img = random_image(&mut rng, w, h);
+        for c in Corruption::ALL.into_iter().filter(|c| !c.is_codec()) {
+            for sev in [1u8, 5] {
+                let v = [View {
+                    image_id: "t",
+                    camera: "CAM_FRONT",
+                    image: &img,
+                }];
+                let p = plan_frame(&cfg, c, sev, 1, "t", &v).unwrap().remove(0);
+                let want = apply_cpu(&img, &p.plan);
+                let got = apply_gpu(gpu, &[(&img, &p.plan)]).unwrap().remove(0);
+                let (d, _) = max_diff(&want, &got);
+                assert!(d <= 1, "{} severity {sev} at {w}x{h}: diff {d}", c.name());
+            }
+        }
+    }
+}
