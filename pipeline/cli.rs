@@ -35,6 +35,8 @@ pub enum Command {
     Visibility(VisibilityArgs),
     /// Draw Set-of-Mark boxes and numbered labels into the keyframe images with kept objects.
     Som(SomArgs),
+    /// Apply the DriveBench corruptions; write images, corruptions.arrow, corruption_qa.arrow.
+    Corrupt(crate::cli_corrupt::CorruptArgs),
     /// List the GPU adapters wgpu finds and the one drivegen would use.
     GpuInfo,
     /// Balance question tables: EgoDyn's greedy Algorithm 1 over clips/frames, source and
@@ -55,6 +57,9 @@ pub enum Command {
 pub enum BenchCommand {
     /// Camera-frames/s of projection + z-buffer at 1600×900 with ~50 boxes.
     Visibility(BenchVisibilityArgs),
+    /// Images/s per corruption at 1600×900: GPU kernels, GPU with JPEG decode/encode, the CPU
+    /// twin, and imagecorruptions (benches/reference/corrupt.py) where it is installed.
+    Corrupt(crate::cli_corrupt::BenchCorruptArgs),
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@
 pub mod balance;
 pub mod bench;
 pub mod config;
+pub mod corrupt;
 pub mod cpu;
 pub mod egomotion;
 pub mod error;

@@ -64,6 +64,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Balance(a) => balance(a),
         Command::Release(a) => release(a),
         Command::Score(a) => score(a),
+        Command::Bench(BenchCommand::Corrupt(b)) => crate::cli_corrupt::bench_corrupt(b),
+        Command::Corrupt(a) => crate::cli_corrupt::corrupt(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)

@@ -34,6 +34,11 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
             crate::release::shards::shard_schema(),
         ),
         (
+            "corrupt/corruptions.json",
+            "corruptions",
+            crate::corrupt::output::schema(),
+        ),
+        (
             "egomotion/clips.json",
             "clips",
             crate::egomotion::output::clips_schema(),

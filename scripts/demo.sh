@@ -25,5 +25,12 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
   --id-maps "$out.partial/visibility/id_maps"
 "$bin" som --store "$out.partial/store" --visibility "$out.partial/visibility/visibility.arrow" \
   --out "$out.partial/som"
+# DriveBench corruptions at DriveBench's severities on the first 2 keyframes (12 images), with
+# the recognition questions, and one front image under all 15 corruptions × 5 severities.
+"$bin" corrupt --store "$out.partial/store" --out "$out.partial/corrupt" --corruption all \
+  --severity default --seed "${DEMO_SEED:-0}" --max-frames 2
+sheet_src=$(find "$out.partial/corpus/samples/CAM_FRONT" -type f | sort | sed -n 1p)
+"$bin" corrupt --contact-sheet "$sheet_src" --out "$out.partial/corrupt/contact_sheet.png" \
+  --seed "${DEMO_SEED:-0}"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"

@@ -305,7 +305,7 @@ pub fn table(
     let _ = writeln!(s, "|---|---:|---:|---:|");
     for t in rows {
         let vs = reference
-            .map(|(r, _)| format!("{:.0}×", t.frames_per_s() / r))
+            .map(|(r, _)| format!("{:.2}×", t.frames_per_s() / r))
             .unwrap_or_else(|| "–".into());
         let _ = writeln!(
             s,

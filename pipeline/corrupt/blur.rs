@@ -1,0 +1,350 @@
+//! Blurs: Motion Blur (one-sided half-Gaussian trail along a random angle), Zoom Blur (mean of
+//! centred zooms) and the separable Gaussian that Water Splash and Lens Obstacle use.
+//!
+//! Tap offsets, weights and zoom mappings are computed on the host in f64 and handed to both
+//! the kernels and these twins as f32, so both sides do the same f32 arithmetic per pixel.
+
+use image::RgbImage;
+use serde_json::json;
+
+use super::config::CorruptConfig;
+use super::rng::Key;
+use super::{sev_index, to_u8};
+
+/// Stream of the motion-blur angle.
+pub const MOTION_ANGLE: u32 = 0x0200;
+
+/// One tap of a 1-D directional gather: integer offset and weight.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Tap {
+    pub dx: i32,
+    pub dy: i32,
+    pub w: f32,
+    pub _pad: u32,
+}
+
+/// The taps of imagecorruptions' `_motion_blur`: weights Gaussian(i; 0, sigma) normalised
+/// over i = 0..2r, offsets (ceil(i·cosθ − ½), ceil(i·sinθ − ½)); the list stops at the first
+/// offset as large as the image (`height`, `width`), as the reference does.
+pub fn motion_taps(radius: u32, sigma: f64, angle_deg: f64, width: u32, height: u32) -> Vec<Tap> {
+    let n = 2 * radius + 1;
+    let g: Vec<f64> = (0..n)
+        .map(|i| {
+            let x = f64::from(i);
+            (-(x * x) / (2.0 * sigma * sigma)).exp() / ((2.0 * std::f64::consts::PI).sqrt() * sigma)
+        })
+        .collect();
+    let z: f64 = g.iter().sum();
+    let (s, c) = angle_deg.to_radians().sin_cos();
+    let mut taps = Vec::new();
+    for (i, gi) in g.iter().enumerate() {
+        let i = i as f64;
+        let dy = (i * s - 0.5).ceil() as i64;
+        let dx = (i * c - 0.5).ceil() as i64;
+        if dy.unsigned_abs() >= u64::from(height) || dx.unsigned_abs() >= u64::from(width) {
+            break;
+        }
+        taps.push(Tap {
+            dx: dx as i32,
+            dy: dy as i32,
+            w: (gi / z) as f32,
+            _pad: 0,
+        });
+    }
+    taps
+}
+
+/// One image's Motion Blur: the angle drawn and the taps.
+#[derive(Debug, Clone)]
+pub struct MotionPlan {
+    pub angle_deg: f64,
+    pub taps: Vec<Tap>,
+}
+
+impl MotionPlan {
+    pub fn new(cfg: &CorruptConfig, severity: u8, key: Key, width: u32, height: u32) -> Self {
+        let m = &cfg.motion_blur;
+        let i = sev_index(severity);
+        let angle_deg = key.uniform(MOTION_ANGLE, 0, m.angle_deg[0], m.angle_deg[1]);
+        MotionPlan {
+            angle_deg,
+            taps: motion_taps(m.radius[i], m.sigma[i], angle_deg, width, height),
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({"angle_deg": self.angle_deg, "taps": self.taps.len()})
+    }
+}
+
+/// Sum of `taps` around (x, y) of an image of `w`×`h` with clamped coordinates, over the
+/// values `get(x, y)` (f32, the same order as the kernel).
+#[inline]
+pub fn gather<F: Fn(usize) -> f32>(taps: &[Tap], x: i32, y: i32, w: i32, h: i32, get: F) -> f32 {
+    let mut acc = 0.0f32;
+    for t in taps {
+        let sx = (x + t.dx).clamp(0, w - 1);
+        let sy = (y + t.dy).clamp(0, h - 1);
+        acc += t.w * get((sy * w + sx) as usize);
+    }
+    acc
+}
+
+/// The CPU twin of `corrupt_motion.wgsl`: the gather on 0..255 values, clipped, truncated.
+pub fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
+    let (w, h) = (img.width() as i32, img.height() as i32);
+    let src = img.as_raw();
+    let mut out = RgbImage::new(img.width(), img.height());
+    for (i, px) in out.pixels_mut().enumerate() {
+        let (x, y) = ((i as i32) % w, (i as i32) / w);
+        for c in 0..3 {
+            let v = gather(taps, x, y, w, h, |j| f32::from(src[j * 3 + c]));
+            px.0[c] = v.clamp(0.0, 255.0) as u8;
+        }
+    }
+    out
+}
+
+/// numpy's `arange(start, stop, step)` length: ceil((stop − start) / step), at least 0.
+pub fn arange_len(start: f64, stop: f64, step: f64) -> usize {
+    let n = ((stop - start) / step).ceil();
+    if n.is_finite() && n > 0.0 {
+        n as usize
+    } else {
+        0
+    }
+}
+
+/// One zoom layer of imagecorruptions' `clipped_zoom`: the centred ⌈H/z⌉×⌈W/z⌉ crop at
+/// (top, left), upsampled by scipy's corner-aligned order-1 zoom with ratio (in−1)/(out−1)
+/// per axis, of which the top-left H×W is kept.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ZoomLayer {
+    pub top: u32,
+    pub left: u32,
+    pub crop_h: u32,
+    pub crop_w: u32,
+    pub ratio_y: f32,
+    pub ratio_x: f32,
+    pub _pad: [u32; 2],
+}
+
+/// scipy's output size of a zoom: Python's `round(n * z)` (half to even).
+fn zoom_out(n: u32, z: f64) -> u32 {
+    (f64::from(n) * z).round_ties_even().max(1.0) as u32
+}
+
+impl ZoomLayer {
+    pub fn new(width: u32, height: u32, z: f64) -> Self {
+        let ch = (f64::from(height) / z).ceil().max(1.0) as u32;
+        let cw = (f64::from(width) / z).ceil().max(1.0) as u32;
+        let ratio = |n: u32, out: u32| {
+            if out > 1 {
+                (f64::from(n - 1) / f64::from(out - 1)) as f32
+            } else {
+                0.0
+            }
+        };
+        ZoomLayer {
+            top: (height - ch.min(height)) / 2,
+            left: (width - cw.min(width)) / 2,
+            crop_h: ch,
+            crop_w: cw,
+            ratio_y: ratio(ch, zoom_out(ch, z)),
+            ratio_x: ratio(cw, zoom_out(cw, z)),
+            _pad: [0; 2],
+        }
+    }
+}
+
+/// Bilinear sample of the crop of `layer` at output (x, y), values from `get(x, y)`.
+#[inline]
+pub fn zoom_sample<F: Fn(u32, u32) -> f32>(l: &ZoomLayer, x: u32, y: u32, get: F) -> f32 {
+    let sy = y as f32 * l.ratio_y;
+    let sx = x as f32 * l.ratio_x;
+    let y0 = (sy.floor() as u32).min(l.crop_h - 1);
+    let x0 = (sx.floor() as u32).min(l.crop_w - 1);
+    let fy = sy - y0 as f32;
+    let fx = sx - x0 as f32;
+    let y1 = (y0 + 1).min(l.crop_h - 1);
+    let x1 = (x0 + 1).min(l.crop_w - 1);
+    let a = get(l.left + x0, l.top + y0);
+    let b = get(l.left + x1, l.top + y0);
+    let c = get(l.left + x0, l.top + y1);
+    let d = get(l.left + x1, l.top + y1);
+    let top = a + (b - a) * fx;
+    let bot = c + (d - c) * fx;
+    top + (bot - top) * fy
+}
+
+/// The zoom factors of one severity and their layers for a `width`×`height` image.
+#[derive(Debug, Clone)]
+pub struct ZoomPlan {
+    pub factors: Vec<f64>,
+    pub layers: Vec<ZoomLayer>,
+}
+
+impl ZoomPlan {
+    pub fn new(cfg: &CorruptConfig, severity: u8, width: u32, height: u32) -> Self {
+        let z = &cfg.zoom_blur;
+        let i = sev_index(severity);
+        let n = arange_len(z.start[i], z.stop[i], z.step[i]);
+        let factors: Vec<f64> = (0..n).map(|k| z.start[i] + k as f64 * z.step[i]).collect();
+        let layers = factors
+            .iter()
+            .map(|f| ZoomLayer::new(width, height, *f))
+            .collect();
+        ZoomPlan { factors, layers }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({"factors": self.factors})
+    }
+}
+
+/// The CPU twin of `corrupt_zoom.wgsl`: (x + Σ layers) / (n + 1) on [0, 1] values.
+pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
+    let w = img.width();
+    let src = img.as_raw();
+    let inv = 1.0f32 / (layers.len() as f32 + 1.0);
+    let mut out = RgbImage::new(img.width(), img.height());
+    for (i, px) in out.pixels_mut().enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        for c in 0..3 {
+            let get = |sx: u32, sy: u32| f32::from(src[((sy * w + sx) * 3) as usize + c]) / 255.0;
+            let mut acc = 0.0f32;
+            for l in layers {
+                acc += zoom_sample(l, x, y, get);
+            }
+            px.0[c] = to_u8((get(x, y) + acc) * inv);
+        }
+    }
+    out
+}
+
+/// OpenCV's Gaussian: sigma = 0.3·((k − 1)/2 − 1) + 0.8 for sigma 0, weights normalised.
+pub fn gaussian_weights(k: u32) -> Vec<f32> {
+    let sigma = 0.3 * ((f64::from(k) - 1.0) * 0.5 - 1.0) + 0.8;
+    let r = f64::from(k / 2);
+    let g: Vec<f64> = (0..k)
+        .map(|i| {
+            let x = f64::from(i) - r;
+            (-(x * x) / (2.0 * sigma * sigma)).exp()
+        })
+        .collect();
+    let s: f64 = g.iter().sum();
+    g.iter().map(|v| (v / s) as f32).collect()
+}
+
+/// OpenCV's BORDER_REFLECT_101 index (`gfedcb|abcdefgh|gfedcba`), any distance out.
+#[inline]
+pub fn reflect101(i: i32, n: i32) -> i32 {
+    if n <= 1 {
+        return 0;
+    }
+    let period = 2 * (n - 1);
+    let m = i.rem_euclid(period);
+    if m >= n {
+        period - m
+    } else {
+        m
+    }
+}
+
+/// Separable Gaussian blur, reflect-101 borders, of the interleaved RGB values `src`
+/// (0..255 as f32) — horizontal pass into f32, vertical pass back; the twin of the two
+/// passes of `corrupt_gauss_h.wgsl` / `corrupt_gauss_v.wgsl` (before their final step).
+pub fn gaussian_blur_f32(src: &[f32], w: u32, h: u32, weights: &[f32]) -> Vec<f32> {
+    let (w, h) = (w as i32, h as i32);
+    let r = (weights.len() / 2) as i32;
+    let mut tmp = vec![0.0f32; src.len()];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..3 {
+                let mut acc = 0.0f32;
+                for (k, wk) in weights.iter().enumerate() {
+                    let sx = reflect101(x + k as i32 - r, w);
+                    acc += wk * src[((y * w + sx) * 3 + c) as usize];
+                }
+                tmp[((y * w + x) * 3 + c) as usize] = acc;
+            }
+        }
+    }
+    let mut out = vec![0.0f32; src.len()];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..3 {
+                let mut acc = 0.0f32;
+                for (k, wk) in weights.iter().enumerate() {
+                    let sy = reflect101(y + k as i32 - r, h);
+                    acc += wk * tmp[((sy * w + x) * 3 + c) as usize];
+                }
+                out[((y * w + x) * 3 + c) as usize] = acc;
+            }
+        }
+    }
+    out
+}
+
+/// Rounds a blurred 0..255 value to u8 as OpenCV's saturate_cast does (half to even).
+#[inline]
+pub fn round_u8(v: f32) -> u8 {
+    v.round_ties_even().clamp(0.0, 255.0) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoom_factor_counts_follow_numpy() {
+        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let counts: Vec<usize> = (1..=5)
+            .map(|s| ZoomPlan::new(&c, s, 160, 90).factors.len())
+            .collect();
+        assert_eq!(counts, vec![12, 16, 11, 13, 11]);
+    }
+
+    #[test]
+    fn motion_taps_by_hand() {
+        // Angle 0: offsets (i, 0); radius 1, sigma 1: weights ∝ 1, e^-½, e^-2.
+        let t = motion_taps(1, 1.0, 0.0, 100, 100);
+        let g = [1.0f64, (-0.5f64).exp(), (-2.0f64).exp()];
+        let s: f64 = g.iter().sum();
+        for (i, tap) in t.iter().enumerate() {
+            assert_eq!((tap.dx, tap.dy), (i as i32, 0));
+            assert!((f64::from(tap.w) - g[i] / s).abs() < 1e-7);
+        }
+        // 45°: i·cos = i·sin = 0.707 i → ceil(0.707 − .5) = 1, ceil(1.414 − .5) = 1.
+        let t = motion_taps(1, 1.0, 45.0, 100, 100);
+        assert_eq!(
+            t.iter().map(|t| (t.dx, t.dy)).collect::<Vec<_>>(),
+            vec![(0, 0), (1, 1), (1, 1)]
+        );
+        // A constant image stays constant (while all taps fit: the reference drops the rest).
+        let img = RgbImage::from_pixel(100, 60, image::Rgb([77, 0, 255]));
+        let out = motion_cpu(&img, &motion_taps(15, 12.0, 30.0, 100, 60));
+        assert!(out
+            .pixels()
+            .all(|p| p.0[1] == 0 && (76..=77).contains(&p.0[0]) && p.0[2] >= 254));
+    }
+
+    #[test]
+    fn reflect101_and_gaussian() {
+        let got: Vec<i32> = (-3..8).map(|i| reflect101(i, 5)).collect();
+        assert_eq!(got, vec![3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1]);
+        let w = gaussian_weights(31);
+        assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        // sigma for k = 31 is 5.0: w[15 ± 5] / w[15] = e^-½.
+        assert!((f64::from(w[20] / w[15]) - (-0.5f64).exp()).abs() < 1e-5);
+    }
+
+    #[test]
+    fn zoom_identity_at_one() {
+        let l = ZoomLayer::new(40, 30, 1.0);
+        assert_eq!((l.top, l.left, l.crop_h, l.crop_w), (0, 0, 30, 40));
+        assert_eq!((l.ratio_x, l.ratio_y), (1.0, 1.0));
+    }
+}

@@ -1,0 +1,258 @@
+//! The codec corruptions, through the `ffmpeg` binary found at run time: H.265 Compression
+//! (libx265 ABR at a fraction of the source bitrate) and Bit Error (the `noise` bitstream
+//! filter on an MPEG-4 Part 2 stream, decoded with ffmpeg's error concealment).
+//!
+//! As in DriveBench, the source "video" is the image encoded as MPEG-4 Part 2 (what OpenCV's
+//! `mp4v` writer produces) at 30 fps; its bitrate is the size of that one-frame stream over
+//! its 1/30 s. Both corruptions are deterministic functions of the image (no seed). Odd
+//! widths or heights are cropped to even for the codec, and the last row or column keeps its
+//! original pixels.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use image::RgbImage;
+use serde_json::{json, Value};
+
+use super::config::CorruptConfig;
+use super::{sev_index, Corruption};
+use crate::{Error, Result};
+
+/// Frame rate of the one-frame source stream (OpenCV's writer in the reference).
+const FPS: u32 = 30;
+
+/// The ffmpeg to run: `$DRIVEGEN_FFMPEG`, else `ffmpeg` on `PATH`.
+pub fn find_ffmpeg() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("DRIVEGEN_FFMPEG") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        return Err(tool_error(format!(
+            "DRIVEGEN_FFMPEG={} does not exist",
+            p.display()
+        )));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let p = dir.join("ffmpeg");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(tool_error(
+        "not found on PATH; install it (Debian: apt-get install ffmpeg, as scripts/setup.sh \
+         does) or set DRIVEGEN_FFMPEG to its path — needed for bit_error and h265",
+    ))
+}
+
+fn tool_error(detail: impl Into<String>) -> Error {
+    Error::Tool {
+        tool: "ffmpeg".into(),
+        detail: detail.into(),
+    }
+}
+
+/// A scratch folder removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "drivegen-codec-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(ffmpeg: &Path, image_id: &str, step: &str, args: &[&str]) -> Result<()> {
+    let out = Command::new(ffmpeg)
+        .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
+        .args(args)
+        .output()
+        .map_err(|e| tool_error(format!("{image_id}: cannot run {}: {e}", ffmpeg.display())))?;
+    if !out.status.success() {
+        return Err(tool_error(format!(
+            "{image_id}: {step} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Encodes the even-cropped image as a one-frame MPEG-4 Part 2 stream; returns the crop.
+fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> Result<(u32, u32)> {
+    let (w, h) = (img.width() & !1, img.height() & !1);
+    if w == 0 || h == 0 {
+        return Err(Error::input(
+            image_id,
+            "image",
+            "too small for a codec (needs 2×2)",
+        ));
+    }
+    let crop = image::imageops::crop_imm(img, 0, 0, w, h).to_image();
+    let png = dir.join("src.png");
+    crop.save(&png)
+        .map_err(|e| Error::input(image_id, "image", format!("writing {}: {e}", png.display())))?;
+    let fps = FPS.to_string();
+    run(
+        ffmpeg,
+        image_id,
+        "mpeg4 encode",
+        &[
+            "-framerate",
+            &fps,
+            "-i",
+            &path_str(&png)?,
+            "-c:v",
+            "mpeg4",
+            "-pix_fmt",
+            "yuv420p",
+            "-threads",
+            "1",
+            "-f",
+            "mp4",
+            &path_str(&dir.join("src.mp4"))?,
+        ],
+    )?;
+    Ok((w, h))
+}
+
+fn path_str(p: &Path) -> Result<String> {
+    p.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| tool_error(format!("{}: not a UTF-8 path", p.display())))
+}
+
+/// Decodes the first frame of `video` and pastes it over a copy of `img`.
+fn decode(
+    ffmpeg: &Path,
+    img: &RgbImage,
+    image_id: &str,
+    video: &Path,
+    dir: &Path,
+) -> Result<RgbImage> {
+    let png = dir.join("out.png");
+    run(
+        ffmpeg,
+        image_id,
+        "decode",
+        &[
+            "-i",
+            &path_str(video)?,
+            "-frames:v",
+            "1",
+            "-pix_fmt",
+            "rgb24",
+            &path_str(&png)?,
+        ],
+    )?;
+    let dec = image::open(&png)
+        .map_err(|e| tool_error(format!("{image_id}: decoded frame unreadable: {e}")))?
+        .to_rgb8();
+    let mut out = img.clone();
+    image::imageops::replace(&mut out, &dec, 0, 0);
+    Ok(out)
+}
+
+/// Applies a codec corruption to one image; returns the image and its metadata.
+pub fn apply_codec(
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    img: &RgbImage,
+    image_id: &str,
+) -> Result<(RgbImage, Value)> {
+    apply_codec_with(&find_ffmpeg()?, cfg, corruption, severity, img, image_id)
+}
+
+/// [`apply_codec`] with a given ffmpeg binary.
+pub fn apply_codec_with(
+    ffmpeg: &Path,
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    img: &RgbImage,
+    image_id: &str,
+) -> Result<(RgbImage, Value)> {
+    let ffmpeg = ffmpeg.to_path_buf();
+    let scratch = Scratch::new()?;
+    let dir = &scratch.0;
+    encode_source(&ffmpeg, img, image_id, dir)?;
+    let src = dir.join("src.mp4");
+    let bytes = std::fs::metadata(&src)
+        .map_err(|e| Error::io(&src, e))?
+        .len();
+    let source_bps = bytes * 8 * u64::from(FPS);
+    let i = sev_index(severity);
+    match corruption {
+        Corruption::H265 => {
+            let d = cfg.h265.bitrate_divisor[i];
+            let target = (source_bps / u64::from(d)).max(1000);
+            let rate = target.to_string();
+            let out = dir.join("h265.mp4");
+            run(
+                &ffmpeg,
+                image_id,
+                "libx265 encode",
+                &[
+                    "-i",
+                    &path_str(&src)?,
+                    "-c:v",
+                    "libx265",
+                    "-b:v",
+                    &rate,
+                    "-maxrate",
+                    &rate,
+                    "-bufsize",
+                    &rate,
+                    "-x265-params",
+                    "log-level=error:pools=1:frame-threads=1",
+                    &path_str(&out)?,
+                ],
+            )?;
+            let img = decode(&ffmpeg, img, image_id, &out, dir)?;
+            Ok((
+                img,
+                json!({"source_bitrate": source_bps, "divisor": d, "target_bitrate": target}),
+            ))
+        }
+        Corruption::BitError => {
+            let n = cfg.bit_error.noise[i];
+            let out = dir.join("noisy.mp4");
+            let bsf = format!("noise=amount={n}");
+            run(
+                &ffmpeg,
+                image_id,
+                "noise bitstream filter",
+                &[
+                    "-i",
+                    &path_str(&src)?,
+                    "-c",
+                    "copy",
+                    "-bsf:v",
+                    &bsf,
+                    &path_str(&out)?,
+                ],
+            )?;
+            let img = decode(&ffmpeg, img, image_id, &out, dir)?;
+            Ok((img, json!({"source_bitrate": source_bps, "noise": n})))
+        }
+        other => Err(Error::Usage(format!(
+            "{} is not a codec corruption",
+            other.name()
+        ))),
+    }
+}

@@ -1,0 +1,444 @@
+//! `drivegen corrupt`: corrupts a folder of images or a store's keyframe images under the
+//! chosen corruptions and severities, and writes the images, `corruptions.arrow` and the
+//! corruption-recognition questions `corruption_qa.arrow`.
+//!
+//! Output layout: `OUT/<corruption>/<severity>/<the image's own relative path>`, in the input
+//! image's format (PNG stays PNG; JPEG is re-encoded at `output.jpeg_quality`). Frames are
+//! processed in a fixed order and every random draw is keyed by (seed, image or frame id,
+//! corruption, severity), so the same inputs and seed give byte-identical output on a given
+//! device, whatever the batching.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use arrow::ipc::writer::FileWriter;
+use image::RgbImage;
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::output::{self, CorruptionRow};
+use super::qa::{frame_questions, FrameRef, ShownView};
+use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
+use crate::gpu::Gpu;
+use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Where the images come from.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// Every PNG/JPEG under a folder; each image is its own frame, its camera the name of its
+    /// folder when that starts with `CAM_`.
+    Images(PathBuf),
+    /// The keyframe camera images of a scene store; the 6 views of a keyframe form a frame.
+    Store(PathBuf),
+}
+
+/// Which severities to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severities {
+    /// Each corruption's `default_severity` (DriveBench's).
+    Default,
+    All,
+    One(u8),
+}
+
+/// Where the non-codec corruptions run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+#[derive(Debug, Clone)]
+pub struct CorruptOptions {
+    pub input: Input,
+    pub out: PathBuf,
+    pub corruptions: Vec<Corruption>,
+    pub severities: Severities,
+    pub seed: u64,
+    pub config: CorruptConfig,
+    pub device: Device,
+    /// Stop after this many frames (None: all).
+    pub max_frames: Option<usize>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct CorruptSummary {
+    pub frames: usize,
+    pub images_in: usize,
+    pub images_out: usize,
+    pub questions: usize,
+    pub device: String,
+    pub seconds: f64,
+    pub out: PathBuf,
+}
+
+impl fmt::Display for CorruptSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "corrupt: {} frames, {} images in, {} images out, {} questions on {} in {:.1} s",
+            self.frames, self.images_in, self.images_out, self.questions, self.device, self.seconds
+        )?;
+        writeln!(f, "  {}", self.out.join("corruptions.arrow").display())?;
+        writeln!(f, "  {}", self.out.join("corruption_qa.arrow").display())
+    }
+}
+
+/// One input view.
+#[derive(Debug, Clone)]
+struct ViewIn {
+    image_id: String,
+    camera: String,
+    path: PathBuf,
+    /// Relative path kept under the output folders.
+    rel: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+struct FrameIn {
+    frame: FrameRef,
+    views: Vec<ViewIn>,
+}
+
+const CAMERA_ORDER: [&str; 6] = [
+    "CAM_FRONT",
+    "CAM_FRONT_LEFT",
+    "CAM_FRONT_RIGHT",
+    "CAM_BACK",
+    "CAM_BACK_LEFT",
+    "CAM_BACK_RIGHT",
+];
+
+fn is_image(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "png" | "jpg" | "jpeg"))
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for e in rd {
+        let p = e.map_err(|e| Error::io(dir, e))?.path();
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if is_image(&p) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn frames_of(input: &Input) -> Result<Vec<FrameIn>> {
+    match input {
+        Input::Images(dir) => {
+            let mut files = Vec::new();
+            walk(dir, &mut files)?;
+            files.sort();
+            if files.is_empty() {
+                return Err(Error::Usage(format!(
+                    "{}: no .png/.jpg/.jpeg images found",
+                    dir.display()
+                )));
+            }
+            Ok(files
+                .into_iter()
+                .map(|p| {
+                    let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
+                    let id = rel.to_string_lossy().replace('\\', "/");
+                    let camera = p
+                        .parent()
+                        .and_then(|d| d.file_name())
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .filter(|n| n.starts_with("CAM_"))
+                        .unwrap_or_else(|| "CAM_FRONT".into());
+                    FrameIn {
+                        frame: FrameRef {
+                            source: "images".into(),
+                            scene_id: String::new(),
+                            frame_idx: None,
+                            frame_id: id.clone(),
+                        },
+                        views: vec![ViewIn {
+                            image_id: id,
+                            camera,
+                            path: p,
+                            rel,
+                        }],
+                    }
+                })
+                .collect())
+        }
+        Input::Store(dir) => {
+            let store = Store::open(dir)?;
+            let root = {
+                let r = PathBuf::from(&store.meta().source_root);
+                if r.is_relative() && !r.exists() {
+                    dir.parent().unwrap_or(Path::new(".")).join(r)
+                } else {
+                    r
+                }
+            };
+            let source = store.meta().source.clone();
+            let mut frames = Vec::new();
+            for scene in store.scenes()? {
+                let scene = scene?;
+                let mut by_frame: std::collections::BTreeMap<u32, Vec<ViewIn>> = Default::default();
+                for c in scene.cameras.iter().filter(|c| c.is_keyframe) {
+                    by_frame.entry(c.frame_idx).or_default().push(ViewIn {
+                        image_id: c.camera_frame_id.clone(),
+                        camera: c.camera.clone(),
+                        path: root.join(&c.image_path),
+                        rel: PathBuf::from(&c.image_path),
+                    });
+                }
+                for (idx, mut views) in by_frame {
+                    views.sort_by_key(|v| {
+                        (
+                            CAMERA_ORDER
+                                .iter()
+                                .position(|o| *o == v.camera)
+                                .unwrap_or(6),
+                            v.camera.clone(),
+                        )
+                    });
+                    frames.push(FrameIn {
+                        frame: FrameRef {
+                            source: source.clone(),
+                            scene_id: scene.scene.scene_id.clone(),
+                            frame_idx: Some(idx),
+                            frame_id: format!("{}/{idx}", scene.scene.scene_id),
+                        },
+                        views,
+                    });
+                }
+            }
+            Ok(frames)
+        }
+    }
+}
+
+/// The severities to run for `c`.
+fn severities(opts: &CorruptOptions, c: Corruption) -> Vec<u8> {
+    match opts.severities {
+        Severities::Default => vec![opts.config.default_severity(c)],
+        Severities::All => (1..=5).collect(),
+        Severities::One(s) => vec![s],
+    }
+}
+
+/// Opens the GPU `device` asks for (None: the CPU twins).
+pub fn open_device(device: Device) -> Result<Option<Gpu>> {
+    match device {
+        Device::Cpu => Ok(None),
+        Device::Gpu => Gpu::open().map(Some),
+        Device::Auto => match Gpu::open() {
+            Ok(g) => Ok(Some(g)),
+            Err(e) => {
+                eprintln!("drivegen: no usable GPU ({e}); corruptions run on the CPU twins");
+                Ok(None)
+            }
+        },
+    }
+}
+
+/// Reads an image as RGB8.
+pub fn load_rgb(path: &Path) -> Result<RgbImage> {
+    Ok(image::open(path)
+        .map_err(|e| Error::input(path, "image", format!("cannot decode: {e}")))?
+        .to_rgb8())
+}
+
+/// Encodes `img` in the format `like`'s extension names (PNG, or JPEG at `quality`).
+pub fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> {
+    let ext = like
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut buf = Vec::new();
+    let res = if ext == "jpg" || ext == "jpeg" {
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, quality).encode_image(img)
+    } else {
+        img.write_with_encoder(image::codecs::png::PngEncoder::new(&mut buf))
+    };
+    res.map_err(|e| Error::input(like, "image", format!("cannot encode: {e}")))?;
+    Ok(buf)
+}
+
+/// Applies one corruption at one severity to a frame's decoded views: the images and their
+/// recorded plans (`applied`, params JSON), plus the frame-level record.
+pub fn corrupt_frame(
+    cfg: &CorruptConfig,
+    gpu: Option<&Gpu>,
+    c: Corruption,
+    severity: u8,
+    seed: u64,
+    frame_id: &str,
+    views: &[View<'_>],
+) -> Result<Vec<(RgbImage, bool, Value)>> {
+    if c.is_codec() {
+        return views
+            .iter()
+            .map(|v| {
+                let (img, p) = codec::apply_codec(cfg, c, severity, v.image, v.image_id)?;
+                Ok((img, true, p))
+            })
+            .collect();
+    }
+    let plans = plan_frame(cfg, c, severity, seed, frame_id, views)?;
+    let images = match gpu {
+        Some(g) => {
+            let jobs: Vec<_> = views
+                .iter()
+                .zip(&plans)
+                .map(|(v, p)| (v.image, &p.plan))
+                .collect();
+            super::gpu::apply_gpu(g, &jobs)?
+        }
+        None => views
+            .par_iter()
+            .zip(&plans)
+            .map(|(v, p)| apply_cpu(v.image, &p.plan))
+            .collect(),
+    };
+    Ok(images
+        .into_iter()
+        .zip(plans)
+        .map(|(img, p)| (img, p.applied, p.params))
+        .collect())
+}
+
+/// Runs the stage.
+pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
+    let t0 = Instant::now();
+    let gpu = if opts.corruptions.iter().all(|c| c.is_codec()) {
+        None
+    } else {
+        open_device(opts.device)?
+    };
+    let mut frames = frames_of(&opts.input)?;
+    if let Some(m) = opts.max_frames {
+        frames.truncate(m);
+    }
+    let mut summary = CorruptSummary {
+        device: gpu
+            .as_ref()
+            .map(|g| g.info().to_string())
+            .unwrap_or_else(|| "cpu".into()),
+        out: opts.out.clone(),
+        ..Default::default()
+    };
+    let mut rows = Vec::new();
+    let mut questions = Vec::new();
+    let quality = opts.config.output.jpeg_quality;
+    let pb = crate::progress::bar(frames.len() as u64, "corrupt");
+    for f in &frames {
+        let images: Vec<RgbImage> = f
+            .views
+            .par_iter()
+            .map(|v| load_rgb(&v.path))
+            .collect::<Result<_>>()?;
+        let views: Vec<View<'_>> = f
+            .views
+            .iter()
+            .zip(&images)
+            .map(|(v, image)| View {
+                image_id: &v.image_id,
+                camera: &v.camera,
+                image,
+            })
+            .collect();
+        summary.frames += 1;
+        summary.images_in += views.len();
+        for &c in &opts.corruptions {
+            for sev in severities(opts, c) {
+                let done = corrupt_frame(
+                    &opts.config,
+                    gpu.as_ref(),
+                    c,
+                    sev,
+                    opts.seed,
+                    &f.frame.frame_id,
+                    &views,
+                )?;
+                let outs: Vec<(PathBuf, &RgbImage, &ViewIn)> = f
+                    .views
+                    .iter()
+                    .zip(&done)
+                    .map(|(v, (img, _, _))| {
+                        (
+                            Path::new(c.name()).join(sev.to_string()).join(&v.rel),
+                            img,
+                            v,
+                        )
+                    })
+                    .collect();
+                outs.par_iter().try_for_each(|(rel, img, v)| {
+                    let bytes = encode_like(img, &v.path, quality)?;
+                    write_atomic(&opts.out.join(rel), &bytes)
+                })?;
+                let mut evidence = Value::Null;
+                for ((rel, _, v), (_, applied, params)) in outs.iter().zip(&done) {
+                    if let Some(fr) = params.get("frame") {
+                        evidence = fr.clone();
+                    }
+                    rows.push(CorruptionRow {
+                        image_id: v.image_id.clone(),
+                        camera: v.camera.clone(),
+                        frame_id: f.frame.frame_id.clone(),
+                        corruption: c.name().into(),
+                        severity: sev,
+                        seed: opts.seed,
+                        applied: *applied,
+                        params: params.to_string(),
+                        source_path: v.path.to_string_lossy().into_owned(),
+                        output_path: rel.to_string_lossy().replace('\\', "/"),
+                    });
+                }
+                summary.images_out += outs.len();
+                let shown: Vec<ShownView> = f
+                    .views
+                    .iter()
+                    .zip(&done)
+                    .map(|(v, (_, applied, _))| ShownView {
+                        camera: v.camera.clone(),
+                        camera_frame_id: v.image_id.clone(),
+                        applied: *applied,
+                    })
+                    .collect();
+                if evidence.is_null() {
+                    evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
+                }
+                questions.extend(frame_questions(
+                    &f.frame, c, sev, opts.seed, &shown, &evidence,
+                )?);
+            }
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    write_table(
+        &opts.out.join("corruptions.arrow"),
+        &output::to_batch(&rows)?,
+    )?;
+    summary.questions = questions.len();
+    write_table(
+        &opts.out.join("corruption_qa.arrow"),
+        &crate::qa::to_batch(&questions)?,
+    )?;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn write_table(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
+    let mut w = FileWriter::try_new(AtomicFile::create(path)?, &batch.schema())?;
+    w.write(batch)?;
+    w.finish()?;
+    let file = w.into_inner()?;
+    file.commit()
+}

@@ -1,0 +1,520 @@
+//! Weather: Snow (imagecorruptions' snow layer), Fog (diamond-square plasma fractal) and Rain
+//! (DriveBench's streak rasteriser).
+//!
+//! Every stage here has a kernel of the same name in `kernels/corrupt_*.wgsl`; the f32
+//! arithmetic is written in the same order on both sides.
+
+use image::RgbImage;
+use serde_json::json;
+
+use super::blur::{gather, motion_taps, reflect101, Tap, ZoomLayer};
+use super::config::CorruptConfig;
+use super::rng::Key;
+use super::{j32, sev_index, to_u8};
+
+/// Streams of the weather draws.
+pub const SNOW_NOISE: u32 = 0x0300;
+pub const SNOW_ANGLE: u32 = 0x0301;
+pub const FOG_NODE: u32 = 0x0400;
+pub const RAIN_SLANT: u32 = 0x0500;
+pub const RAIN_X: u32 = 0x0501;
+pub const RAIN_Y: u32 = 0x0502;
+
+/// The uniform block of the snow kernels.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SnowParams {
+    pub k0: u32,
+    pub k1: u32,
+    pub width: u32,
+    pub height: u32,
+    /// The zoomed layer's size (scipy's round(crop · zoom)).
+    pub zoom_w: u32,
+    pub zoom_h: u32,
+    pub n_taps: u32,
+    pub mean: f32,
+    pub std: f32,
+    pub threshold: f32,
+    pub blend: f32,
+    pub whiten_scale: f32,
+    pub whiten_offset: f32,
+    pub gray_r: f32,
+    pub gray_g: f32,
+    pub gray_b: f32,
+    pub zoom: ZoomLayer,
+}
+
+/// One image's Snow.
+#[derive(Debug, Clone)]
+pub struct SnowPlan {
+    pub params: SnowParams,
+    pub angle_deg: f64,
+    pub taps: Vec<Tap>,
+}
+
+impl SnowPlan {
+    pub fn new(cfg: &CorruptConfig, severity: u8, key: Key, width: u32, height: u32) -> Self {
+        let s = &cfg.snow;
+        let i = sev_index(severity);
+        let zoom = ZoomLayer::new(width, height, s.zoom[i]);
+        // The reference zooms the crop, keeping the whole upsampled layer (≥ the image).
+        let out = |n: u32| (f64::from(n) * s.zoom[i]).round_ties_even().max(1.0) as u32;
+        let (zoom_w, zoom_h) = (out(zoom.crop_w).max(width), out(zoom.crop_h).max(height));
+        let angle_deg = key.uniform(SNOW_ANGLE, 0, s.angle_deg[0], s.angle_deg[1]);
+        let taps = motion_taps(s.radius[i], s.sigma[i], angle_deg, zoom_w, zoom_h);
+        SnowPlan {
+            params: SnowParams {
+                k0: key.k0,
+                k1: key.k1,
+                width,
+                height,
+                zoom_w,
+                zoom_h,
+                n_taps: taps.len() as u32,
+                mean: s.mean[i],
+                std: s.std[i],
+                threshold: s.threshold[i],
+                blend: s.blend[i],
+                whiten_scale: s.whiten_scale,
+                whiten_offset: s.whiten_offset,
+                gray_r: s.gray_weights[0],
+                gray_g: s.gray_weights[1],
+                gray_b: s.gray_weights[2],
+                zoom,
+            },
+            angle_deg,
+            taps,
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({"angle_deg": self.angle_deg, "taps": self.taps.len(),
+               "mean": j32(self.params.mean), "threshold": j32(self.params.threshold)})
+    }
+}
+
+/// Snow stage 1 at crop cell `i`: mean + std · N(0, 1).
+#[inline]
+pub fn snow_noise(p: &SnowParams, i: u32) -> f32 {
+    let key = Key { k0: p.k0, k1: p.k1 };
+    p.mean + p.std * key.normal(SNOW_NOISE, i)
+}
+
+/// Snow stage 2 at zoomed (x, y): bilinear zoom of the noise, thresholded, clipped.
+#[inline]
+pub fn snow_zoomed(p: &SnowParams, noise: &[f32], x: u32, y: u32) -> f32 {
+    let l = &p.zoom;
+    let v = super::blur::zoom_sample(l, x, y, |sx, sy| {
+        noise[((sy - l.top) * l.crop_w + (sx - l.left)) as usize]
+    });
+    if v < p.threshold {
+        0.0
+    } else {
+        v.clamp(0.0, 1.0)
+    }
+}
+
+/// Snow stage 3 at image (x, y): the motion-blurred layer quantised to 0..255.
+#[inline]
+pub fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y: u32) -> u32 {
+    let v = gather(
+        taps,
+        x as i32,
+        y as i32,
+        p.zoom_w as i32,
+        p.zoom_h as i32,
+        |j| zoomed[j],
+    );
+    (v * 255.0).round_ties_even().clamp(0.0, 255.0) as u32
+}
+
+/// Snow stage 4: whiten the pixel and add the layer and its 180° rotation.
+#[inline]
+pub fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3] {
+    let x = rgb.map(|v| f32::from(v) / 255.0);
+    let gray = p.gray_r * x[0] + p.gray_g * x[1] + p.gray_b * x[2];
+    let white = gray * p.whiten_scale + p.whiten_offset;
+    let add = l1 as f32 / 255.0 + l2 as f32 / 255.0;
+    x.map(|v| {
+        let w = p.blend * v + (1.0 - p.blend) * v.max(white);
+        to_u8((w + add).clamp(0.0, 1.0))
+    })
+}
+
+/// The CPU twin of the four snow kernels.
+pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
+    let p = &plan.params;
+    let cells = p.zoom.crop_w * p.zoom.crop_h;
+    let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
+    let zoomed: Vec<f32> = (0..p.zoom_w * p.zoom_h)
+        .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
+        .collect();
+    let (w, h) = (p.width, p.height);
+    let layer: Vec<u32> = (0..w * h)
+        .map(|i| snow_layer(p, &plan.taps, &zoomed, i % w, i / w))
+        .collect();
+    let mut out = img.clone();
+    for (i, px) in out.pixels_mut().enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let rot = ((h - 1 - y) * w + (w - 1 - x)) as usize;
+        px.0 = snow_composite(p, px.0, layer[i], layer[rot]);
+    }
+    out
+}
+
+/// The uniform block of the fog level kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FogLevel {
+    pub k0: u32,
+    pub k1: u32,
+    /// Side of the square map (a power of two).
+    pub size: u32,
+    pub step: u32,
+    pub wibble: f32,
+    /// 0: squares step; 1: diamonds step.
+    pub phase: u32,
+    pub _pad: [u32; 2],
+}
+
+/// One image's Fog: the map size, the per-level amplitudes and the strength.
+#[derive(Debug, Clone)]
+pub struct FogPlan {
+    pub size: u32,
+    pub levels: Vec<FogLevel>,
+    pub strength: f32,
+    pub decay: f64,
+}
+
+impl FogPlan {
+    pub fn new(cfg: &CorruptConfig, severity: u8, key: Key, width: u32, height: u32) -> Self {
+        let f = &cfg.fog;
+        let i = sev_index(severity);
+        let size = width.max(height).max(3).next_power_of_two();
+        let mut levels = Vec::new();
+        let (mut step, mut w) = (size, f.initial_wibble);
+        while step >= 2 {
+            for phase in 0..2 {
+                levels.push(FogLevel {
+                    k0: key.k0,
+                    k1: key.k1,
+                    size,
+                    step,
+                    wibble: w as f32,
+                    phase,
+                    _pad: [0; 2],
+                });
+            }
+            step /= 2;
+            w /= f.decay[i];
+        }
+        FogPlan {
+            size,
+            levels,
+            strength: f.strength[i],
+            decay: f.decay[i],
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({"map_size": self.size, "strength": j32(self.strength), "decay": self.decay})
+    }
+}
+
+/// The node noise w · U(−w, w) at flat map index `idx`.
+#[inline]
+fn fog_noise(l: &FogLevel, idx: u32) -> f32 {
+    let key = Key { k0: l.k0, k1: l.k1 };
+    let u = key.unit(FOG_NODE, idx);
+    l.wibble * (l.wibble * (2.0 * u - 1.0))
+}
+
+/// One fog dispatch element: element `t` of the squares (phase 0) or diamonds (phase 1)
+/// step; writes one node (squares) or two (diamonds) of `map`.
+pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
+    let n = l.size / l.step;
+    let (i, j) = (t / n, t % n);
+    let (s, h) = (l.step, l.step / 2);
+    let at = |y: u32, x: u32| (y * l.size + x) as usize;
+    if l.phase == 0 {
+        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
+        let sum = (map[at(i * s, j * s)] + map[at(i1 * s, j * s)])
+            + (map[at(i * s, j1 * s)] + map[at(i1 * s, j1 * s)]);
+        let idx = at(i * s + h, j * s + h);
+        map[idx] = sum / 4.0 + fog_noise(l, idx as u32);
+    } else {
+        let (ip, jp) = ((i + n - 1) % n, (j + n - 1) % n);
+        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
+        let dr = |a: u32, b: u32| map[at(a * s + h, b * s + h)];
+        let ul = |a: u32, b: u32| map[at(a * s, b * s)];
+        let top = (dr(i, j) + dr(ip, j)) + (ul(i, j) + ul(i, j1));
+        let left = (dr(i, j) + dr(i, jp)) + (ul(i, j) + ul(i1, j));
+        let a = at(i * s, j * s + h);
+        let b = at(i * s + h, j * s);
+        map[a] = top / 4.0 + fog_noise(l, a as u32);
+        map[b] = left / 4.0 + fog_noise(l, b as u32);
+    }
+}
+
+/// The plasma fractal of `plan` (before normalisation).
+pub fn fog_map_cpu(plan: &FogPlan) -> Vec<f32> {
+    let mut map = vec![0.0f32; (plan.size * plan.size) as usize];
+    for l in &plan.levels {
+        let n = plan.size / l.step;
+        for t in 0..n * n {
+            fog_level_element(l, &mut map, t);
+        }
+    }
+    map
+}
+
+/// The composite of one channel: (x + a·F)·M/(M + a), clipped and truncated.
+#[inline]
+pub fn fog_value(x: u8, f: f32, fmin: f32, fmax: f32, max: u8, a: f32) -> u8 {
+    let x = f32::from(x) / 255.0;
+    let m = f32::from(max) / 255.0;
+    let fnorm = (f - fmin) / (fmax - fmin);
+    let t = x + a * fnorm;
+    to_u8((t * m / (m + a)).clamp(0.0, 1.0))
+}
+
+/// The CPU twin of the fog kernels.
+pub fn fog_cpu(img: &RgbImage, plan: &FogPlan) -> RgbImage {
+    let map = fog_map_cpu(plan);
+    let fmin = map.iter().copied().fold(f32::INFINITY, f32::min);
+    let fmax = map.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max = img.as_raw().iter().copied().max().unwrap_or(0);
+    let w = img.width();
+    let mut out = img.clone();
+    for (i, px) in out.pixels_mut().enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let f = map[(y * plan.size + x) as usize];
+        px.0 =
+            px.0.map(|v| fog_value(v, f, fmin, fmax, max, plan.strength));
+    }
+    out
+}
+
+/// The uniform block of the rain kernels.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct RainParams {
+    pub k0: u32,
+    pub k1: u32,
+    pub width: u32,
+    pub height: u32,
+    pub drops: u32,
+    pub length: u32,
+    pub slant: i32,
+    pub drop_value: u32,
+    /// Drop starts: x in [x_lo, x_lo + x_span), y in [0, y_span).
+    pub x_lo: i32,
+    pub x_span: u32,
+    pub y_span: u32,
+    pub contrast: f32,
+}
+
+/// One image's Rain.
+#[derive(Debug, Clone)]
+pub struct RainPlan {
+    pub params: RainParams,
+}
+
+impl RainPlan {
+    pub fn new(cfg: &CorruptConfig, severity: u8, key: Key, width: u32, height: u32) -> Self {
+        let r = &cfg.rain;
+        let i = sev_index(severity);
+        let slant =
+            key.int_incl(RAIN_SLANT, 0, i64::from(r.slant[0]), i64::from(r.slant[1])) as i32;
+        let drops = ((u64::from(width) * u64::from(height)) / u64::from(r.area_per_drop[i])) as u32;
+        let (x_lo, x_hi) = if slant < 0 {
+            (slant, width as i32)
+        } else {
+            (0, width as i32 - slant)
+        };
+        RainPlan {
+            params: RainParams {
+                k0: key.k0,
+                k1: key.k1,
+                width,
+                height,
+                drops,
+                length: r.length[i],
+                slant,
+                drop_value: u32::from(r.drop_value),
+                x_lo,
+                x_span: (x_hi - x_lo).max(1) as u32,
+                y_span: (height as i64 - i64::from(r.length[i])).max(1) as u32,
+                contrast: r.contrast[i],
+            },
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let p = &self.params;
+        json!({"slant": p.slant, "drops": p.drops, "length": p.length, "contrast": j32(p.contrast)})
+    }
+}
+
+/// Rasterises drop `d` (8-connected Bresenham, clipped to the image) into `put(x, y)`.
+pub fn rain_drop(p: &RainParams, d: u32, mut put: impl FnMut(u32, u32)) {
+    let key = Key { k0: p.k0, k1: p.k1 };
+    let x0 = p.x_lo + (key.u32(RAIN_X, d) % p.x_span) as i32;
+    let y0 = (key.u32(RAIN_Y, d) % p.y_span) as i32;
+    let (x1, y1) = (x0 + p.slant, y0 + p.length as i32);
+    let dx = (x1 - x0).abs();
+    let dy = -(y1 - y0).abs();
+    let sx = if x0 < x1 { 1 } else { -1 };
+    let sy = if y0 < y1 { 1 } else { -1 };
+    let (mut x, mut y, mut err) = (x0, y0, dx + dy);
+    // At most dx + |dy| + 1 points; the bound keeps the kernel's loop finite.
+    for _ in 0..=(dx - dy) {
+        if x >= 0 && y >= 0 && (x as u32) < p.width && (y as u32) < p.height {
+            put(x as u32, y as u32);
+        }
+        if x == x1 && y == y1 {
+            break;
+        }
+        let e2 = 2 * err;
+        if e2 >= dy {
+            err += dy;
+            x += sx;
+        }
+        if e2 <= dx {
+            err += dx;
+            y += sy;
+        }
+    }
+}
+
+/// The streak step: I + R·(1 − I/255)·(1 − mean), truncated (a uint8 add in the reference).
+#[inline]
+pub fn rain_streak(v: u8, r: u32, mean_term: f32) -> u32 {
+    if r == 0 {
+        return u32::from(v);
+    }
+    let x = f32::from(v);
+    let add = r as f32 * (1.0 - x / 255.0) * mean_term;
+    ((x + add) as u32).min(255)
+}
+
+/// 1 − mean/255 from a u64 sum of `n` channel values split into (hi, lo) words.
+#[inline]
+pub fn mean_term(hi: u32, lo: u32, n: u32) -> f32 {
+    let s = hi as f32 * 4_294_967_296.0 + lo as f32;
+    1.0 - s / (n as f32 * 255.0)
+}
+
+/// The final contrast step on a blend value b255 = blend·255² (an integer).
+#[inline]
+pub fn rain_final(b255: u32, mu: f32, k: f32) -> u8 {
+    let v = b255 as f32 / 65025.0;
+    to_u8(((v - mu) * k + mu).clamp(0.0, 1.0))
+}
+
+/// Mean of a channel from its u64 sum of blend·255² values over `n` pixels.
+#[inline]
+pub fn rain_mu(hi: u32, lo: u32, n: u32) -> f32 {
+    let s = hi as f32 * 4_294_967_296.0 + lo as f32;
+    s / (n as f32 * 65025.0)
+}
+
+/// The CPU twin of the rain kernels.
+pub fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
+    let p = &plan.params;
+    let (w, h) = (p.width, p.height);
+    let n = (w * h) as usize;
+    let mut mask = vec![0u32; n];
+    for d in 0..p.drops {
+        rain_drop(p, d, |x, y| mask[(y * w + x) as usize] = p.drop_value);
+    }
+    let src = img.as_raw();
+    let total: u64 = src.iter().map(|v| u64::from(*v)).sum();
+    let mt = mean_term((total >> 32) as u32, total as u32, w * h * 3);
+    let streak: Vec<u32> = (0..n * 3)
+        .map(|i| rain_streak(src[i], mask[i / 3], mt))
+        .collect();
+    let mut blend = vec![0u32; n * 3];
+    let mut sums = [0u64; 3];
+    for y in 0..h as i32 {
+        for x in 0..w as i32 {
+            let i = (y as u32 * w + x as u32) as usize;
+            for c in 0..3 {
+                let mut s = 0u32;
+                for oy in -1..=1 {
+                    for ox in -1..=1 {
+                        let sx = reflect101(x + ox, w as i32) as u32;
+                        let sy = reflect101(y + oy, h as i32) as u32;
+                        s += streak[((sy * w + sx) * 3) as usize + c];
+                    }
+                }
+                let b = (s + 4) / 9;
+                let r = mask[i];
+                let v = b * r + u32::from(src[i * 3 + c]) * (255 - r);
+                blend[i * 3 + c] = v;
+                sums[c] += u64::from(v);
+            }
+        }
+    }
+    let mu = sums.map(|s| rain_mu((s >> 32) as u32, s as u32, w * h));
+    let mut out = img.clone();
+    for (i, v) in out.iter_mut().enumerate() {
+        *v = rain_final(blend[i], mu[i % 3], p.contrast);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> CorruptConfig {
+        CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn fog_fills_every_node_and_normalises() {
+        let plan = FogPlan::new(&cfg(), 5, Key::new(0, "x", 3, 5), 50, 30);
+        assert_eq!(plan.size, 64);
+        assert_eq!(plan.levels.len(), 12);
+        let map = fog_map_cpu(&plan);
+        // Node 0 is the only one never written; every other node got noise.
+        assert!(map.iter().skip(1).all(|v| *v != 0.0));
+        let img = RgbImage::from_pixel(50, 30, image::Rgb([200, 100, 0]));
+        let out = fog_cpu(&img, &plan);
+        // Fog lifts dark values and compresses by M / (M + a): red ≤ 200, blue > 0 somewhere.
+        assert!(out.pixels().all(|p| p.0[0] <= 200));
+        assert!(out.pixels().any(|p| p.0[2] > 0));
+    }
+
+    #[test]
+    fn rain_lines_are_connected_and_counted() {
+        let c = cfg();
+        let plan = RainPlan::new(&c, 5, Key::new(0, "r", 4, 5), 400, 300);
+        assert_eq!(plan.params.drops, 400 * 300 / 400);
+        let mut pts = Vec::new();
+        rain_drop(&plan.params, 0, |x, y| pts.push((x as i32, y as i32)));
+        // Length 80 with |slant| ≤ 10: y is the major axis, 81 points, 8-connected.
+        assert_eq!(pts.len(), 81);
+        for w in pts.windows(2) {
+            assert!((w[1].0 - w[0].0).abs() <= 1 && w[1].1 - w[0].1 == 1);
+        }
+        // A black image under rain: streak pixels brighten, contrast around the mean.
+        let img = RgbImage::from_pixel(400, 300, image::Rgb([0, 0, 0]));
+        let out = rain_cpu(&img, &plan);
+        assert!(out.pixels().any(|p| p.0[0] > 50));
+    }
+
+    #[test]
+    fn snow_whitens_and_adds_flakes() {
+        let c = cfg();
+        let plan = SnowPlan::new(&c, 4, Key::new(0, "s", 2, 4), 120, 80);
+        assert!(plan.angle_deg >= -135.0 && plan.angle_deg < -45.0);
+        assert_eq!(plan.taps.len(), 25);
+        let img = RgbImage::from_pixel(120, 80, image::Rgb([0, 0, 0]));
+        let out = snow_cpu(&img, &plan);
+        // Black whitens to (1 − β)·0.5 = 0.175 → 44 (truncated), flakes add on top.
+        assert!(out.pixels().all(|p| p.0[0] >= 44));
+        assert!(out.pixels().any(|p| p.0[0] > 60));
+    }
+}
