@@ -48,6 +48,11 @@ pub enum Command {
     /// Score a model's answers against a release (parsing, accuracy, balanced accuracy,
     /// macro-F1, EgoDyn's consistency metrics).
     Score(ScoreArgs),
+    /// Build a release from a build config: every stage, balancing, Parquet shards, a report;
+    /// resumable, and shardable over machines (--shard i/N, then --merge N).
+    Build(crate::cli_build::BuildArgs),
+    /// Synthesise the built-in corpus and build the everything-config into ./demo-release.
+    Demo(crate::cli_build::DemoArgs),
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -316,9 +321,10 @@ pub struct ReleaseArgs {
     /// QA tables to publish (Arrow IPC, the common QA record), in order; repeatable.
     #[arg(long = "qa", required = true)]
     pub qa: Vec<PathBuf>,
-    /// The scene store the questions were built from (finds the images).
+    /// The scene store the questions were built from (finds the images); repeatable (the
+    /// shards of a sharded build).
     #[arg(long)]
-    pub store: Option<PathBuf>,
+    pub store: Vec<PathBuf>,
     /// Where the store's image paths are relative to, if not its recorded source root.
     #[arg(long)]
     pub images_root: Option<PathBuf>,
@@ -337,6 +343,13 @@ pub struct ReleaseArgs {
     /// The dataset's name on its card.
     #[arg(long, default_value = "drivegen release")]
     pub name: String,
+    /// A folder that rows' `image_paths` are relative to (a `corrupt` or `metavqa` output
+    /// folder); repeatable, searched in order.
+    #[arg(long = "image-dir")]
+    pub image_dirs: Vec<PathBuf>,
+    /// Also write every question with black images into the split `{split}_text_only`.
+    #[arg(long)]
+    pub text_only_controls: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use drivegen::corrupt::run::{self as corrupt_run, CorruptOptions, Input, Severities};
-use drivegen::corrupt::{CorruptConfig, Corruption};
+use drivegen::corrupt::run::{self as corrupt_run, CorruptOptions, Input};
+use drivegen::corrupt::CorruptConfig;
 use drivegen::{Error, Result};
 
 /// Corrupt images with the DriveBench corruptions (and write recognition questions).
@@ -38,6 +38,9 @@ pub struct CorruptArgs {
     /// Only the first N frames.
     #[arg(long)]
     pub max_frames: Option<usize>,
+    /// With --store, only the first N keyframes of every scene.
+    #[arg(long)]
+    pub frames_per_scene: Option<usize>,
     /// Draw IMG under all 15 corruptions × 5 severities into --out (a PNG).
     #[arg(long, value_name = "IMG")]
     pub contact_sheet: Option<PathBuf>,
@@ -87,26 +90,6 @@ pub struct BenchCorruptArgs {
     pub report: Option<PathBuf>,
 }
 
-fn parse_corruptions(s: &str) -> Result<Vec<Corruption>> {
-    if s.trim().eq_ignore_ascii_case("all") {
-        return Ok(Corruption::ALL.to_vec());
-    }
-    s.split(',').map(Corruption::parse).collect()
-}
-
-fn parse_severity(s: &str) -> Result<Severities> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "all" => Ok(Severities::All),
-        "default" => Ok(Severities::Default),
-        k => {
-            let v: u8 = k.parse().map_err(|_| {
-                Error::Usage(format!("--severity {s}: expected 1..5, all or default"))
-            })?;
-            Ok(Severities::One(drivegen::corrupt::check_severity(v)?))
-        }
-    }
-}
-
 pub fn corrupt(a: CorruptArgs) -> Result<ExitCode> {
     let config = CorruptConfig::load(a.config.as_deref())?;
     if let Some(img) = &a.contact_sheet {
@@ -137,12 +120,13 @@ pub fn corrupt(a: CorruptArgs) -> Result<ExitCode> {
     let opts = CorruptOptions {
         input,
         out: a.out,
-        corruptions: parse_corruptions(&a.corruption)?,
-        severities: parse_severity(&a.severity)?,
+        corruptions: corrupt_run::parse_corruptions(&a.corruption)?,
+        severities: corrupt_run::parse_severities(&a.severity)?,
         seed: a.seed,
         config,
         device: a.device.into(),
         max_frames: a.max_frames,
+        frames_per_scene: a.frames_per_scene,
     };
     print!("{}", corrupt_run::run(&opts)?);
     Ok(ExitCode::SUCCESS)

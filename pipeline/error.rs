@@ -50,6 +50,9 @@ pub enum Error {
     /// An external tool (ffmpeg, …) is missing or failed.
     #[error("{tool}: {detail}")]
     Tool { tool: String, detail: String },
+    /// A step of `drivegen build` failed; `detail` is the step's own error.
+    #[error("build step {stage}: {detail}")]
+    Stage { stage: String, detail: String },
     #[error(transparent)]
     Arrow(#[from] arrow::error::ArrowError),
     #[error(transparent)]

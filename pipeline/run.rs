@@ -66,6 +66,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Score(a) => score(a),
         Command::Bench(BenchCommand::Corrupt(b)) => crate::cli_corrupt::bench_corrupt(b),
         Command::Corrupt(a) => crate::cli_corrupt::corrupt(a),
+        Command::Build(a) => crate::cli_build::build(a),
+        Command::Demo(a) => crate::cli_build::demo(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -301,7 +303,7 @@ fn release(a: ReleaseArgs) -> Result<ExitCode> {
     use drivegen::release::{self, ImageMode, ReleaseOptions};
     let opts = ReleaseOptions {
         qa: a.qa,
-        store: a.store,
+        stores: a.store,
         images_root: a.images_root,
         out: a.out,
         split: a.split,
@@ -312,6 +314,8 @@ fn release(a: ReleaseArgs) -> Result<ExitCode> {
             ImagesArg::Paths => ImageMode::Paths,
         },
         name: a.name,
+        image_dirs: a.image_dirs,
+        text_only_controls: a.text_only_controls,
     };
     let s = release::run(&opts)?;
     println!(

@@ -8,6 +8,7 @@
 //! corruption, severity), so the same inputs and seed give byte-identical output on a given
 //! device, whatever the batching.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -33,6 +34,28 @@ pub enum Input {
     Images(PathBuf),
     /// The keyframe camera images of a scene store; the 6 views of a keyframe form a frame.
     Store(PathBuf),
+}
+
+/// `all` or a comma-separated list of corruption names.
+pub fn parse_corruptions(s: &str) -> Result<Vec<Corruption>> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Corruption::ALL.to_vec());
+    }
+    s.split(',').map(Corruption::parse).collect()
+}
+
+/// `all`, `default` or one severity 1–5.
+pub fn parse_severities(s: &str) -> Result<Severities> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "all" => Ok(Severities::All),
+        "default" => Ok(Severities::Default),
+        k => {
+            let v: u8 = k.parse().map_err(|_| {
+                Error::Usage(format!("severity {s}: expected 1..5, all or default"))
+            })?;
+            Ok(Severities::One(super::check_severity(v)?))
+        }
+    }
 }
 
 /// Which severities to write.
@@ -63,6 +86,9 @@ pub struct CorruptOptions {
     pub device: Device,
     /// Stop after this many frames (None: all).
     pub max_frames: Option<usize>,
+    /// With a store input, only the first N keyframes of each scene (a per-scene limit keeps
+    /// a sharded build's output independent of which scenes share its shard).
+    pub frames_per_scene: Option<usize>,
 }
 
 /// What a run did.
@@ -133,7 +159,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn frames_of(input: &Input) -> Result<Vec<FrameIn>> {
+fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<FrameIn>> {
     match input {
         Input::Images(dir) => {
             let mut files = Vec::new();
@@ -196,7 +222,8 @@ fn frames_of(input: &Input) -> Result<Vec<FrameIn>> {
                         rel: PathBuf::from(&c.image_path),
                     });
                 }
-                for (idx, mut views) in by_frame {
+                let keep = frames_per_scene.unwrap_or(usize::MAX);
+                for (idx, mut views) in by_frame.into_iter().take(keep) {
                     views.sort_by_key(|v| {
                         (
                             CAMERA_ORDER
@@ -321,7 +348,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     } else {
         open_device(opts.device)?
     };
-    let mut frames = frames_of(&opts.input)?;
+    let mut frames = frames_of(&opts.input, opts.frames_per_scene)?;
     if let Some(m) = opts.max_frames {
         frames.truncate(m);
     }
@@ -414,9 +441,24 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
                 if evidence.is_null() {
                     evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
                 }
-                questions.extend(frame_questions(
-                    &f.frame, c, sev, opts.seed, &shown, &evidence,
-                )?);
+                let written: BTreeMap<&str, String> = outs
+                    .iter()
+                    .map(|(rel, _, v)| {
+                        (
+                            v.image_id.as_str(),
+                            rel.to_string_lossy().replace('\\', "/"),
+                        )
+                    })
+                    .collect();
+                for mut q in frame_questions(&f.frame, c, sev, opts.seed, &shown, &evidence)? {
+                    // The release shows the corrupted files, not the store's originals.
+                    q.image_paths = q
+                        .camera_frame_ids
+                        .iter()
+                        .map(|id| written.get(id.as_str()).cloned().unwrap_or_default())
+                        .collect();
+                    questions.push(q);
+                }
             }
         }
         pb.inc(1);

@@ -64,6 +64,10 @@ pub struct QaRecord {
     pub evidence: String,
     /// The seed that drew options, labels and corruptions.
     pub seed: u64,
+    /// Images shown instead of the store's own (corrupted, marked), aligned with `cameras`,
+    /// relative to the producing stage's output folder; empty when the store's images are
+    /// shown. A drivegen column after the common ones.
+    pub image_paths: Vec<String>,
 }
 
 /// The Arrow schema of the common record, in the column order of qa-schema.md.
@@ -97,6 +101,7 @@ pub fn qa_fields() -> Vec<Field> {
         s("params"),
         s("evidence"),
         Field::new("seed", DataType::UInt64, false),
+        list_utf8("image_paths"),
     ]
 }
 
@@ -149,6 +154,7 @@ pub fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
         strs(&|r| &r.params),
         strs(&|r| &r.evidence),
         Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.seed))),
+        string_list(rows.iter().map(|r| &r.image_paths)),
     ]
 }
 
@@ -215,6 +221,11 @@ pub fn from_batch(b: &RecordBatch) -> Result<Vec<QaRecord>> {
     let severity: &UInt8Array = col(b, "severity")?;
     let (rule, params, evidence) = (s("rule")?, s("params")?, s("evidence")?);
     let seed: &UInt64Array = col(b, "seed")?;
+    // Tables written before the column existed show the store's images.
+    let image_paths: Option<&ListArray> = match b.column_by_name("image_paths") {
+        Some(_) => Some(col(b, "image_paths")?),
+        None => None,
+    };
     let opt = |a: &StringArray, i: usize| a.is_valid(i).then(|| a.value(i).to_string());
     (0..b.num_rows())
         .map(|i| {
@@ -241,6 +252,10 @@ pub fn from_batch(b: &RecordBatch) -> Result<Vec<QaRecord>> {
                 params: params.value(i).into(),
                 evidence: evidence.value(i).into(),
                 seed: seed.value(i),
+                image_paths: match image_paths {
+                    Some(l) => list_values(l, i, "image_paths")?,
+                    None => Vec::new(),
+                },
             })
         })
         .collect()

@@ -13,6 +13,11 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
     let _ = writeln!(c, "  data_files:");
     let _ = writeln!(c, "  - split: {}", opts.split);
     let _ = writeln!(c, "    path: data/{}-*", opts.split);
+    if opts.text_only_controls {
+        let ctl = super::control_split(&opts.split);
+        let _ = writeln!(c, "  - split: {ctl}");
+        let _ = writeln!(c, "    path: data/{ctl}-*");
+    }
     let _ = writeln!(c, "task_categories:");
     let _ = writeln!(c, "- visual-question-answering");
     let _ = writeln!(c, "tags:");
@@ -44,9 +49,18 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
         "\nColumns: the common QA record (`qa_id`, `family`, `question_type`, `question`, \
          `choices`, `answer_index`, `answer_letter`, `answer`, `source`, `scene_id`, \
          `frame_idx`, `clip_id`, `cameras`, `camera_frame_ids`, `objects`, `marks`, \
-         `corruption`, `severity`, `rule`, `params`, `evidence`, `seed`) and `images`, the \
+         `corruption`, `severity`, `rule`, `params`, `evidence`, `seed`), `image_paths` (set when \
+         the shown images are not the source's own: corrupted or marked) and `images`, the \
          shown camera images in `cameras` order.\n"
     );
+    if opts.text_only_controls {
+        let _ = writeln!(
+            c,
+            "The split `{}` repeats every question with black images of the same sizes: the \
+             text-only control that measures how much a model answers without looking.\n",
+            super::control_split(&opts.split)
+        );
+    }
     let _ = writeln!(
         c,
         "```python\nfrom datasets import load_dataset\nds = load_dataset(\"parquet\", data_files=\"data/{}-*.parquet\")\n```\n",

@@ -45,10 +45,10 @@ pub enum ImageMode {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReleaseOptions {
     pub qa: Vec<PathBuf>,
-    /// The scene store the questions come from (maps image ids to files). Without it, rows
-    /// carry no images.
-    pub store: Option<PathBuf>,
-    /// Overrides the store's source root when looking for image files.
+    /// The scene stores the questions come from (map image ids to files): one, or one per
+    /// shard of a sharded build. Without any, rows show only their `image_paths`.
+    pub stores: Vec<PathBuf>,
+    /// Overrides the stores' source root when looking for image files.
     pub images_root: Option<PathBuf>,
     pub out: PathBuf,
     pub split: String,
@@ -56,13 +56,20 @@ pub struct ReleaseOptions {
     pub row_group_rows: usize,
     pub images: ImageMode,
     pub name: String,
+    /// Folders that rows' `image_paths` (corrupted, marked images) are relative to, searched
+    /// in order.
+    pub image_dirs: Vec<PathBuf>,
+    /// Also write every question with black images of the same sizes into the split
+    /// `{split}_text_only`: the control DriveBench recommends, which shows how much a model
+    /// answers from the text alone.
+    pub text_only_controls: bool,
 }
 
 impl Default for ReleaseOptions {
     fn default() -> Self {
         Self {
             qa: Vec::new(),
-            store: None,
+            stores: Vec::new(),
             images_root: None,
             out: PathBuf::from("release"),
             split: "test".into(),
@@ -70,6 +77,8 @@ impl Default for ReleaseOptions {
             row_group_rows: 256,
             images: ImageMode::Embed,
             name: "drivegen release".into(),
+            image_dirs: Vec::new(),
+            text_only_controls: false,
         }
     }
 }
@@ -84,13 +93,21 @@ pub struct ReleaseSummary {
     pub options_hash: String,
 }
 
-/// Image files by `camera_frame_id`, from the store.
-fn image_index(store: &Store) -> Result<BTreeMap<String, String>> {
-    let cams: Vec<CameraRow> = store.read_all(Table::Cameras)?;
-    Ok(cams
-        .into_iter()
-        .map(|c| (c.camera_frame_id, c.image_path))
-        .collect())
+/// Image files by `camera_frame_id` (path as recorded, file to read), from the stores.
+fn image_index(
+    stores: &[Store],
+    over: Option<&Path>,
+) -> Result<BTreeMap<String, (String, PathBuf)>> {
+    let mut index = BTreeMap::new();
+    for store in stores {
+        let root = images_root(store, over);
+        let cams: Vec<CameraRow> = store.read_all(Table::Cameras)?;
+        for c in cams {
+            let file = root.join(&c.image_path);
+            index.insert(c.camera_frame_id, (c.image_path, file));
+        }
+    }
+    Ok(index)
 }
 
 /// Where the store's `image_path`s are relative to: `images_root`, else the source root as
@@ -133,69 +150,33 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         )));
     }
     let rows: Vec<QaRecord> = crate::balance::read_qa(&opts.qa)?;
-    let store = opts.store.as_deref().map(Store::open).transpose()?;
-    let (index, root) = match &store {
-        Some(s) => (image_index(s)?, images_root(s, opts.images_root.as_deref())),
-        None => (BTreeMap::new(), PathBuf::new()),
+    let stores: Vec<Store> = opts
+        .stores
+        .iter()
+        .map(|p| Store::open(p))
+        .collect::<Result<_>>()?;
+    let index = image_index(&stores, opts.images_root.as_deref())?;
+    let finder = ImageFinder {
+        opts,
+        index: &index,
+        has_store: !stores.is_empty(),
     };
-    let n = rows.len().div_ceil(opts.rows_per_shard).max(1);
-    let mut shards = Vec::with_capacity(n);
-    let mut images_total = 0;
-    let pb = crate::progress::bar(n as u64, "release shards");
-    for (i, chunk) in rows
-        .chunks(opts.rows_per_shard)
-        .chain(rows.is_empty().then_some(&rows[..]))
-        .enumerate()
-    {
-        // Images repeat across the questions of one clip or frame: read each once per shard.
-        let mut cache: BTreeMap<&str, Arc<Vec<u8>>> = BTreeMap::new();
-        let mut images = Vec::with_capacity(chunk.len());
-        for r in chunk {
-            let mut v = Vec::with_capacity(r.camera_frame_ids.len());
-            for id in &r.camera_frame_ids {
-                let Some(rel) = index.get(id) else {
-                    if store.is_some() {
-                        return Err(Error::Input {
-                            file: opts.qa.first().cloned().unwrap_or_default(),
-                            record: r.qa_id.clone(),
-                            detail: format!("image {id} is not in the store's cameras.arrow"),
-                        });
-                    }
-                    continue;
-                };
-                let bytes = match opts.images {
-                    ImageMode::Paths => None,
-                    ImageMode::Embed => Some(match cache.get(rel.as_str()) {
-                        Some(b) => b.clone(),
-                        None => {
-                            let p = root.join(rel);
-                            let b = Arc::new(std::fs::read(&p).map_err(|e| Error::io(&p, e))?);
-                            cache.insert(rel.as_str(), b.clone());
-                            b
-                        }
-                    }),
-                };
-                v.push(ImageRef {
-                    bytes,
-                    path: rel.clone(),
-                });
-            }
-            images_total += v.len();
-            images.push(v);
-        }
-        let rel = format!("data/{}-{i:05}-of-{n:05}.parquet", opts.split);
-        shards.push(shards::write_shard(
-            &opts.out,
-            &rel,
-            chunk,
-            &images,
-            opts.row_group_rows,
-        )?);
-        pb.inc(1);
+    let mut splits = vec![(opts.split.clone(), false)];
+    if opts.text_only_controls {
+        splits.push((control_split(&opts.split), true));
     }
-    pb.finish_and_clear();
-    // Shards of an earlier run with a different count would be picked up by `data/test-*`.
-    remove_stale_shards(&opts.out, &opts.split, &shards)?;
+    let mut shards = Vec::new();
+    let mut images_total = 0;
+    for (split, black) in &splits {
+        let (mut written, n_images) = write_split(opts, &finder, split, &rows, *black)?;
+        // Shards of an earlier run with a different count would be picked up by `data/test-*`.
+        remove_stale_shards(&opts.out, split, &written)?;
+        shards.append(&mut written);
+        images_total += n_images;
+    }
+    if !opts.text_only_controls {
+        remove_stale_shards(&opts.out, &control_split(&opts.split), &[])?;
+    }
     // What shapes the files, not where they go: the same release written elsewhere has the
     // same hash.
     let shaping = serde_json::json!({
@@ -204,6 +185,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "rows_per_shard": opts.rows_per_shard,
         "row_group_rows": opts.row_group_rows,
         "images": opts.images,
+        "text_only_controls": opts.text_only_controls,
     });
     let options_json = shaping.to_string();
     let summary = ReleaseSummary {
@@ -232,14 +214,12 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
             "rows_per_shard": opts.rows_per_shard,
             "row_group_rows": opts.row_group_rows,
             "images": opts.images,
+            "text_only_controls": opts.text_only_controls,
         },
+        "splits": splits.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>(),
         "options_hash": summary.options_hash,
         "inputs": inputs,
-        "store": store.as_ref().map(|s| serde_json::json!({
-            "source": s.meta().source,
-            "source_version": s.meta().source_version,
-            "counts": s.meta().counts,
-        })),
+        "store": store_summary(&stores),
         "rows": summary.rows,
         "images": summary.images,
         "counts": summary.counts,
@@ -254,6 +234,174 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         card::dataset_card(opts, &summary).as_bytes(),
     )?;
     Ok(summary)
+}
+
+/// Source, version and summed counts of the stores (the same for one store and for the
+/// shards of it, so a merged sharded release has the manifest of an unsharded one).
+fn store_summary(stores: &[Store]) -> serde_json::Value {
+    let Some(first) = stores.first() else {
+        return serde_json::Value::Null;
+    };
+    let mut counts = crate::store::Counts::default();
+    let mut sources: Vec<&str> = Vec::new();
+    for s in stores {
+        let c = &s.meta().counts;
+        counts.scenes += c.scenes;
+        counts.frames += c.frames;
+        counts.ego_poses += c.ego_poses;
+        counts.camera_images += c.camera_images;
+        counts.objects += c.objects;
+        if !sources.contains(&s.meta().source.as_str()) {
+            sources.push(&s.meta().source);
+        }
+    }
+    serde_json::json!({
+        "source": sources.join(","),
+        "source_version": first.meta().source_version,
+        "counts": counts,
+    })
+}
+
+/// The split holding the text-only controls of `split`.
+pub fn control_split(split: &str) -> String {
+    format!("{split}_text_only")
+}
+
+/// Where a row's images are: its own `image_paths` (under `image_dirs`), else the store's
+/// files by `camera_frame_id`.
+struct ImageFinder<'a> {
+    opts: &'a ReleaseOptions,
+    index: &'a BTreeMap<String, (String, PathBuf)>,
+    has_store: bool,
+}
+
+impl ImageFinder<'_> {
+    /// (path recorded in the shard, file to read) per shown image.
+    fn files(&self, r: &QaRecord) -> Result<Vec<(String, PathBuf)>> {
+        let missing = |detail: String| Error::Input {
+            file: self.opts.qa.first().cloned().unwrap_or_default(),
+            record: r.qa_id.clone(),
+            detail,
+        };
+        if !r.image_paths.is_empty() {
+            return r
+                .image_paths
+                .iter()
+                .map(|p| {
+                    self.opts
+                        .image_dirs
+                        .iter()
+                        .map(|d| d.join(p))
+                        .find(|f| f.is_file())
+                        .map(|f| (p.clone(), f))
+                        .ok_or_else(|| {
+                            missing(format!(
+                                "image {p} is in none of the image folders ({})",
+                                self.opts
+                                    .image_dirs
+                                    .iter()
+                                    .map(|d| d.display().to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                        })
+                })
+                .collect();
+        }
+        let mut v = Vec::with_capacity(r.camera_frame_ids.len());
+        for id in &r.camera_frame_ids {
+            match self.index.get(id) {
+                Some((rel, file)) => v.push((rel.clone(), file.clone())),
+                None if self.has_store => {
+                    return Err(missing(format!(
+                        "image {id} is not in the store's cameras.arrow"
+                    )))
+                }
+                None => {}
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// A black image with the size and format of `bytes` (the text-only control of that image).
+fn black_like(bytes: &[u8], file: &Path) -> Result<Vec<u8>> {
+    let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| Error::io(file, e))?;
+    let format = reader.format().unwrap_or(image::ImageFormat::Png);
+    let (w, h) = reader.into_dimensions().map_err(|e| Error::Input {
+        file: file.to_path_buf(),
+        record: String::new(),
+        detail: format!("cannot read the image size: {e}"),
+    })?;
+    let black = image::RgbImage::new(w, h);
+    let mut out = std::io::Cursor::new(Vec::new());
+    let format = match format {
+        image::ImageFormat::Jpeg => image::ImageFormat::Jpeg,
+        _ => image::ImageFormat::Png,
+    };
+    black.write_to(&mut out, format).map_err(|e| Error::Input {
+        file: file.to_path_buf(),
+        record: String::new(),
+        detail: format!("cannot encode the black control image: {e}"),
+    })?;
+    Ok(out.into_inner())
+}
+
+/// Writes one split's shards; returns them and the number of images they hold.
+fn write_split(
+    opts: &ReleaseOptions,
+    finder: &ImageFinder<'_>,
+    split: &str,
+    rows: &[QaRecord],
+    black: bool,
+) -> Result<(Vec<ShardInfo>, usize)> {
+    let n = rows.len().div_ceil(opts.rows_per_shard).max(1);
+    let mut shards = Vec::with_capacity(n);
+    let mut images_total = 0;
+    let pb = crate::progress::bar(n as u64, &format!("release {split}"));
+    for (i, chunk) in rows
+        .chunks(opts.rows_per_shard)
+        .chain(rows.is_empty().then_some(rows))
+        .enumerate()
+    {
+        // Images repeat across the questions of one clip or frame: read each once per shard.
+        let mut cache: BTreeMap<PathBuf, Arc<Vec<u8>>> = BTreeMap::new();
+        let mut images = Vec::with_capacity(chunk.len());
+        for r in chunk {
+            let files = finder.files(r)?;
+            let mut v = Vec::with_capacity(files.len());
+            for (rel, file) in files {
+                let bytes = match opts.images {
+                    ImageMode::Paths => None,
+                    ImageMode::Embed => Some(match cache.get(&file) {
+                        Some(b) => b.clone(),
+                        None => {
+                            let raw = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
+                            let b = Arc::new(if black { black_like(&raw, &file)? } else { raw });
+                            cache.insert(file.clone(), b.clone());
+                            b
+                        }
+                    }),
+                };
+                v.push(ImageRef { bytes, path: rel });
+            }
+            images_total += v.len();
+            images.push(v);
+        }
+        let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
+        shards.push(shards::write_shard(
+            &opts.out,
+            &rel,
+            chunk,
+            &images,
+            opts.row_group_rows,
+        )?);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok((shards, images_total))
 }
 
 fn remove_stale_shards(root: &Path, split: &str, keep: &[ShardInfo]) -> Result<()> {

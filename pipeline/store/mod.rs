@@ -14,6 +14,7 @@
 pub mod atomic;
 pub mod rows;
 pub mod schema;
+pub mod subset;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,153 @@
+//! Step checkpoints: what makes an interrupted build resume where it stopped.
+//!
+//! A step's outputs are complete when its checkpoint file exists and names the same key (a
+//! hash of the step's parameters, the keys of the steps it reads, and the tool version). A
+//! step that is not complete has its output folder removed and runs again from scratch; every
+//! stage writes its files atomically and is deterministic, so the resumed build ends with the
+//! same bytes an uninterrupted one would.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::store::atomic::write_atomic;
+use crate::{Error, Result};
+
+/// What a checkpoint file records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub step: String,
+    pub key: String,
+    /// Seconds the step took when it ran.
+    pub seconds: f64,
+    /// One line on what it made.
+    pub detail: String,
+}
+
+/// How a step ended in this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Ran,
+    /// Complete from an earlier run with the same key.
+    Reused,
+}
+
+/// One step of a build, for the summary and the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRecord {
+    pub step: String,
+    pub status: StepStatus,
+    pub seconds: f64,
+    pub detail: String,
+    pub key: String,
+}
+
+/// The key of a step: its name, its parameters (any JSON), and the keys it depends on.
+pub fn key(step: &str, params: &serde_json::Value, upstream: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        step,
+        env!("CARGO_PKG_VERSION"),
+        &params.to_string(),
+        &upstream.join(","),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The checkpoints of one work folder.
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    dir: PathBuf,
+    pub records: Vec<StepRecord>,
+}
+
+impl Checkpoints {
+    pub fn new(work: &Path) -> Self {
+        Self {
+            dir: work.join("checkpoints"),
+            records: Vec::new(),
+        }
+    }
+
+    fn file(&self, step: &str) -> PathBuf {
+        self.dir.join(format!("{step}.json"))
+    }
+
+    /// The checkpoint of `step` when it matches `key`.
+    pub fn done(&self, step: &str, key: &str) -> Option<Checkpoint> {
+        let text = std::fs::read_to_string(self.file(step)).ok()?;
+        let c: Checkpoint = serde_json::from_str(&text).ok()?;
+        (c.key == key).then_some(c)
+    }
+
+    /// Runs `f` unless `step` is complete with `key`. `outputs` are removed before a (re)run,
+    /// so nothing a killed run left behind survives. `f` returns the detail line.
+    pub fn step(
+        &mut self,
+        step: &str,
+        key: &str,
+        outputs: &[&Path],
+        f: impl FnOnce() -> Result<String>,
+    ) -> Result<()> {
+        let n = self.records.len() + 1;
+        if let Some(c) = self.done(step, key) {
+            eprintln!("[{n}] {step}: complete from an earlier run ({})", c.detail);
+            self.records.push(StepRecord {
+                step: step.into(),
+                status: StepStatus::Reused,
+                seconds: c.seconds,
+                detail: c.detail,
+                key: key.into(),
+            });
+            return Ok(());
+        }
+        for o in outputs {
+            remove(o)?;
+        }
+        eprintln!("[{n}] {step} …");
+        let t0 = Instant::now();
+        let detail = f().map_err(|e| Error::Stage {
+            stage: step.into(),
+            detail: e.to_string(),
+        })?;
+        let seconds = t0.elapsed().as_secs_f64();
+        eprintln!("[{n}] {step}: {detail} ({seconds:.1} s)");
+        let c = Checkpoint {
+            step: step.into(),
+            key: key.into(),
+            seconds,
+            detail: detail.clone(),
+        };
+        let json = serde_json::to_string_pretty(&c).unwrap_or_default() + "\n";
+        write_atomic(&self.file(step), json.as_bytes())?;
+        self.records.push(StepRecord {
+            step: step.into(),
+            status: StepStatus::Ran,
+            seconds,
+            detail,
+            key: key.into(),
+        });
+        Ok(())
+    }
+}
+
+fn remove(p: &Path) -> Result<()> {
+    let r = if p.is_dir() {
+        std::fs::remove_dir_all(p)
+    } else if p.exists() {
+        std::fs::remove_file(p)
+    } else {
+        return Ok(());
+    };
+    r.map_err(|e| Error::io(p, e))
+}

@@ -1,0 +1,271 @@
+//! The build config (`configs/build/*.toml`): what `drivegen build` makes, from which input,
+//! with which stages and options. Relative paths are relative to the working folder the build
+//! runs in. Unknown keys are errors.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// The everything-config, embedded: what `drivegen demo` builds.
+pub const EVERYTHING_TOML: &str = include_str!("../../configs/build/everything.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildConfig {
+    /// The dataset's name on its card.
+    pub name: String,
+    /// Seeds every random draw (options, labels, corruptions).
+    pub seed: u64,
+    /// The split the questions go to.
+    #[serde(default = "default_split")]
+    pub split: String,
+    /// Where the release goes (`--out` overrides).
+    pub out: PathBuf,
+    /// Where intermediate tables go (`--work` overrides); default `<out>.work`.
+    #[serde(default)]
+    pub work: Option<PathBuf>,
+    pub input: InputConfig,
+    pub stages: Stages,
+    #[serde(default)]
+    pub egomotion: ConfigFile,
+    #[serde(default)]
+    pub visibility: DeviceStage,
+    #[serde(default)]
+    pub som: DeviceStage,
+    #[serde(default)]
+    pub corrupt: CorruptStage,
+    /// Balancing per family (`[balance.egodyn]`, …); families without a section are released
+    /// as generated.
+    #[serde(default)]
+    pub balance: BTreeMap<String, FamilyBalance>,
+    #[serde(default)]
+    pub release: ReleaseSection,
+    #[serde(default)]
+    pub report: ReportSection,
+}
+
+fn default_split() -> String {
+    "test".into()
+}
+
+/// Where the scenes come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum InputConfig {
+    /// The built-in synthetic corpus, written in the nuScenes layout, then ingested.
+    Synth {
+        scenes: usize,
+        #[serde(default)]
+        duration_s: Option<f64>,
+        #[serde(default)]
+        width: Option<u32>,
+        #[serde(default)]
+        height: Option<u32>,
+    },
+    /// A nuScenes dataroot.
+    Nuscenes {
+        root: PathBuf,
+        #[serde(default)]
+        version: Option<String>,
+    },
+    /// An existing scene store (reused as it is).
+    Store { path: PathBuf },
+}
+
+/// Which stages run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stages {
+    pub egomotion: bool,
+    pub visibility: bool,
+    pub som: bool,
+    pub corrupt: bool,
+}
+
+/// A stage configured by its own TOML file (none: the built-in default).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConfigFile {
+    pub config: Option<PathBuf>,
+}
+
+/// `auto` uses a hardware GPU when there is one and the CPU twins otherwise (a software
+/// Vulkan driver such as lavapipe computes the same result more slowly than the twins); `gpu`
+/// uses any wgpu adapter, lavapipe included; `cpu` always runs the twins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceChoice {
+    #[default]
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceStage {
+    pub config: Option<PathBuf>,
+    pub device: DeviceChoice,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorruptStage {
+    pub config: Option<PathBuf>,
+    pub device: DeviceChoice,
+    /// `all` or a comma-separated list of names.
+    pub corruptions: String,
+    /// `default` (DriveBench's per corruption), `all`, or 1–5.
+    pub severity: String,
+    /// Only the first N keyframes of each scene (none: all).
+    pub frames_per_scene: Option<usize>,
+}
+
+impl Default for CorruptStage {
+    fn default() -> Self {
+        Self {
+            config: None,
+            device: DeviceChoice::Auto,
+            corruptions: "all".into(),
+            severity: "default".into(),
+            frames_per_scene: None,
+        }
+    }
+}
+
+/// EgoDyn's Algorithm 1 and the letter/type balancing for one family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyBalance {
+    /// Items (clips or frames) to select.
+    pub target: usize,
+    /// `paper` or `released` (see `drivegen balance --help`).
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    #[serde(default)]
+    pub type_cap: Option<usize>,
+    #[serde(default)]
+    pub balance_letters: bool,
+    /// Maximum items per source.
+    #[serde(default)]
+    pub source_caps: BTreeMap<String, usize>,
+}
+
+fn default_mode() -> String {
+    "paper".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReleaseSection {
+    pub rows_per_shard: usize,
+    pub row_group_rows: usize,
+    /// `embed` or `paths`.
+    pub images: String,
+    pub text_only_controls: bool,
+}
+
+impl Default for ReleaseSection {
+    fn default() -> Self {
+        Self {
+            rows_per_shard: 5000,
+            row_group_rows: 256,
+            images: "embed".into(),
+            text_only_controls: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportSection {
+    /// Marked images shown in the report's grid.
+    pub marked_images: usize,
+}
+
+impl Default for ReportSection {
+    fn default() -> Self {
+        Self { marked_images: 6 }
+    }
+}
+
+impl BuildConfig {
+    pub fn load(path: &Path) -> Result<Self> {
+        let cfg: Self = crate::config::load_toml(path)?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
+        let cfg: Self = crate::config::parse_toml(text, name)?;
+        cfg.validate(name)?;
+        Ok(cfg)
+    }
+
+    /// The embedded everything-config.
+    pub fn everything() -> Result<Self> {
+        Self::from_toml(EVERYTHING_TOML, Path::new("configs/build/everything.toml"))
+    }
+
+    fn validate(&self, file: &Path) -> Result<()> {
+        let bad = |detail: String| {
+            Err(Error::Config {
+                file: file.to_path_buf(),
+                detail,
+            })
+        };
+        if let InputConfig::Synth { scenes: 0, .. } = self.input {
+            return bad("input.scenes must be at least 1".into());
+        }
+        if self.release.rows_per_shard == 0 || self.release.row_group_rows == 0 {
+            return bad("release.rows_per_shard and row_group_rows must be at least 1".into());
+        }
+        if !matches!(self.release.images.as_str(), "embed" | "paths") {
+            return bad(format!(
+                "release.images = {:?}: expected \"embed\" or \"paths\"",
+                self.release.images
+            ));
+        }
+        for (family, b) in &self.balance {
+            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+                return bad(format!(
+                    "[balance.{family}]: unknown family (known: {})",
+                    crate::qa::record::FAMILIES.join(", ")
+                ));
+            }
+            if !matches!(b.mode.as_str(), "paper" | "released") {
+                return bad(format!(
+                    "balance.{family}.mode = {:?}: expected \"paper\" or \"released\"",
+                    b.mode
+                ));
+            }
+        }
+        if let Err(e) = crate::corrupt::run::parse_corruptions(&self.corrupt.corruptions) {
+            return bad(format!("corrupt.corruptions: {e}"));
+        }
+        if let Err(e) = crate::corrupt::run::parse_severities(&self.corrupt.severity) {
+            return bad(format!("corrupt.severity: {e}"));
+        }
+        Ok(())
+    }
+
+    /// Where intermediate tables go.
+    pub fn work_dir(&self) -> PathBuf {
+        self.work.clone().unwrap_or_else(|| {
+            let mut s = self.out.clone().into_os_string();
+            s.push(".work");
+            PathBuf::from(s)
+        })
+    }
+
+    /// A short stable hash of a serialisable section (what a checkpoint depends on).
+    pub fn hash_of<T: Serialize>(v: &T) -> String {
+        let text = serde_json::to_string(v).unwrap_or_default();
+        let d = Sha256::digest(text.as_bytes());
+        d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+}

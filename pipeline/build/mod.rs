@@ -1,0 +1,701 @@
+//! `drivegen build CONFIG.toml`: one command from a source dataset (or the synthetic corpus) to
+//! a release folder with its report.
+//!
+//! The build is a chain of checkpointed steps (see [`checkpoint`]): corpus → scene store →
+//! ego motion, visibility, Set-of-Mark, corruptions (per scene) → per-family tables →
+//! balancing → Parquet release → report. Each step reads the tables of the steps before it and
+//! writes its own folder under the work folder; a killed build resumes at the first step that
+//! is not complete and ends byte-identical to an uninterrupted one.
+//!
+//! `--shard i/N` runs the per-scene steps on the scenes shard `i` owns (a store holding only
+//! those, see [`crate::store::subset`]) under `work/shard-i-of-N/`; `--merge N` then runs the
+//! global steps over all N shards' tables. Global steps order rows canonically, so the merged
+//! release has the bytes of an unsharded one.
+
+pub mod checkpoint;
+pub mod config;
+pub mod report;
+pub mod svg;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::ipc::writer::FileWriter;
+use serde_json::json;
+
+use self::checkpoint::{key, Checkpoints, StepRecord};
+use self::config::{BuildConfig, DeviceChoice, InputConfig};
+use crate::qa::{self, QaRecord};
+use crate::shard::Shard;
+use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::Store;
+use crate::visibility::raster::{CpuRasteriser, Rasteriser};
+use crate::{Error, Result};
+
+/// How to run a build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub config: BuildConfig,
+    /// The config's text (hashed into the manifest).
+    pub config_text: String,
+    pub out: PathBuf,
+    pub work: PathBuf,
+    /// Run only the per-scene steps for this shard.
+    pub shard: Option<Shard>,
+    /// Run the global steps over this many shards' outputs.
+    pub merge: Option<u32>,
+}
+
+impl BuildOptions {
+    pub fn new(config: BuildConfig, config_text: String) -> Self {
+        Self {
+            out: config.out.clone(),
+            work: config.work_dir(),
+            config,
+            config_text,
+            shard: None,
+            merge: None,
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Debug, Clone)]
+pub struct BuildSummary {
+    pub steps: Vec<StepRecord>,
+    pub out: PathBuf,
+    /// The release's row counts per family and type (none for a shard build).
+    pub counts: BTreeMap<String, BTreeMap<String, usize>>,
+    pub report: Option<PathBuf>,
+}
+
+impl fmt::Display for BuildSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{:<22} {:>8} {:>9}  what", "step", "status", "seconds")?;
+        for s in &self.steps {
+            let status = match s.status {
+                checkpoint::StepStatus::Ran => "ran",
+                checkpoint::StepStatus::Reused => "reused",
+            };
+            writeln!(
+                f,
+                "{:<22} {:>8} {:>9.1}  {}",
+                s.step, status, s.seconds, s.detail
+            )?;
+        }
+        let total: usize = self.counts.values().flat_map(|t| t.values()).sum();
+        if !self.counts.is_empty() {
+            writeln!(f, "questions: {total}")?;
+            for (family, types) in &self.counts {
+                writeln!(
+                    f,
+                    "  {family}: {} in {} types",
+                    types.values().sum::<usize>(),
+                    types.len()
+                )?;
+            }
+        }
+        writeln!(f, "output: {}", self.out.display())?;
+        if let Some(r) = &self.report {
+            writeln!(f, "report: {}", r.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// The per-scene outputs of one store (the whole dataset or one shard).
+#[derive(Debug, Clone)]
+struct SceneOutputs {
+    store: PathBuf,
+    /// family → QA tables.
+    qa: BTreeMap<String, Vec<PathBuf>>,
+    /// Folders that rows' `image_paths` are relative to.
+    image_dirs: Vec<PathBuf>,
+    som_dir: Option<PathBuf>,
+    /// Keys of the steps that made these outputs.
+    keys: Vec<String>,
+}
+
+fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
+    p.as_ref()
+        .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io(p, e)))
+        .transpose()
+}
+
+/// Whether `auto` should use the GPU: only a hardware adapter; a software Vulkan driver
+/// (lavapipe) is slower than the CPU twins, which compute the same result.
+fn hardware_gpu() -> Option<Arc<crate::gpu::Gpu>> {
+    match crate::gpu::Gpu::open() {
+        Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(Arc::new(g)),
+        Ok(g) => {
+            eprintln!(
+                "drivegen: {} is a software adapter; `auto` runs the CPU twins",
+                g.info()
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("drivegen: no usable GPU ({e}); `auto` runs the CPU twins");
+            None
+        }
+    }
+}
+
+fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
+    let gpu = match device {
+        DeviceChoice::Cpu => None,
+        DeviceChoice::Gpu => Some(Arc::new(crate::gpu::Gpu::open()?)),
+        DeviceChoice::Auto => hardware_gpu(),
+    };
+    match gpu {
+        Some(g) => Ok(Box::new(crate::gpu::GpuRasteriser::new(g)?)),
+        None => Ok(Box::new(CpuRasteriser)),
+    }
+}
+
+fn corrupt_device(d: DeviceChoice) -> crate::corrupt::run::Device {
+    use crate::corrupt::run::Device;
+    match d {
+        DeviceChoice::Auto if hardware_gpu().is_some() => Device::Gpu,
+        DeviceChoice::Auto | DeviceChoice::Cpu => Device::Cpu,
+        DeviceChoice::Gpu => Device::Gpu,
+    }
+}
+
+/// Runs the build.
+pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
+    if opts.shard.is_some() && opts.merge.is_some() {
+        return Err(Error::Usage(
+            "--shard and --merge exclude each other".into(),
+        ));
+    }
+    std::fs::create_dir_all(&opts.work).map_err(|e| Error::io(&opts.work, e))?;
+    let mut cp = Checkpoints::new(&opts.work);
+    let (store, store_key) = source_store(opts, &mut cp)?;
+    let outputs = match (opts.shard, opts.merge) {
+        (Some(shard), _) => {
+            let dir = shard_dir(&opts.work, shard);
+            let sub = dir.join("store");
+            let k = key(
+                "shard_store",
+                &json!({"shard": shard.to_string()}),
+                &[&store_key],
+            );
+            cp.step(
+                &format!("shard_store_{}_of_{}", shard.index, shard.count),
+                &k,
+                &[&sub],
+                || {
+                    let m = crate::store::subset::write_shard(&Store::open(&store)?, &sub, shard)?;
+                    Ok(format!("{} of the store's scenes", m.counts.scenes))
+                },
+            )?;
+            let out = scene_steps(opts, &mut cp, &sub, &k, &dir, &format!("_{}", shard.index))?;
+            let marker = dir.join("shard.json");
+            let json = json!({"shard": shard.to_string(), "keys": out.keys});
+            write_atomic(&marker, (json.to_string() + "\n").as_bytes())?;
+            return Ok(BuildSummary {
+                steps: cp.records,
+                out: dir,
+                counts: BTreeMap::new(),
+                report: None,
+            });
+        }
+        (None, Some(n)) => (0..n)
+            .map(|i| {
+                let shard = Shard { index: i, count: n };
+                let dir = shard_dir(&opts.work, shard);
+                if !dir.join("shard.json").is_file() {
+                    return Err(Error::Usage(format!(
+                        "--merge {n}: shard {shard} is not complete ({} has no shard.json); \
+                         run `drivegen build CONFIG --shard {shard}` first",
+                        dir.display()
+                    )));
+                }
+                let sub = dir.join("store");
+                let k = key(
+                    "shard_store",
+                    &json!({"shard": shard.to_string()}),
+                    &[&store_key],
+                );
+                scene_outputs(opts, &sub, &k, &dir)
+            })
+            .collect::<Result<Vec<_>>>()?,
+        (None, None) => vec![scene_steps(
+            opts, &mut cp, &store, &store_key, &opts.work, "",
+        )?],
+    };
+    let counts = global_steps(opts, &mut cp, &outputs)?;
+    if opts.config.stages.corrupt {
+        contact_sheet(opts, &mut cp, &outputs)?;
+    }
+    let report = opts.out.join("report.html");
+    report::write(opts, &cp.records, &outputs_for_report(&outputs), &report)?;
+    Ok(BuildSummary {
+        steps: cp.records,
+        out: opts.out.clone(),
+        counts,
+        report: Some(report),
+    })
+}
+
+fn shard_dir(work: &Path, shard: Shard) -> PathBuf {
+    work.join(format!("shard-{}-of-{}", shard.index, shard.count))
+}
+
+/// The scene store to build from (synthesised and ingested when the input asks).
+fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, String)> {
+    let w = &opts.work;
+    match &opts.config.input {
+        InputConfig::Store { path } => {
+            let meta = std::fs::read(path.join("store.json")).map_err(|e| Error::io(path, e))?;
+            let k = key(
+                "store",
+                &json!({"store_json": String::from_utf8_lossy(&meta)}),
+                &[],
+            );
+            Ok((path.clone(), k))
+        }
+        InputConfig::Synth {
+            scenes,
+            duration_s,
+            width,
+            height,
+        } => {
+            let corpus = w.join("corpus");
+            let d = crate::synth::SynthOptions::default();
+            let so = crate::synth::SynthOptions {
+                scenes: *scenes,
+                seed: opts.config.seed,
+                duration_s: duration_s.unwrap_or(d.duration_s),
+                image_width: width.unwrap_or(d.image_width),
+                image_height: height.unwrap_or(d.image_height),
+                ..d
+            };
+            let ck = key(
+                "corpus",
+                &json!({"scenes": so.scenes, "seed": so.seed, "duration_s": so.duration_s,
+                        "w": so.image_width, "h": so.image_height}),
+                &[],
+            );
+            cp.step("corpus", &ck, &[&corpus], || {
+                let s = crate::synth::write_nuscenes(&corpus, &so)?;
+                Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            })?;
+            ingest(cp, &corpus, &so.version, w, &ck)
+        }
+        InputConfig::Nuscenes { root, version } => {
+            let version = match version {
+                Some(v) => v.clone(),
+                None => only_version(root)?,
+            };
+            let k = key("source", &json!({"root": root, "version": version}), &[]);
+            ingest(cp, root, &version, w, &k)
+        }
+    }
+}
+
+fn only_version(root: &Path) -> Result<String> {
+    let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("scene.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    if v.len() == 1 {
+        Ok(v.remove(0))
+    } else {
+        Err(Error::Usage(format!(
+            "{}: expected one nuScenes version folder, found {}; set input.version",
+            root.display(),
+            v.len()
+        )))
+    }
+}
+
+fn ingest(
+    cp: &mut Checkpoints,
+    root: &Path,
+    version: &str,
+    work: &Path,
+    upstream: &str,
+) -> Result<(PathBuf, String)> {
+    let store = work.join("store");
+    let k = key("ingest", &json!({"version": version}), &[upstream]);
+    cp.step("ingest", &k, &[&store], || {
+        let o = crate::ingest::nuscenes::IngestOptions {
+            root: root.to_path_buf(),
+            version: version.into(),
+            out: store.clone(),
+            taxonomy: crate::taxonomy::Taxonomy::load(None)?,
+            rules: Default::default(),
+            chunk_scenes: 8,
+        };
+        let s = crate::ingest::nuscenes::ingest(&o)?;
+        if s.scenes_written == 0 {
+            return Err(Error::Usage(format!(
+                "{}: no scene could be ingested",
+                root.display()
+            )));
+        }
+        Ok(format!(
+            "{}/{} scenes, {} rejected",
+            s.scenes_written,
+            s.scenes_total,
+            s.rejects.len()
+        ))
+    })?;
+    Ok((store, k))
+}
+
+/// The keys and paths of the per-scene steps for one store (without running them).
+fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<ScenePlan> {
+    let c = &opts.config;
+    let ego = key(
+        "egomotion",
+        &json!({"config": file_text(&c.egomotion.config)?}),
+        &[store_key],
+    );
+    let vis = key(
+        "visibility",
+        &json!({"config": file_text(&c.visibility.config)?}),
+        &[store_key],
+    );
+    let som = key(
+        "som",
+        &json!({"config": file_text(&c.som.config)?, "vis": file_text(&c.visibility.config)?}),
+        &[&vis],
+    );
+    let corrupt = key(
+        "corrupt",
+        &json!({"config": file_text(&c.corrupt.config)?, "corruptions": c.corrupt.corruptions,
+                "severity": c.corrupt.severity, "frames_per_scene": c.corrupt.frames_per_scene,
+                "seed": c.seed}),
+        &[store_key],
+    );
+    Ok(ScenePlan {
+        ego: (ego, dir.join("egodyn")),
+        vis: (vis, dir.join("visibility")),
+        som: (som, dir.join("som")),
+        corrupt: (corrupt, dir.join("corrupt")),
+    })
+}
+
+struct ScenePlan {
+    ego: (String, PathBuf),
+    vis: (String, PathBuf),
+    som: (String, PathBuf),
+    corrupt: (String, PathBuf),
+}
+
+/// What the per-scene steps of a store produce, as paths (for `--merge`).
+fn scene_outputs(
+    opts: &BuildOptions,
+    store: &Path,
+    store_key: &str,
+    dir: &Path,
+) -> Result<SceneOutputs> {
+    let p = scene_plan(opts, store_key, dir)?;
+    let st = opts.config.stages;
+    let mut o = SceneOutputs {
+        store: store.to_path_buf(),
+        qa: BTreeMap::new(),
+        image_dirs: Vec::new(),
+        som_dir: None,
+        keys: vec![store_key.to_string()],
+    };
+    if st.egomotion {
+        o.qa.entry("egodyn".into())
+            .or_default()
+            .push(p.ego.1.join(crate::egomotion::QA_FILE));
+        o.keys.push(p.ego.0);
+    }
+    if st.visibility || st.som {
+        o.keys.push(p.vis.0);
+    }
+    if st.som {
+        o.som_dir = Some(p.som.1);
+        o.keys.push(p.som.0);
+    }
+    if st.corrupt {
+        o.qa.entry("drivebench".into())
+            .or_default()
+            .push(p.corrupt.1.join("corruption_qa.arrow"));
+        o.image_dirs.push(p.corrupt.1);
+        o.keys.push(p.corrupt.0);
+    }
+    Ok(o)
+}
+
+/// Runs the per-scene steps on one store; `suffix` tells shards' steps apart.
+fn scene_steps(
+    opts: &BuildOptions,
+    cp: &mut Checkpoints,
+    store: &Path,
+    store_key: &str,
+    dir: &Path,
+    suffix: &str,
+) -> Result<SceneOutputs> {
+    let c = &opts.config;
+    let p = scene_plan(opts, store_key, dir)?;
+    if c.stages.egomotion {
+        let (k, out) = &p.ego;
+        cp.step(&format!("egomotion{suffix}"), k, &[out], || {
+            let cfg = crate::egomotion::config::EgodynConfig::load(c.egomotion.config.as_deref())?;
+            let s = crate::egomotion::run_with(store, out, cfg)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    let vis_file = p.vis.1.join("visibility.arrow");
+    if c.stages.visibility || c.stages.som {
+        let (k, out) = &p.vis;
+        cp.step(&format!("visibility{suffix}"), k, &[out], || {
+            let cfg =
+                crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
+            let r = rasteriser(c.visibility.device)?;
+            let s = crate::visibility::run_with(store, &vis_file, &cfg, r.as_ref(), None)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    if c.stages.som {
+        let (k, out) = &p.som;
+        cp.step(&format!("som{suffix}"), k, &[out], || {
+            let cfg = crate::som::SomConfig::load(c.som.config.as_deref())?;
+            let vis_cfg =
+                crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
+            let r = rasteriser(c.som.device)?;
+            let s =
+                crate::som::stage::run(store, &vis_file, out, &cfg, &vis_cfg, r.as_ref(), None)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    if c.stages.corrupt {
+        let (k, out) = &p.corrupt;
+        cp.step(&format!("corrupt{suffix}"), k, &[out], || {
+            use crate::corrupt::run as cr;
+            let o = cr::CorruptOptions {
+                input: cr::Input::Store(store.to_path_buf()),
+                out: out.clone(),
+                corruptions: cr::parse_corruptions(&c.corrupt.corruptions)?,
+                severities: cr::parse_severities(&c.corrupt.severity)?,
+                seed: c.seed,
+                config: crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?,
+                device: corrupt_device(c.corrupt.device),
+                max_frames: None,
+                frames_per_scene: c.corrupt.frames_per_scene,
+            };
+            let s = cr::run(&o)?;
+            Ok(format!(
+                "{} frames, {} images, {} questions on {}",
+                s.frames, s.images_out, s.questions, s.device
+            ))
+        })?;
+    }
+    scene_outputs(opts, store, store_key, dir)
+}
+
+/// Writes rows in the canonical order of a release (item, family, type, id), so the table is
+/// the same whether it was gathered from one store or from shards.
+fn write_canonical(inputs: &[PathBuf], file: &Path) -> Result<usize> {
+    let mut rows: Vec<QaRecord> = crate::balance::read_qa(inputs)?;
+    rows.sort_by(|a, b| {
+        (
+            crate::balance::item_key(a),
+            &a.family,
+            &a.question_type,
+            &a.qa_id,
+        )
+            .cmp(&(
+                crate::balance::item_key(b),
+                &b.family,
+                &b.question_type,
+                &b.qa_id,
+            ))
+    });
+    let mut w = FileWriter::try_new(AtomicFile::create(file)?, &qa::qa_schema())?;
+    w.write(&qa::to_batch(&rows)?)?;
+    w.finish()?;
+    w.into_inner()?.commit()?;
+    Ok(rows.len())
+}
+
+/// Balancing, the release and its manifest; returns the release's counts.
+fn global_steps(
+    opts: &BuildOptions,
+    cp: &mut Checkpoints,
+    outputs: &[SceneOutputs],
+) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
+    let c = &opts.config;
+    let upstream: Vec<String> = outputs.iter().flat_map(|o| o.keys.clone()).collect();
+    let up: Vec<&str> = upstream.iter().map(String::as_str).collect();
+    let mut families: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for o in outputs {
+        for (f, files) in &o.qa {
+            families.entry(f.clone()).or_default().extend(files.clone());
+        }
+    }
+    let mut release_inputs = Vec::new();
+    let mut family_keys = Vec::new();
+    for (family, files) in &families {
+        let dir = opts.work.join("families").join(family);
+        let k = match c.balance.get(family) {
+            Some(b) => {
+                let k = key("balance", &serde_json::to_value(b).unwrap_or_default(), &up);
+                cp.step(&format!("balance_{family}"), &k, &[&dir], || {
+                    let bo = crate::balance::BalanceOptions {
+                        spec: crate::balance::greedy::BalanceSpec {
+                            target: b.target,
+                            source_caps: b.source_caps.clone(),
+                            targets: Default::default(),
+                            mode: match b.mode.as_str() {
+                                "released" => crate::balance::greedy::Mode::Released,
+                                _ => crate::balance::greedy::Mode::Paper,
+                            },
+                        },
+                        type_cap: b.type_cap,
+                        balance_letters: b.balance_letters,
+                    };
+                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                    let o = crate::balance::run(files, &dir, &bo)?;
+                    Ok(format!(
+                        "{} of {} items, {} rows; majority-answer accuracy {:.3} → {:.3}",
+                        o.selection.chosen.len(),
+                        o.items_in,
+                        o.rows.len(),
+                        o.before.overall_majority_accuracy(),
+                        o.after.overall_majority_accuracy()
+                    ))
+                })?;
+                release_inputs.push(dir.join("balanced_qa.arrow"));
+                k
+            }
+            None => {
+                let k = key("gather", &json!({}), &up);
+                let file = dir.join(format!("{family}_qa.arrow"));
+                cp.step(&format!("gather_{family}"), &k, &[&dir], || {
+                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                    let n = write_canonical(files, &file)?;
+                    Ok(format!("{n} rows (not balanced)"))
+                })?;
+                release_inputs.push(file);
+                k
+            }
+        };
+        family_keys.push(k);
+    }
+    let ro = crate::release::ReleaseOptions {
+        qa: release_inputs,
+        stores: outputs.iter().map(|o| o.store.clone()).collect(),
+        images_root: None,
+        out: opts.out.clone(),
+        split: c.split.clone(),
+        rows_per_shard: c.release.rows_per_shard,
+        row_group_rows: c.release.row_group_rows,
+        images: if c.release.images == "paths" {
+            crate::release::ImageMode::Paths
+        } else {
+            crate::release::ImageMode::Embed
+        },
+        name: c.name.clone(),
+        image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
+        text_only_controls: c.release.text_only_controls,
+    };
+    let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
+    let k = key(
+        "release",
+        &json!({"config": opts.config_text, "release": c.release}),
+        &fk,
+    );
+    let mut counts = BTreeMap::new();
+    cp.step("release", &k, &[&opts.out.join("data")], || {
+        let s = crate::release::run(&ro)?;
+        add_build_to_manifest(opts)?;
+        Ok(format!(
+            "{} rows, {} images, {} shards",
+            s.rows,
+            s.images,
+            s.shards.len()
+        ))
+    })?;
+    let manifest = opts.out.join("manifest.json");
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Ok(c) = serde_json::from_value(v["counts"].clone()) {
+                counts = c;
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// The report's corruption contact sheet: the first front image under every corruption and
+/// severity.
+fn contact_sheet(
+    opts: &BuildOptions,
+    cp: &mut Checkpoints,
+    outputs: &[SceneOutputs],
+) -> Result<()> {
+    let c = &opts.config;
+    let stores: Vec<PathBuf> = outputs.iter().map(|o| o.store.clone()).collect();
+    let Some(subject) = report::sheet_subject(&stores)? else {
+        return Ok(());
+    };
+    let sheet = opts.out.join("report").join("contact_sheet.png");
+    let k = key(
+        "contact_sheet",
+        &json!({"config": file_text(&c.corrupt.config)?, "seed": c.seed,
+                "subject": subject.file_name().map(|n| n.to_string_lossy().into_owned())}),
+        &[],
+    );
+    cp.step("contact_sheet", &k, &[&sheet], || {
+        let cfg = crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?;
+        crate::corrupt::sheet::contact_sheet(
+            &cfg,
+            &subject,
+            &sheet,
+            c.seed,
+            corrupt_device(c.corrupt.device),
+            320,
+        )?;
+        Ok(format!(
+            "{} under 15 corruptions × 5 severities",
+            subject.display()
+        ))
+    })
+}
+
+/// Records the build config, its hash and the seed in `manifest.json`.
+fn add_build_to_manifest(opts: &BuildOptions) -> Result<()> {
+    let path = opts.out.join("manifest.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Json {
+        path: path.clone(),
+        line: e.line(),
+        column: e.column(),
+        detail: e.to_string(),
+    })?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "build".into(),
+            json!({
+                "config": opts.config_text,
+                "config_hash": BuildConfig::hash_of(&opts.config_text),
+                "seed": opts.config.seed,
+            }),
+        );
+    }
+    let out = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+    write_atomic(&path, out.as_bytes())
+}
+
+/// What the report shows from the per-scene outputs.
+fn outputs_for_report(outputs: &[SceneOutputs]) -> report::Inputs {
+    report::Inputs {
+        som_dirs: outputs.iter().filter_map(|o| o.som_dir.clone()).collect(),
+        corrupt_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
+        stores: outputs.iter().map(|o| o.store.clone()).collect(),
+    }
+}

@@ -1,0 +1,269 @@
+//! `report.html`: what a build made and how long it took. Plots are inline SVG (see
+//! [`super::svg`]); images (the corruption contact sheet, a grid of marked images) sit in
+//! `report/` next to it. The report holds timings, so unlike the shards and the manifest it is
+//! not byte-identical between runs.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::checkpoint::{StepRecord, StepStatus};
+use super::svg::{esc, grouped_bars, hbars, Series};
+use super::BuildOptions;
+use crate::store::atomic::write_atomic;
+use crate::{Error, Result};
+
+/// What the report shows besides the steps.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub som_dirs: Vec<PathBuf>,
+    pub corrupt_dirs: Vec<PathBuf>,
+    pub stores: Vec<PathBuf>,
+}
+
+/// The first keyframe front-camera image of the stores (the contact sheet's subject).
+pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<PathBuf>> {
+    for s in stores {
+        let store = crate::store::Store::open(s)?;
+        let root = crate::store::subset::absolute_source_root(&store);
+        let cams: Vec<crate::store::CameraRow> = store.read_all(crate::store::Table::Cameras)?;
+        if let Some(c) = cams
+            .iter()
+            .filter(|c| c.is_keyframe && c.camera == "CAM_FRONT")
+            .min_by(|a, b| (&a.scene_id, a.frame_idx).cmp(&(&b.scene_id, b.frame_idx)))
+        {
+            return Ok(Some(root.join(&c.image_path)));
+        }
+    }
+    Ok(None)
+}
+
+fn pngs_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            pngs_under(&p, out);
+        } else if p.extension().is_some_and(|e| e == "png") {
+            out.push(p);
+        }
+    }
+}
+
+/// Up to `n` marked images, scaled to 480 px wide JPEGs under `assets`; returns their names.
+fn marked_thumbnails(dirs: &[PathBuf], n: usize, assets: &Path) -> Result<Vec<String>> {
+    let mut all = Vec::new();
+    for d in dirs {
+        pngs_under(d, &mut all);
+    }
+    // Spread the picks over the whole set rather than the first frame's six cameras.
+    let step = (all.len() / n.max(1)).max(1);
+    let mut names = Vec::new();
+    for (i, p) in all.iter().step_by(step).take(n).enumerate() {
+        let img = image::open(p).map_err(|e| Error::Input {
+            file: p.clone(),
+            record: String::new(),
+            detail: format!("cannot read a marked image: {e}"),
+        })?;
+        let w = 480.min(img.width()).max(1);
+        let h = (u64::from(img.height()) * u64::from(w) / u64::from(img.width().max(1))).max(1);
+        let small = img.resize_exact(w, h as u32, image::imageops::FilterType::Triangle);
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        small
+            .to_rgb8()
+            .write_to(&mut bytes, image::ImageFormat::Jpeg)
+            .map_err(|e| Error::Input {
+                file: p.clone(),
+                record: String::new(),
+                detail: format!("cannot encode a thumbnail: {e}"),
+            })?;
+        let name = format!("marked_{i:02}.jpg");
+        write_atomic(&assets.join(&name), &bytes.into_inner())?;
+        names.push(name);
+    }
+    Ok(names)
+}
+
+fn balance_section(work: &Path, html: &mut String) {
+    let Ok(rd) = std::fs::read_dir(work.join("families")) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    for d in dirs {
+        let Ok(text) = std::fs::read_to_string(d.join("balance_report.json")) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let family = d.file_name().map(|n| n.to_string_lossy().into_owned());
+        let _ = write!(
+            html,
+            "<h3>{}</h3><p>{} of {} items selected ({} rows), {} fallback steps. Majority-answer \
+             accuracy (what a model that ignores the images scores) {:.3} before, {:.3} after.</p>",
+            esc(family.as_deref().unwrap_or("")),
+            v["items_selected"],
+            v["items_in"],
+            v["rows_selected"],
+            v["fallbacks"],
+            v["majority_accuracy_before"].as_f64().unwrap_or(0.0),
+            v["majority_accuracy_after"].as_f64().unwrap_or(0.0),
+        );
+        let _ = write!(
+            html,
+            "<table><tr><th>question type</th><th>max deviation before</th><th>after</th>\
+             <th>majority accuracy before</th><th>after</th></tr>"
+        );
+        let mut charts = String::new();
+        if let Some(per) = v["per_type"].as_object() {
+            for (q, t) in per {
+                let _ = write!(
+                    html,
+                    "<tr><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td></tr>",
+                    esc(q),
+                    t["max_deviation_before"].as_f64().unwrap_or(0.0),
+                    t["max_deviation_after"].as_f64().unwrap_or(0.0),
+                    t["majority_accuracy_before"].as_f64().unwrap_or(0.0),
+                    t["majority_accuracy_after"].as_f64().unwrap_or(0.0),
+                );
+                let share = |k: &str| -> BTreeMap<String, f64> {
+                    let m: BTreeMap<String, f64> = t[k]
+                        .as_object()
+                        .map(|o| {
+                            o.iter()
+                                .map(|(a, n)| (a.clone(), n.as_f64().unwrap_or(0.0)))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let total: f64 = m.values().sum::<f64>().max(1e-9);
+                    m.into_iter().map(|(a, n)| (a, n / total)).collect()
+                };
+                let (before, after) = (share("before"), share("after"));
+                let classes: Vec<String> = before.keys().cloned().collect();
+                let pick = |m: &BTreeMap<String, f64>| -> Vec<f64> {
+                    classes
+                        .iter()
+                        .map(|c| m.get(c).copied().unwrap_or(0.0))
+                        .collect()
+                };
+                charts.push_str(&grouped_bars(
+                    &format!("{q}: answer shares"),
+                    &classes,
+                    &[
+                        Series {
+                            name: "before",
+                            colour: "#b0b0b0",
+                            values: pick(&before),
+                        },
+                        Series {
+                            name: "after",
+                            colour: "#4a7ebb",
+                            values: pick(&after),
+                        },
+                    ],
+                ));
+            }
+        }
+        html.push_str("</table><div class=\"charts\">");
+        html.push_str(&charts);
+        html.push_str("</div>");
+    }
+}
+
+/// Writes `report.html` (and `report/` assets next to it).
+pub fn write(
+    opts: &BuildOptions,
+    steps: &[StepRecord],
+    inputs: &Inputs,
+    file: &Path,
+) -> Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let assets = dir.join("report");
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{name}</title><style>\
+         body{{font-family:sans-serif;max-width:1200px;margin:2em auto;color:#222}}\
+         table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:left}}\
+         .charts svg{{margin:4px;border:1px solid #eee}}.grid img{{width:380px;margin:3px}}\
+         </style></head><body><h1>{name}</h1><p>drivegen {ver}, seed {seed}, config hash {hash}.</p>",
+        name = esc(&opts.config.name),
+        ver = env!("CARGO_PKG_VERSION"),
+        seed = opts.config.seed,
+        hash = super::BuildConfig::hash_of(&opts.config_text),
+    );
+    // Release contents.
+    let manifest: serde_json::Value = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let _ = write!(
+        html,
+        "<h2>Release</h2><p>{} questions, {} images, {} shards.</p>\
+         <table><tr><th>family</th><th>question type</th><th>rows</th></tr>",
+        manifest["rows"],
+        manifest["images"],
+        manifest["shards"].as_array().map_or(0, Vec::len)
+    );
+    if let Some(fams) = manifest["counts"].as_object() {
+        for (f, types) in fams {
+            if let Some(types) = types.as_object() {
+                for (t, n) in types {
+                    let _ = write!(
+                        html,
+                        "<tr><td>{}</td><td>{}</td><td>{n}</td></tr>",
+                        esc(f),
+                        esc(t)
+                    );
+                }
+            }
+        }
+    }
+    html.push_str("</table>");
+    // Timings.
+    html.push_str(
+        "<h2>Steps</h2><table><tr><th>step</th><th>status</th><th>seconds</th><th>what</th></tr>",
+    );
+    for s in steps {
+        let status = match s.status {
+            StepStatus::Ran => "ran",
+            StepStatus::Reused => "reused (earlier run)",
+        };
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{status}</td><td>{:.1}</td><td>{}</td></tr>",
+            esc(&s.step),
+            s.seconds,
+            esc(&s.detail)
+        );
+    }
+    html.push_str("</table>");
+    let items: Vec<(String, f64)> = steps.iter().map(|s| (s.step.clone(), s.seconds)).collect();
+    html.push_str(&hbars("Seconds per step", &items, "s"));
+    // Balancing.
+    html.push_str("<h2>Class balance per question type</h2>");
+    balance_section(&opts.work, &mut html);
+    // Corruptions.
+    if assets.join("contact_sheet.png").is_file() {
+        html.push_str(
+            "<h2>Corruptions</h2><p>One front image under all 15 corruptions × 5 severities \
+             (legend with every cell's parameters: <code>report/contact_sheet.png.json</code>).\
+             </p><img src=\"report/contact_sheet.png\" style=\"max-width:100%\">",
+        );
+    }
+    // Marked images.
+    let thumbs = marked_thumbnails(&inputs.som_dirs, opts.config.report.marked_images, &assets)?;
+    if !thumbs.is_empty() {
+        html.push_str("<h2>Set-of-Mark images</h2><div class=\"grid\">");
+        for t in thumbs {
+            let _ = write!(html, "<img src=\"report/{t}\">");
+        }
+        html.push_str("</div>");
+    }
+    html.push_str("</body></html>\n");
+    write_atomic(file, html.as_bytes())
+}
