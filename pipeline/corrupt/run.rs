@@ -364,105 +364,144 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     let mut questions = Vec::new();
     let quality = opts.config.output.jpeg_quality;
     let pb = crate::progress::bar(frames.len() as u64, "corrupt");
-    for f in &frames {
-        let images: Vec<RgbImage> = f
-            .views
-            .par_iter()
-            .map(|v| load_rgb(&v.path))
-            .collect::<Result<_>>()?;
-        let views: Vec<View<'_>> = f
-            .views
-            .iter()
-            .zip(&images)
-            .map(|(v, image)| View {
-                image_id: &v.image_id,
-                camera: &v.camera,
-                image,
-            })
-            .collect();
-        summary.frames += 1;
-        summary.images_in += views.len();
-        for &c in &opts.corruptions {
-            for sev in severities(opts, c) {
-                let done = corrupt_frame(
-                    &opts.config,
-                    gpu.as_ref(),
-                    c,
-                    sev,
-                    opts.seed,
-                    &f.frame.frame_id,
-                    &views,
-                )?;
-                let outs: Vec<(PathBuf, &RgbImage, &ViewIn)> = f
+    // Three stages joined by bounded queues, so decoding the next frame and encoding the last
+    // one overlap the corruption of this one, and at most a few frames are in memory at once.
+    let (frame_tx, frame_rx) = crossbeam_channel::bounded::<Result<(usize, Vec<RgbImage>)>>(2);
+    let (write_tx, write_rx) = crossbeam_channel::bounded::<Vec<(PathBuf, RgbImage, PathBuf)>>(4);
+    std::thread::scope(|scope| -> Result<()> {
+        let frames_ref = &frames;
+        let decoder = scope.spawn(move || {
+            for (i, f) in frames_ref.iter().enumerate() {
+                let images = f
                     .views
-                    .iter()
-                    .zip(&done)
-                    .map(|(v, (img, _, _))| {
-                        (
-                            Path::new(c.name()).join(sev.to_string()).join(&v.rel),
-                            img,
-                            v,
-                        )
-                    })
-                    .collect();
-                outs.par_iter().try_for_each(|(rel, img, v)| {
-                    let bytes = encode_like(img, &v.path, quality)?;
-                    write_atomic(&opts.out.join(rel), &bytes)
-                })?;
-                let mut evidence = Value::Null;
-                for ((rel, _, v), (_, applied, params)) in outs.iter().zip(&done) {
-                    if let Some(fr) = params.get("frame") {
-                        evidence = fr.clone();
-                    }
-                    rows.push(CorruptionRow {
-                        image_id: v.image_id.clone(),
-                        camera: v.camera.clone(),
-                        frame_id: f.frame.frame_id.clone(),
-                        corruption: c.name().into(),
-                        severity: sev,
-                        seed: opts.seed,
-                        applied: *applied,
-                        params: params.to_string(),
-                        source_path: v.path.to_string_lossy().into_owned(),
-                        output_path: rel.to_string_lossy().replace('\\', "/"),
-                    });
-                }
-                summary.images_out += outs.len();
-                let shown: Vec<ShownView> = f
-                    .views
-                    .iter()
-                    .zip(&done)
-                    .map(|(v, (_, applied, _))| ShownView {
-                        camera: v.camera.clone(),
-                        camera_frame_id: v.image_id.clone(),
-                        applied: *applied,
-                    })
-                    .collect();
-                if evidence.is_null() {
-                    evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
-                }
-                let written: BTreeMap<&str, String> = outs
-                    .iter()
-                    .map(|(rel, _, v)| {
-                        (
-                            v.image_id.as_str(),
-                            rel.to_string_lossy().replace('\\', "/"),
-                        )
-                    })
-                    .collect();
-                for mut q in frame_questions(&f.frame, c, sev, opts.seed, &shown, &evidence)? {
-                    // The release shows the corrupted files, not the store's originals.
-                    q.image_paths = q
-                        .camera_frame_ids
-                        .iter()
-                        .map(|id| written.get(id.as_str()).cloned().unwrap_or_default())
-                        .collect();
-                    questions.push(q);
+                    .par_iter()
+                    .map(|v| load_rgb(&v.path))
+                    .collect::<Result<Vec<_>>>();
+                let failed = images.is_err();
+                if frame_tx.send(images.map(|im| (i, im))).is_err() || failed {
+                    break;
                 }
             }
-        }
-        pb.inc(1);
-    }
+        });
+        let out_dir = &opts.out;
+        let writer = scope.spawn(move || -> Result<()> {
+            for batch in write_rx {
+                batch.par_iter().try_for_each(|(rel, img, src)| {
+                    let bytes = encode_like(img, src, quality)?;
+                    write_atomic(&out_dir.join(rel), &bytes)
+                })?;
+            }
+            Ok(())
+        });
+        let corrupted = (|| -> Result<()> {
+            for msg in frame_rx.iter() {
+                let (i, images) = msg?;
+                let f = &frames[i];
+                let views: Vec<View<'_>> = f
+                    .views
+                    .iter()
+                    .zip(&images)
+                    .map(|(v, image)| View {
+                        image_id: &v.image_id,
+                        camera: &v.camera,
+                        image,
+                    })
+                    .collect();
+                summary.frames += 1;
+                summary.images_in += views.len();
+                for &c in &opts.corruptions {
+                    for sev in severities(opts, c) {
+                        let done = corrupt_frame(
+                            &opts.config,
+                            gpu.as_ref(),
+                            c,
+                            sev,
+                            opts.seed,
+                            &f.frame.frame_id,
+                            &views,
+                        )?;
+                        let outs: Vec<(PathBuf, &ViewIn)> = f
+                            .views
+                            .iter()
+                            .map(|v| (Path::new(c.name()).join(sev.to_string()).join(&v.rel), v))
+                            .collect();
+                        let mut evidence = Value::Null;
+                        for ((rel, v), (_, applied, params)) in outs.iter().zip(&done) {
+                            if let Some(fr) = params.get("frame") {
+                                evidence = fr.clone();
+                            }
+                            rows.push(CorruptionRow {
+                                image_id: v.image_id.clone(),
+                                camera: v.camera.clone(),
+                                frame_id: f.frame.frame_id.clone(),
+                                corruption: c.name().into(),
+                                severity: sev,
+                                seed: opts.seed,
+                                applied: *applied,
+                                params: params.to_string(),
+                                source_path: v.path.to_string_lossy().into_owned(),
+                                output_path: rel.to_string_lossy().replace('\\', "/"),
+                            });
+                        }
+                        summary.images_out += outs.len();
+                        let shown: Vec<ShownView> = f
+                            .views
+                            .iter()
+                            .zip(&done)
+                            .map(|(v, (_, applied, _))| ShownView {
+                                camera: v.camera.clone(),
+                                camera_frame_id: v.image_id.clone(),
+                                applied: *applied,
+                            })
+                            .collect();
+                        if evidence.is_null() {
+                            evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
+                        }
+                        let written: BTreeMap<&str, String> = outs
+                            .iter()
+                            .map(|(rel, v)| {
+                                (
+                                    v.image_id.as_str(),
+                                    rel.to_string_lossy().replace('\\', "/"),
+                                )
+                            })
+                            .collect();
+                        for mut q in
+                            frame_questions(&f.frame, c, sev, opts.seed, &shown, &evidence)?
+                        {
+                            // The release shows the corrupted files, not the store's originals.
+                            q.image_paths = q
+                                .camera_frame_ids
+                                .iter()
+                                .map(|id| written.get(id.as_str()).cloned().unwrap_or_default())
+                                .collect();
+                            questions.push(q);
+                        }
+                        let batch = outs
+                            .iter()
+                            .zip(done)
+                            .map(|((rel, v), (img, _, _))| (rel.clone(), img, v.path.clone()))
+                            .collect();
+                        if write_tx.send(batch).is_err() {
+                            // The writer stopped on an error, which its join reports.
+                            return Ok(());
+                        }
+                    }
+                }
+                pb.inc(1);
+            }
+            Ok(())
+        })();
+        drop(write_tx);
+        drop(frame_rx);
+        let written = writer
+            .join()
+            .map_err(|_| Error::Usage("the image writer panicked".into()))?;
+        decoder
+            .join()
+            .map_err(|_| Error::Usage("the image decoder panicked".into()))?;
+        corrupted.and(written)
+    })?;
     pb.finish_and_clear();
     write_table(
         &opts.out.join("corruptions.arrow"),
