@@ -309,6 +309,7 @@ fn release(a: ReleaseArgs) -> Result<ExitCode> {
         split: a.split,
         rows_per_shard: a.rows_per_shard,
         row_group_rows: a.row_group_rows,
+        row_group_bytes: a.row_group_mib.max(1) << 20,
         images: match a.images {
             ImagesArg::Embed => ImageMode::Embed,
             ImagesArg::Paths => ImageMode::Paths,

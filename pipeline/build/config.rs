@@ -164,6 +164,8 @@ fn default_mode() -> String {
 pub struct ReleaseSection {
     pub rows_per_shard: usize,
     pub row_group_rows: usize,
+    /// A row group also ends once its images reach this many MiB.
+    pub row_group_mib: usize,
     /// `embed` or `paths`.
     pub images: String,
     pub text_only_controls: bool,
@@ -174,6 +176,7 @@ impl Default for ReleaseSection {
         Self {
             rows_per_shard: 5000,
             row_group_rows: 256,
+            row_group_mib: 64,
             images: "embed".into(),
             text_only_controls: false,
         }
@@ -221,8 +224,14 @@ impl BuildConfig {
         if let InputConfig::Synth { scenes: 0, .. } = self.input {
             return bad("input.scenes must be at least 1".into());
         }
-        if self.release.rows_per_shard == 0 || self.release.row_group_rows == 0 {
-            return bad("release.rows_per_shard and row_group_rows must be at least 1".into());
+        if self.release.rows_per_shard == 0
+            || self.release.row_group_rows == 0
+            || self.release.row_group_mib == 0
+        {
+            return bad(
+                "release.rows_per_shard, row_group_rows and row_group_mib must be at least 1"
+                    .into(),
+            );
         }
         if !matches!(self.release.images.as_str(), "embed" | "paths") {
             return bad(format!(

@@ -594,6 +594,7 @@ fn global_steps(
         split: c.split.clone(),
         rows_per_shard: c.release.rows_per_shard,
         row_group_rows: c.release.row_group_rows,
+        row_group_bytes: c.release.row_group_mib << 20,
         images: if c.release.images == "paths" {
             crate::release::ImageMode::Paths
         } else {

@@ -54,6 +54,9 @@ pub struct ReleaseOptions {
     pub split: String,
     pub rows_per_shard: usize,
     pub row_group_rows: usize,
+    /// A row group also ends once its images reach this many bytes (bounds memory and keeps
+    /// groups readable with images of any size).
+    pub row_group_bytes: usize,
     pub images: ImageMode,
     pub name: String,
     /// Folders that rows' `image_paths` (corrupted, marked images) are relative to, searched
@@ -75,6 +78,7 @@ impl Default for ReleaseOptions {
             split: "test".into(),
             rows_per_shard: 5000,
             row_group_rows: 256,
+            row_group_bytes: 64 << 20,
             images: ImageMode::Embed,
             name: "drivegen release".into(),
             image_dirs: Vec::new(),
@@ -184,6 +188,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "split": opts.split,
         "rows_per_shard": opts.rows_per_shard,
         "row_group_rows": opts.row_group_rows,
+        "row_group_bytes": opts.row_group_bytes,
         "images": opts.images,
         "text_only_controls": opts.text_only_controls,
     });
@@ -213,6 +218,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "options": {
             "rows_per_shard": opts.rows_per_shard,
             "row_group_rows": opts.row_group_rows,
+            "row_group_bytes": opts.row_group_bytes,
             "images": opts.images,
             "text_only_controls": opts.text_only_controls,
         },
@@ -366,10 +372,14 @@ fn write_split(
         .chain(rows.is_empty().then_some(rows))
         .enumerate()
     {
-        // Images repeat across the questions of one clip or frame: read each once per shard.
+        let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
+        let mut w = shards::ShardWriter::create(&opts.out, &rel)?;
+        // Row groups end at `row_group_rows` rows or `row_group_bytes` of images, whichever
+        // comes first: only one group's images are in memory, and the cut depends on the data
+        // alone. Images repeat across the questions of one clip or frame: read each once.
         let mut cache: BTreeMap<PathBuf, Arc<Vec<u8>>> = BTreeMap::new();
-        let mut images = Vec::with_capacity(chunk.len());
-        for r in chunk {
+        let (mut group, mut images, mut group_bytes) = (0usize, Vec::new(), 0usize);
+        for (k, r) in chunk.iter().enumerate() {
             let files = finder.files(r)?;
             let mut v = Vec::with_capacity(files.len());
             for (rel, file) in files {
@@ -385,19 +395,23 @@ fn write_split(
                         }
                     }),
                 };
+                group_bytes += bytes.as_ref().map_or(0, |b| b.len());
                 v.push(ImageRef { bytes, path: rel });
             }
             images_total += v.len();
             images.push(v);
+            let end = k + 1;
+            if end - group >= opts.row_group_rows.max(1)
+                || group_bytes >= opts.row_group_bytes
+                || end == chunk.len()
+            {
+                w.write_group(&chunk[group..end], &images)?;
+                (group, group_bytes) = (end, 0);
+                images.clear();
+                cache.clear();
+            }
         }
-        let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
-        shards.push(shards::write_shard(
-            &opts.out,
-            &rel,
-            chunk,
-            &images,
-            opts.row_group_rows,
-        )?);
+        shards.push(w.finish()?);
         pb.inc(1);
     }
     pb.finish_and_clear();

@@ -4,7 +4,6 @@
 //! `Image`s (the `huggingface` schema metadata says so), zstd-compressed.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -145,7 +144,73 @@ pub struct ShardInfo {
     pub sha256: String,
 }
 
-/// Writes one shard atomically and returns what the manifest records of it.
+/// Hashes and counts what passes through, so a shard's sha256 needs no second read.
+struct Hashing<W> {
+    inner: W,
+    hash: Sha256,
+    bytes: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes one shard row group by row group, so only one group's images are in memory; the
+/// file appears under its name only on [`ShardWriter::finish`].
+pub struct ShardWriter {
+    w: ArrowWriter<Hashing<AtomicFile>>,
+    rel: String,
+    rows: usize,
+}
+
+impl ShardWriter {
+    pub fn create(root: &Path, rel: &str) -> Result<Self> {
+        let file = AtomicFile::create(&root.join(rel))?;
+        let sink = Hashing {
+            inner: file,
+            hash: Sha256::new(),
+            bytes: 0,
+        };
+        // Groups are cut by the caller (`write_group`), never by the writer's own row limit.
+        let w = ArrowWriter::try_new(sink, shard_schema(), Some(writer_properties(usize::MAX)))?;
+        Ok(Self {
+            w,
+            rel: rel.to_string(),
+            rows: 0,
+        })
+    }
+
+    /// Writes `rows` with their images as one row group.
+    pub fn write_group(&mut self, rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<()> {
+        self.w.write(&shard_batch(rows, images)?)?;
+        self.w.flush()?;
+        self.rows += rows.len();
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<ShardInfo> {
+        let sink = self.w.into_inner()?;
+        let info = ShardInfo {
+            path: self.rel,
+            rows: self.rows,
+            bytes: sink.bytes,
+            sha256: hex(&sink.hash.finalize()),
+        };
+        sink.inner.commit()?;
+        Ok(info)
+    }
+}
+
+/// Writes one shard atomically, in row groups of `row_group_rows`.
 pub fn write_shard(
     root: &Path,
     rel: &str,
@@ -153,36 +218,12 @@ pub fn write_shard(
     images: &[Vec<ImageRef>],
     row_group_rows: usize,
 ) -> Result<ShardInfo> {
-    let path = root.join(rel);
-    let batch = shard_batch(rows, images)?;
-    let mut buf = Vec::new();
-    {
-        let mut w = ArrowWriter::try_new(
-            &mut buf,
-            shard_schema(),
-            Some(writer_properties(row_group_rows)),
-        )?;
-        // Row groups by count, so a group never depends on how the caller batched rows.
-        let n = batch.num_rows();
-        let step = row_group_rows.max(1);
-        let mut at = 0;
-        while at < n {
-            let len = step.min(n - at);
-            w.write(&batch.slice(at, len))?;
-            w.flush()?;
-            at += len;
-        }
-        w.close()?;
+    let mut w = ShardWriter::create(root, rel)?;
+    let step = row_group_rows.max(1);
+    for (r, i) in rows.chunks(step).zip(images.chunks(step)) {
+        w.write_group(r, i)?;
     }
-    let mut f = AtomicFile::create(&path)?;
-    f.write_all(&buf).map_err(|e| Error::io(&path, e))?;
-    f.commit()?;
-    Ok(ShardInfo {
-        path: rel.to_string(),
-        rows: rows.len(),
-        bytes: buf.len() as u64,
-        sha256: hex(&Sha256::digest(&buf)),
-    })
+    w.finish()
 }
 
 /// Lower-case hex.
