@@ -51,6 +51,8 @@ pub enum Command {
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Mine STSBench scenarios (tracks + map) and write stsbench_qa.arrow.
+    Stsbench(crate::cli_sts::StsbenchArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
