@@ -53,6 +53,8 @@ pub enum Command {
     Bench(BenchCommand),
     /// Mine STSBench scenarios (tracks + map) and write stsbench_qa.arrow.
     Stsbench(crate::cli_sts::StsbenchArgs),
+    /// Build SIG bird's-eye grids per kept camera image; write sig_frames.arrow and sig_qa.arrow.
+    Sig(crate::cli_sts::SigArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -350,11 +352,13 @@ pub enum ImagesArg {
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
     /// The release folder (reads `data/*.parquet`).
-    #[arg(long)]
-    pub release: PathBuf,
+    #[arg(long, required_unless_present = "sig_pred")]
+    pub release: Option<PathBuf>,
     /// JSON lines `{"qa_id": ..., "prediction": ...}`.
-    #[arg(long)]
-    pub predictions: PathBuf,
+    #[arg(long, required_unless_present = "sig_pred")]
+    pub predictions: Option<PathBuf>,
+    #[command(flatten)]
+    pub sig: crate::cli_sts::SigScoreArgs,
     /// Write the full report as JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,

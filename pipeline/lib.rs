@@ -41,5 +41,6 @@ pub use error::{Error, Result};
 
 // STSBench scenario mining and SIG grids (issue 8).
 pub mod maplayers;
+pub mod sig;
 pub mod stsbench;
 pub mod tracks;
