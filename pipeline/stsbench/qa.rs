@@ -206,17 +206,39 @@ pub fn question(
         None,
         q.seed,
     );
+    let (actor, other) = names(inst, tracks);
+    // `_EGO` relations always name the ego as the other object.
+    let text = |sc: Scenario| {
+        let o = if sc.other_is_ego() {
+            "the ego vehicle"
+        } else {
+            other.as_str()
+        };
+        option_text(sc, &actor, o)
+    };
+    // Negatives that read the same as the positive or as a closer negative are no options.
+    let mut seen = vec![text(inst.scenario)];
+    let distinct: Vec<Scenario> = inst
+        .negatives
+        .iter()
+        .copied()
+        .filter(|sc| {
+            let t = text(*sc);
+            let new = !seen.contains(&t);
+            seen.push(t);
+            new
+        })
+        .collect();
+    if distinct.len() < cfg.mcq.min_negatives {
+        return Ok(None);
+    }
     let mut rng = SplitMix64::new(crate::qa::record::shuffle_seed(&format!(
         "negatives\u{0}{id}"
     )));
-    let drawn = draw_negatives(&inst.negatives, cfg.mcq.negatives, &mut rng);
-    let (actor, other) = names(inst, tracks);
+    let drawn = draw_negatives(&distinct, cfg.mcq.negatives, &mut rng);
     let mut shown_types = vec![inst.scenario];
     shown_types.extend(&drawn);
-    let canonical: Vec<String> = shown_types
-        .iter()
-        .map(|sc| option_text(*sc, &actor, &other))
-        .collect();
+    let canonical: Vec<String> = shown_types.iter().map(|sc| text(*sc)).collect();
     let mut r = QaRecord {
         qa_id: id,
         family: FAMILY.into(),
