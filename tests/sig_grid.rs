@@ -322,3 +322,26 @@ fn srd_by_hand() {
     approx(p.mse, 4.5);
     approx(p.acc, 0.5);
 }
+
+#[test]
+fn config_errors_name_the_file_and_key() {
+    let text = drivegen::sig::config::DEFAULT_TOML.replace(
+        "proximal_bins = [1.5, 3.0, 5.0, 7.0]",
+        "proximal_bins = [1.5, 3.0, 2.0, 7.0]",
+    );
+    let e = SigConfig::from_toml(&text, std::path::Path::new("g.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("g.toml") && e.contains("relations.proximal_bins"),
+        "{e}"
+    );
+    let text = drivegen::sig::config::DEFAULT_TOML.replace("bus = \"bus\"", "bus = \"coach\"");
+    let e = SigConfig::from_toml(&text, std::path::Path::new("g.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("objects.types.bus") && e.contains("coach"),
+        "{e}"
+    );
+}

@@ -682,3 +682,48 @@ fn neighbour_search_equals_brute_force() {
     assert_eq!(got, want);
     assert!(got.contains(&(0, 10)));
 }
+
+#[test]
+fn speeds_from_positions_by_hand() {
+    // 1 m, 2 m, 3 m steps every 0.5 s: 2, 4, 6 m/s; the last extrapolates 3·6 − 3·4 + 2 = 8.
+    let t = [0.0, 0.5, 1.0, 1.5];
+    let xy = [[0.0, 0.0], [1.0, 0.0], [3.0, 0.0], [6.0, 0.0]];
+    assert_eq!(
+        drivegen::tracks::speeds_from_positions(&t, &xy),
+        vec![2.0, 4.0, 6.0, 8.0]
+    );
+}
+
+#[test]
+fn config_errors_name_the_file_and_key() {
+    let text =
+        drivegen::stsbench::config::DEFAULT_TOML.replace("min_gain = 3.0", "min_gain = -3.0");
+    let e = StsConfig::from_toml(&text, std::path::Path::new("my.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("my.toml") && e.contains("accelerate.min_gain"),
+        "{e}"
+    );
+    let text =
+        drivegen::stsbench::config::DEFAULT_TOML.replace("[stop]", "[stop]\nmin_dropp = 1.0");
+    let e = StsConfig::from_toml(&text, std::path::Path::new("my.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("my.toml") && e.contains("min_dropp"), "{e}");
+    let text = drivegen::stsbench::config::DEFAULT_TOML.replace("\"U_TURN\", ", "\"UTURN\", ");
+    let e = StsConfig::from_toml(&text, std::path::Path::new("my.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("UTURN"), "{e}");
+    // The catalog: 54 role × type combinations; every negative list is free of its positive.
+    let n: usize = Role::ALL.iter().map(|r| r.scenarios().len()).sum();
+    assert_eq!(n, 54);
+    for sc in Scenario::ALL {
+        assert!(!sc.negatives(false).contains(sc), "{sc:?}");
+    }
+    assert_eq!(OVERTAKE_EGO.negatives(false).len(), 17);
+    assert_eq!(OVERTAKE_AGENT.negatives(false).len(), 18);
+    assert_eq!(OVERTAKE_AGENT.negatives(true).len(), 8);
+    assert_eq!(WAIT_PED_CROSS.negatives(false).len(), 13);
+}

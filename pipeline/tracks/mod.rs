@@ -273,24 +273,29 @@ pub fn scene_tracks(scene: &SceneData, kind_of: &dyn Fn(&str) -> Kind) -> Vec<Tr
     for (id, mut rows) in by_track {
         rows.sort_by_key(|o| o.frame_idx);
         rows.dedup_by_key(|o| o.frame_idx);
-        let speed = |o: &crate::store::ObjectRow| {
-            let v = o.vx.unwrap_or(0.0).hypot(o.vy.unwrap_or(0.0));
-            if v.is_finite() {
-                v
-            } else {
-                0.0
-            }
-        };
+        let t: Vec<f64> = rows.iter().map(|o| secs(o.timestamp_us)).collect();
+        let xy: Vec<[f64; 2]> = rows.iter().map(|o| [o.center[0], o.center[1]]).collect();
+        // The annotated velocity where the source has one (nuScenes), else the speed from
+        // positions, as for the ego.
+        let from_positions = speeds_from_positions(&t, &xy);
+        let speed: Vec<f64> = rows
+            .iter()
+            .zip(&from_positions)
+            .map(|(o, &p)| match (o.vx, o.vy) {
+                (Some(vx), Some(vy)) if vx.is_finite() && vy.is_finite() => vx.hypot(vy),
+                _ => p,
+            })
+            .collect();
         let class = rows.first().map(|o| o.class.as_str()).unwrap_or("other");
         let mut tr = Track::new(
             id,
             class,
             kind_of(class),
             rows.iter().map(|o| o.frame_idx).collect(),
-            rows.iter().map(|o| secs(o.timestamp_us)).collect(),
-            rows.iter().map(|o| [o.center[0], o.center[1]]).collect(),
+            t,
+            xy,
             rows.iter().map(|o| wrap_pi(o.yaw)).collect(),
-            rows.iter().map(|o| speed(o)).collect(),
+            speed,
         );
         tr.z = rows.iter().map(|o| o.center[2]).collect();
         tr.visibility = rows.iter().map(|o| o.visibility_bin).collect();
