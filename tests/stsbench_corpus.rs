@@ -120,7 +120,29 @@ fn synthetic_corpus_questions() {
         assert!(role_set.contains(role), "no {role} question: {role_set:?}");
     }
     let mined = |k: &str| summary.mined.get(k).copied().unwrap_or(0);
-    assert!(mined("ego/LANE_CHANGE") >= 1, "{:?}", summary.mined);
+    // The ego's scripted lane changes and turns (the synthetic world's own manoeuvre scripts,
+    // independent of the miner) are each found exactly once: segment boundaries of the synthetic
+    // lanes (every 20 m) do not fire lane changes.
+    use drivegen::synth::world::{PathEvent, SceneWorld, Side};
+    let (mut lc, mut left, mut right) = (0, 0, 0);
+    for k in 0..4 {
+        let w = SceneWorld::build(0, k, 20.0).unwrap();
+        for ev in w.script.path {
+            match ev {
+                PathEvent::LaneChange { .. } => lc += 1,
+                PathEvent::Turn {
+                    side: Side::Left, ..
+                } => left += 1,
+                PathEvent::Turn {
+                    side: Side::Right, ..
+                } => right += 1,
+            }
+        }
+    }
+    assert_eq!((lc, left, right), (3, 2, 1));
+    assert_eq!(mined("ego/LANE_CHANGE"), lc, "{:?}", summary.mined);
+    assert_eq!(mined("ego/LEFT_TURN"), left, "{:?}", summary.mined);
+    assert_eq!(mined("ego/RIGHT_TURN"), right, "{:?}", summary.mined);
     assert!(mined("agent/CROSS") >= 1, "{:?}", summary.mined);
     // Same inputs and seed: the same bytes.
     let out2 = dir.path().join("sts2");

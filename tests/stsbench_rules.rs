@@ -727,3 +727,28 @@ fn config_errors_name_the_file_and_key() {
     assert_eq!(OVERTAKE_AGENT.negatives(true).len(), 8);
     assert_eq!(WAIT_PED_CROSS.negatives(false).len(), 13);
 }
+
+#[test]
+fn lane_change_in_the_same_step_as_a_segment_change() {
+    let map = two_lanes();
+    let lat = cfg().lane_change.max_boundary_angle_deg.to_radians();
+    // From (−2, −1.75) to (6, 1.75): crosses the segment end x = 0 first (at y ≈ −0.88, still
+    // in the right lane), then the lane divider y = 0 at x = 2: a lane change.
+    let xy = vec![
+        [-18.0, -1.75],
+        [-10.0 + 1e-3, -1.75],
+        [-2.0, -1.75],
+        [6.0, 1.75],
+        [14.0, 1.75],
+        [22.0, 1.75],
+    ];
+    let tr = track("a", Kind::Vehicle, &xy, &c(0.0), &c(16.0)).with_map(&map, lat);
+    assert_eq!(
+        tr.layers.lane_change.as_ref().unwrap(),
+        &vec![false, false, true, false, false]
+    );
+    // Crossing only end edges (one or two segments in one step) is no change.
+    let xy: Vec<[f64; 2]> = (0..W).map(|k| [-9.0 + 11.0 * k as f64, 1.75]).collect();
+    let tr = track("a", Kind::Vehicle, &xy, &c(0.0), &c(22.0)).with_map(&map, lat);
+    assert_eq!(tr.layers.lane_change.as_ref().unwrap(), &vec![false; 5]);
+}

@@ -78,11 +78,12 @@ impl MapLayers {
         self.polygon_at(l, p).map(|i| i.is_some())
     }
 
-    /// Whether moving from `p0` (in lane polygon `lane`) to `p1` leaves that lane through one of
-    /// its lateral boundaries: the first edge the segment crosses makes an angle of at most
-    /// `max_angle_rad` with the direction of travel `heading`. Leaving through an end edge
-    /// (into the lane's successor) is not a lateral crossing. `None` when the segment crosses
-    /// no edge of the lane.
+    /// Whether moving from `p0` (in lane polygon `lane`) to `p1` crosses a lateral lane
+    /// boundary: an edge within `max_angle_rad` of the direction of travel `heading`. The move
+    /// is followed through the lanes it passes: leaving a lane through an end edge (into the
+    /// lane's successor) is no change, but the walk continues in the lane entered, so a lane
+    /// change in the same step as a segment change is still found. `None` when the segment
+    /// leaves no lane.
     pub fn leaves_laterally(
         &self,
         lane: usize,
@@ -91,16 +92,35 @@ impl MapLayers {
         heading: f64,
         max_angle_rad: f64,
     ) -> Option<bool> {
-        let poly = self.lane.as_ref()?.get(lane)?;
-        let edge = poly.first_edge_crossed(p0, p1)?;
-        let (ex, ey) = (edge[1][0] - edge[0][0], edge[1][1] - edge[0][1]);
-        let len = ex.hypot(ey);
-        if len <= 0.0 {
-            return None;
+        let lanes = self.lane.as_ref()?;
+        let (mut cur, mut q) = (lane, p0);
+        let mut crossed = false;
+        // Each step enters another polygon; the bound only guards against degenerate maps.
+        for _ in 0..64 {
+            let poly = lanes.get(cur)?;
+            let Some((t, edge)) = poly.first_crossing(q, p1).filter(|(t, _)| *t > 1e-9) else {
+                return crossed.then_some(false);
+            };
+            crossed = true;
+            let (ex, ey) = (edge[1][0] - edge[0][0], edge[1][1] - edge[0][1]);
+            let len = ex.hypot(ey);
+            if len > 0.0 {
+                // The edge's direction is unsigned: compare |cos| with the heading.
+                let cos = ((ex * heading.cos() + ey * heading.sin()) / len).abs();
+                if cos >= max_angle_rad.cos() {
+                    return Some(true);
+                }
+            }
+            // Step just past the end edge and continue in the lane there.
+            let r = [p1[0] - q[0], p1[1] - q[1]];
+            let step = (1e-6 / r[0].hypot(r[1]).max(1e-12)).min(1.0 - t);
+            q = [q[0] + r[0] * (t + step), q[1] + r[1] * (t + step)];
+            match lanes.iter().position(|p| p.contains(q)) {
+                Some(next) if next != cur => cur = next,
+                _ => return Some(false),
+            }
         }
-        // The edge's direction is unsigned: compare |cos| with the heading.
-        let cos = ((ex * heading.cos() + ey * heading.sin()) / len).abs();
-        Some(cos >= max_angle_rad.cos())
+        Some(false)
     }
 }
 

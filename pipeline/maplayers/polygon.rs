@@ -48,6 +48,12 @@ impl Polygon {
 
     /// The exterior edge that the segment `p0 → p1` crosses first (closest to `p0`).
     pub fn first_edge_crossed(&self, p0: [f64; 2], p1: [f64; 2]) -> Option<[[f64; 2]; 2]> {
+        self.first_crossing(p0, p1).map(|(_, e)| e)
+    }
+
+    /// The first exterior edge the segment `p0 → p1` crosses and where, as the fraction along
+    /// the segment.
+    pub fn first_crossing(&self, p0: [f64; 2], p1: [f64; 2]) -> Option<(f64, [[f64; 2]; 2])> {
         let n = self.exterior.len();
         let mut best: Option<(f64, [[f64; 2]; 2])> = None;
         for i in 0..n {
@@ -58,7 +64,7 @@ impl Polygon {
                 }
             }
         }
-        best.map(|(_, e)| e)
+        best
     }
 }
 
