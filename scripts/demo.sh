@@ -32,5 +32,9 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
 sheet_src=$(find "$out.partial/corpus/samples/CAM_FRONT" -type f | sort | sed -n 1p)
 "$bin" corrupt --contact-sheet "$sheet_src" --out "$out.partial/corrupt/contact_sheet.png" \
   --seed "${DEMO_SEED:-0}"
+# STSBench scenarios (tracks + the synthetic map layers) and SIG grids with their questions.
+"$bin" stsbench --store "$out.partial/store" --out "$out.partial/stsbench" --seed "${DEMO_SEED:-0}"
+"$bin" sig --store "$out.partial/store" --visibility "$out.partial/visibility/visibility.arrow" \
+  --out "$out.partial/sig" --seed "${DEMO_SEED:-0}"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"
