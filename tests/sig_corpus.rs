@@ -179,6 +179,22 @@ fn synthetic_corpus_grids() {
     ] {
         assert!((v - 1.0).abs() < 1e-12, "{r:?}");
     }
+    // A perfect grid without answer lists: the answers it implies are the truth's.
+    let grids_only = dir.path().join("grids.jsonl");
+    let mut f = File::create(&grids_only).unwrap();
+    for l in &truth_lines {
+        let mut v: Value = serde_json::from_str(l).unwrap();
+        v.as_object_mut().unwrap().remove("answers_directional");
+        v.as_object_mut().unwrap().remove("answers_proximal");
+        writeln!(f, "{v}").unwrap();
+    }
+    drop(f);
+    let r = drivegen::score::sig::score_files(&cfg, &grids_only, &out.join(FRAMES_FILE)).unwrap();
+    // Images without vehicles have only self: no blanks; all others are implied exactly.
+    assert!(
+        (r.srd_directional.acc - 1.0).abs() < 1e-12 && (r.srd_proximal.acc - 1.0).abs() < 1e-12,
+        "{r:?}"
+    );
     let empty = dir.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     let r = drivegen::score::sig::score_files(&cfg, &empty, &out.join(FRAMES_FILE)).unwrap();

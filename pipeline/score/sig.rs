@@ -410,6 +410,50 @@ struct Truth {
     grid: Grid,
     directional: Vec<u8>,
     proximal: Vec<u8>,
+    /// (subject, object) keys of the directional blanks and of the proximal blanks.
+    directional_pairs: Vec<(String, String)>,
+    proximal_pairs: Vec<(String, String)>,
+}
+
+fn pair_keys(r: &Value) -> (String, String) {
+    let k = |n: &str| r[n].as_str().unwrap_or_default().to_string();
+    (k("subject"), k("object"))
+}
+
+/// The relation labels a predicted grid implies for the truth's blanks, for predictions that
+/// give a SIG but no answer lists: nodes are found by key (`self` for the ego); a blank whose
+/// nodes the prediction lacks stays unanswered (255).
+fn implied_answers(cfg: &SigConfig, t: &Truth, pred: &Grid) -> (Vec<u8>, Vec<u8>) {
+    let pos = |k: &str| -> Option<[f64; 2]> {
+        if k == crate::sig::frame::SELF_KEY {
+            Some(pred.self_pos)
+        } else {
+            pred.vehicles.iter().find(|v| v.key == k).map(|v| v.pos)
+        }
+    };
+    let offset = |(a, b): &(String, String)| -> Option<[f64; 2]> {
+        let (pa, pb) = (pos(a)?, pos(b)?);
+        Some([pa[0] - pb[0], pa[1] - pb[1]])
+    };
+    let dir = t
+        .directional_pairs
+        .iter()
+        .map(|p| {
+            offset(p)
+                .and_then(|o| directional(o[0], o[1]))
+                .unwrap_or(255)
+        })
+        .collect();
+    let prox = t
+        .proximal_pairs
+        .iter()
+        .map(|p| {
+            offset(p).map_or(255, |o| {
+                crate::sig::grid::proximal(&cfg.relations.proximal_bins, o[0].hypot(o[1]))
+            })
+        })
+        .collect();
+    (dir, prox)
 }
 
 fn read_truth(path: &Path) -> Result<Vec<Truth>> {
@@ -451,6 +495,16 @@ fn read_truth(path: &Path) -> Result<Vec<Truth>> {
                 proximal: rel
                     .iter()
                     .filter_map(|r| r["proximal"].as_u64().map(|d| d as u8))
+                    .collect(),
+                directional_pairs: rel
+                    .iter()
+                    .filter(|r| r["directional"].is_u64())
+                    .map(pair_keys)
+                    .collect(),
+                proximal_pairs: rel
+                    .iter()
+                    .filter(|r| r["proximal"].is_u64())
+                    .map(pair_keys)
                     .collect(),
             });
         }
@@ -543,6 +597,20 @@ pub fn score_files(cfg: &SigConfig, pred: &Path, truth: &Path) -> Result<SigRepo
         add(&mut sum.mean, &x.mean);
         r.srgs_s += srgs(m, &t.grid, &p.grid, 1.0, 1.0);
         r.srgs_ws += srgs(m, &t.grid, &p.grid, m.ws_gamma, m.ws_beta);
+        // Without answer lists, the answers the predicted grid implies.
+        let implied;
+        let p = if p.directional.is_empty() && p.proximal.is_empty() && !p.grid.vehicles.is_empty()
+        {
+            let (d, x) = implied_answers(cfg, t, &p.grid);
+            implied = Prediction {
+                grid: p.grid.clone(),
+                directional: d,
+                proximal: x,
+            };
+            &implied
+        } else {
+            p
+        };
         // Blanks of this image, padded so a short answer list does not shift the next image's.
         dir_t.extend(&t.directional);
         dir_p
