@@ -56,6 +56,10 @@ pub enum Command {
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Mine STSBench scenarios (tracks + map) and write stsbench_qa.arrow.
+    Stsbench(crate::cli_sts::StsbenchArgs),
+    /// Build SIG bird's-eye grids per kept camera image; write sig_frames.arrow and sig_qa.arrow.
+    Sig(crate::cli_sts::SigArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -364,11 +368,13 @@ pub enum ImagesArg {
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
     /// The release folder (reads `data/*.parquet`).
-    #[arg(long)]
-    pub release: PathBuf,
+    #[arg(long, required_unless_present = "sig_pred")]
+    pub release: Option<PathBuf>,
     /// JSON lines `{"qa_id": ..., "prediction": ...}`.
-    #[arg(long)]
-    pub predictions: PathBuf,
+    #[arg(long, required_unless_present = "sig_pred")]
+    pub predictions: Option<PathBuf>,
+    #[command(flatten)]
+    pub sig: crate::cli_sts::SigScoreArgs,
     /// Write the full report as JSON here.
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -41,3 +41,9 @@ pub mod taxonomy;
 pub mod visibility;
 
 pub use error::{Error, Result};
+
+// STSBench scenario mining and SIG grids (issue 8).
+pub mod maplayers;
+pub mod sig;
+pub mod stsbench;
+pub mod tracks;

@@ -68,6 +68,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Corrupt(a) => crate::cli_corrupt::corrupt(a),
         Command::Build(a) => crate::cli_build::build(a),
         Command::Demo(a) => crate::cli_build::demo(a),
+        Command::Stsbench(a) => crate::cli_sts::stsbench(a),
+        Command::Sig(a) => crate::cli_sts::sig(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -332,8 +334,16 @@ fn release(a: ReleaseArgs) -> Result<ExitCode> {
 
 fn score(a: ScoreArgs) -> Result<ExitCode> {
     use drivegen::score;
-    let questions = score::read_release(&a.release)?;
-    let predictions = score::read_predictions(&a.predictions)?;
+    if let Some(code) = crate::cli_sts::score_sig(&a.sig, a.out.as_deref())? {
+        return Ok(code);
+    }
+    let (Some(release), Some(preds)) = (&a.release, &a.predictions) else {
+        return Err(Error::Usage(
+            "score: give --release and --predictions (or --sig-pred and --sig-truth)".into(),
+        ));
+    };
+    let questions = score::read_release(release)?;
+    let predictions = score::read_predictions(preds)?;
     let report = score::score(&questions, &predictions);
     if let Some(out) = &a.out {
         let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Config {

@@ -50,6 +50,20 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("som/marks.json", "marks", crate::som::stage::marks_schema()),
     ];
+    // STSBench and SIG (issue 8).
+    v.extend([
+        (
+            "stsbench/stsbench_qa.json",
+            "stsbench_qa",
+            crate::stsbench::output::schema(),
+        ),
+        (
+            "sig/sig_frames.json",
+            "sig_frames",
+            crate::sig::output::frames_schema(),
+        ),
+        ("sig/sig_qa.json", "sig_qa", crate::sig::output::qa_schema()),
+    ]);
     v.sort_by_key(|e| e.0);
     v
 }

@@ -28,6 +28,8 @@ egomotion = true
 visibility = true
 som = true
 corrupt = true
+stsbench = true
+sig = true
 
 [visibility]
 device = "cpu"
@@ -148,6 +150,12 @@ fn build_resume_and_shards_give_the_same_release() {
     );
     // 2 scenes × 1 frame × 3 corruptions: a type question each, plus the crash count question.
     assert_eq!(counts["drivebench"]["corruption_type"], 6, "{counts}");
+    for family in ["stsbench", "sig"] {
+        assert!(
+            counts[family].as_object().is_some_and(|m| !m.is_empty()),
+            "{counts}"
+        );
+    }
 
     let report = std::fs::read_to_string(rel.join("report.html")).unwrap();
     for part in [

@@ -38,6 +38,10 @@ pub struct BuildConfig {
     pub som: DeviceStage,
     #[serde(default)]
     pub corrupt: CorruptStage,
+    #[serde(default)]
+    pub stsbench: StsStage,
+    #[serde(default)]
+    pub sig: ConfigFile,
     /// Balancing per family (`[balance.egodyn]`, …); families without a section are released
     /// as generated.
     #[serde(default)]
@@ -84,6 +88,10 @@ pub struct Stages {
     pub visibility: bool,
     pub som: bool,
     pub corrupt: bool,
+    /// STSBench scenarios mined from tracks (and the map layers when the source has them).
+    pub stsbench: bool,
+    /// SIG bird's-eye grids and their relation questions (needs visibility).
+    pub sig: bool,
 }
 
 /// A stage configured by its own TOML file (none: the built-in default).
@@ -91,6 +99,14 @@ pub struct Stages {
 #[serde(deny_unknown_fields, default)]
 pub struct ConfigFile {
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StsStage {
+    pub config: Option<PathBuf>,
+    /// The map-expansion folder (default: `<source root>/maps/expansion`).
+    pub maps: Option<PathBuf>,
 }
 
 /// `auto` uses a hardware GPU when there is one and the CPU twins otherwise (a software

@@ -376,11 +376,23 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
                 "seed": c.seed}),
         &[store_key],
     );
+    let sts = key(
+        "stsbench",
+        &json!({"config": file_text(&c.stsbench.config)?, "maps": c.stsbench.maps, "seed": c.seed}),
+        &[store_key],
+    );
+    let sig = key(
+        "sig",
+        &json!({"config": file_text(&c.sig.config)?, "seed": c.seed}),
+        &[&vis],
+    );
     Ok(ScenePlan {
         ego: (ego, dir.join("egodyn")),
         vis: (vis, dir.join("visibility")),
         som: (som, dir.join("som")),
         corrupt: (corrupt, dir.join("corrupt")),
+        sts: (sts, dir.join("stsbench")),
+        sig: (sig, dir.join("sig")),
     })
 }
 
@@ -389,6 +401,8 @@ struct ScenePlan {
     vis: (String, PathBuf),
     som: (String, PathBuf),
     corrupt: (String, PathBuf),
+    sts: (String, PathBuf),
+    sig: (String, PathBuf),
 }
 
 /// What the per-scene steps of a store produce, as paths (for `--merge`).
@@ -413,8 +427,20 @@ fn scene_outputs(
             .push(p.ego.1.join(crate::egomotion::QA_FILE));
         o.keys.push(p.ego.0);
     }
-    if st.visibility || st.som {
+    if st.visibility || st.som || st.sig {
         o.keys.push(p.vis.0);
+    }
+    if st.stsbench {
+        o.qa.entry("stsbench".into())
+            .or_default()
+            .push(p.sts.1.join(crate::stsbench::QA_FILE));
+        o.keys.push(p.sts.0);
+    }
+    if st.sig {
+        o.qa.entry("sig".into())
+            .or_default()
+            .push(p.sig.1.join(crate::sig::QA_FILE));
+        o.keys.push(p.sig.0);
     }
     if st.som {
         o.som_dir = Some(p.som.1);
@@ -450,7 +476,7 @@ fn scene_steps(
         })?;
     }
     let vis_file = p.vis.1.join("visibility.arrow");
-    if c.stages.visibility || c.stages.som {
+    if c.stages.visibility || c.stages.som || c.stages.sig {
         let (k, out) = &p.vis;
         cp.step(&format!("visibility{suffix}"), k, &[out], || {
             let cfg =
@@ -469,6 +495,34 @@ fn scene_steps(
             let r = rasteriser(c.som.device)?;
             let s =
                 crate::som::stage::run(store, &vis_file, out, &cfg, &vis_cfg, r.as_ref(), None)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    if c.stages.stsbench {
+        let (k, out) = &p.sts;
+        cp.step(&format!("stsbench{suffix}"), k, &[out], || {
+            let o = crate::stsbench::StsOptions {
+                store: store.to_path_buf(),
+                out: out.clone(),
+                config: crate::stsbench::config::StsConfig::load(c.stsbench.config.as_deref())?,
+                seed: c.seed,
+                maps: c.stsbench.maps.clone(),
+            };
+            let s = crate::stsbench::run(&o)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    if c.stages.sig {
+        let (k, out) = &p.sig;
+        cp.step(&format!("sig{suffix}"), k, &[out], || {
+            let o = crate::sig::SigOptions {
+                store: store.to_path_buf(),
+                visibility: vis_file.clone(),
+                out: out.clone(),
+                config: crate::sig::config::SigConfig::load(c.sig.config.as_deref())?,
+                seed: c.seed,
+            };
+            let s = crate::sig::run(&o)?;
             Ok(s.to_string().lines().next().unwrap_or("").to_string())
         })?;
     }

@@ -11,6 +11,7 @@
 pub mod consistency;
 pub mod metrics;
 pub mod parse;
+pub mod sig;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -44,6 +44,7 @@
 //! scene in the map and draws the agents.
 
 pub mod jpeg;
+pub mod map;
 pub mod nuscenes;
 pub mod render;
 pub mod rig;

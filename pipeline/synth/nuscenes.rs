@@ -788,6 +788,9 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
         });
     }
 
+    // The road layout as map-expansion polygons (STSBench's map layers).
+    super::map::write_expansions(out, seed, &worlds)?;
+
     let dir = out.join(&opts.version);
     t.write(&dir)?;
     let summary = SynthSummary {

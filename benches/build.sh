@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end `drivegen build` on the synthetic corpus: scenes/min and peak RSS at several corpus
+# sizes (RSS must stay flat as scenes grow: every stage streams scene by scene and the release
+# writes one row group at a time), then Parquet write throughput of the release writer next to
+# pyarrow writing the same table with the same settings.
+#
+#   benches/build.sh [SCENES...]        (default: 10 50; needs target/release/drivegen)
+#
+# BENCH_WIDTH/BENCH_HEIGHT (default 1600×900), BENCH_DURATION (s, default 8) and
+# BENCH_CORRUPTIONS (default brightness,fog,motion_blur,h265) shape the corpus and the work.
+#
+# Prints a Markdown table; BENCHMARKS.md records the figures and the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}" DRIVEGEN_PROGRESS=0
+bin="${DRIVEGEN_BIN:-$PWD/target/release/drivegen}"
+py="${PYTHON:-$PWD/.venv-interop/bin/python}"
+sizes=("$@")
+[ ${#sizes[@]} -eq 0 ] && sizes=(10 50)
+work=$(mktemp -d /tmp/drivegen-bench-build.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+rows=()
+for n in "${sizes[@]}"; do
+  d="$work/s$n"
+  mkdir -p "$d"
+  cat > "$d/build.toml" <<TOML
+name = "bench $n scenes"
+seed = 0
+out = "release"
+
+[input]
+kind = "synth"
+scenes = $n
+duration_s = ${BENCH_DURATION:-8}.0
+width = ${BENCH_WIDTH:-1600}
+height = ${BENCH_HEIGHT:-900}
+
+[stages]
+egomotion = true
+visibility = true
+som = true
+corrupt = true
+stsbench = true
+sig = true
+
+[corrupt]
+corruptions = "${BENCH_CORRUPTIONS:-brightness,fog,motion_blur,h265}"
+severity = "default"
+frames_per_scene = 1
+
+[balance.egodyn]
+target = 100000
+balance_letters = true
+
+[release]
+text_only_controls = false
+TOML
+  start=$(date +%s.%N)
+  (cd "$d" && /usr/bin/time -f "%M" -o rss.txt "$bin" build build.toml > summary.txt 2> log.txt)
+  end=$(date +%s.%N)
+  secs=$(python3 -c "print(f'{$end - $start:.1f}')")
+  rss=$(( $(tail -1 "$d/rss.txt") / 1024 ))
+  spm=$(python3 -c "print(f'{$n / ($end - $start) * 60:.2f}')")
+  echo "--- $n scenes: $secs s, peak RSS $rss MiB" >&2
+  cat "$d/summary.txt" >&2
+  rows+=("| $n | $secs | $spm | $rss |")
+done
+echo "| scenes | seconds | scenes/min | peak RSS (MiB) |"
+echo "|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
+
+# Parquet write throughput: rewrite the largest build's release with the release writer, then
+# the same table with pyarrow (zstd level 3, the same row groups).
+d="$work/s${sizes[-1]}"
+qa=$(ls "$d"/release.work/families/*/*.arrow | sed 's/^/--qa /' | tr '\n' ' ')
+store="$d/release.work/store"
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$bin" release $qa --store "$store" --image-dir "$d/release.work/corrupt" --out "$work/rel" > /dev/null
+t1=$(date +%s.%N)
+mb=$(du -cm "$work"/rel/data/*.parquet | tail -1 | cut -f1)
+ours=$(python3 -c "print(f'{$mb / ($t1 - $t0):.0f}')")
+if [ -x "$py" ]; then
+  theirs=$("$py" - "$work/rel" <<'PY'
+import glob, sys, time, pyarrow.parquet as pq
+files = sorted(glob.glob(sys.argv[1] + "/data/*.parquet"))
+tables = [pq.read_table(f) for f in files]
+mb = sum(t.nbytes for t in tables) / 2**20
+t0 = time.perf_counter()
+for i, t in enumerate(tables):
+    pq.write_table(t, f"/tmp/drivegen-bench-pyarrow-{i}.parquet", compression="zstd",
+                   compression_level=3, row_group_size=256)
+dt = time.perf_counter() - t0
+print(f"{mb / dt:.0f}")
+PY
+)
+else
+  theirs="n/a (no $py)"
+fi
+echo
+echo "| Parquet writer | MiB/s (release data, zstd 3) |"
+echo "|---|---:|"
+echo "| drivegen release (read images + write, $mb MiB) | $ours |"
+echo "| pyarrow write_table (same table, in memory) | $theirs |"
+rm -f /tmp/drivegen-bench-pyarrow-*.parquet

@@ -1,0 +1,267 @@
+//! SIG (spec `sigbench.md`): a 10×10 bird's-eye grid per kept keyframe camera image, built
+//! from the 3D boxes the visibility table keeps, with directional and proximal relations and
+//! questions (family `sig`). The SIG metrics (MLSM, SRGS, SRD) are in [`crate::score::sig`].
+//!
+//! `drivegen sig --store STORE --visibility FILE --out DIR` writes `DIR/sig_frames.arrow` (one
+//! row per image: SIG JSON, objects, relations, grid settings) and `DIR/sig_qa.arrow`.
+
+pub mod config;
+pub mod frame;
+pub mod grid;
+pub mod output;
+pub mod qa;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
+use arrow::ipc::reader::FileReader;
+use arrow::ipc::writer::FileWriter;
+
+pub use config::SigConfig;
+pub use frame::{SigFrame, SigObject};
+
+use crate::store::atomic::AtomicFile;
+use crate::store::{CameraRow, ObjectRow, Store};
+use crate::{Error, Result};
+
+pub const FRAMES_FILE: &str = "sig_frames.arrow";
+pub const QA_FILE: &str = "sig_qa.arrow";
+
+#[derive(Debug, Clone)]
+pub struct SigOptions {
+    pub store: PathBuf,
+    pub visibility: PathBuf,
+    pub out: PathBuf,
+    pub config: SigConfig,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SigSummary {
+    pub out_dir: PathBuf,
+    pub config_hash: String,
+    pub images: u64,
+    pub vehicles: u64,
+    pub outside_grid: u64,
+    pub small_boxes: u64,
+    pub relations: u64,
+    pub questions: u64,
+}
+
+impl fmt::Display for SigSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "sig: {}", self.out_dir.display())?;
+        writeln!(
+            f,
+            "  {} images, {} vehicles on the grid ({} outside it, {} boxes too small), {} relations, {} questions; config {}",
+            self.images, self.vehicles, self.outside_grid, self.small_boxes, self.relations, self.questions, self.config_hash
+        )
+    }
+}
+
+/// A kept row of the visibility table.
+#[derive(Debug, Clone)]
+struct Kept {
+    frame_idx: u32,
+    camera: String,
+    camera_frame_id: String,
+    annotation_id: String,
+    /// `[x0, y0, x1, y1]`: modal box, else the amodal box.
+    bbox: [f64; 4],
+}
+
+fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader =
+        FileReader::try_new(file, None).map_err(|e| Error::input(path, "arrow", e.to_string()))?;
+    let bad = |d: String| Error::input(path, "schema", d);
+    let mut out: HashMap<String, Vec<Kept>> = HashMap::new();
+    for batch in reader {
+        let batch = batch?;
+        fn col<'a, A: 'static>(
+            b: &'a arrow::array::RecordBatch,
+            n: &str,
+        ) -> std::result::Result<&'a A, String> {
+            b.column_by_name(n)
+                .ok_or_else(|| format!("no column {n}: not a visibility table"))?
+                .as_any()
+                .downcast_ref::<A>()
+                .ok_or_else(|| format!("column {n} has the wrong type"))
+        }
+        let s = |n: &str| col::<StringArray>(&batch, n).map_err(bad);
+        let f = |n: &str| col::<Float64Array>(&batch, n).map_err(bad);
+        let (scene, camera, image, ann) = (
+            s("scene_id")?,
+            s("camera")?,
+            s("camera_frame_id")?,
+            s("annotation_id")?,
+        );
+        let frame = col::<UInt32Array>(&batch, "frame_idx").map_err(bad)?;
+        let kept = col::<BooleanArray>(&batch, "kept").map_err(bad)?;
+        let am = [
+            f("amodal_x0")?,
+            f("amodal_y0")?,
+            f("amodal_x1")?,
+            f("amodal_y1")?,
+        ];
+        let mo = [
+            f("modal_x0")?,
+            f("modal_y0")?,
+            f("modal_x1")?,
+            f("modal_y1")?,
+        ];
+        for i in 0..batch.num_rows() {
+            if !(kept.is_valid(i) && kept.value(i)) {
+                continue;
+            }
+            let bbox = if mo.iter().all(|c| c.is_valid(i)) {
+                mo.map(|c| c.value(i))
+            } else {
+                am.map(|c| c.value(i))
+            };
+            out.entry(scene.value(i).to_string())
+                .or_default()
+                .push(Kept {
+                    frame_idx: frame.value(i),
+                    camera: camera.value(i).to_string(),
+                    camera_frame_id: image.value(i).to_string(),
+                    annotation_id: ann.value(i).to_string(),
+                    bbox,
+                });
+        }
+    }
+    Ok(out)
+}
+
+/// The box centre in the camera frame: (x right, z forward).
+pub fn camera_ground(cam: &CameraRow, o: &ObjectRow) -> (f64, f64) {
+    let p = nalgebra::Point3::new(o.center[0], o.center[1], o.center[2]);
+    let in_ego = cam.ego.isometry().inverse_transform_point(&p);
+    let c = cam.cam.isometry().inverse_transform_point(&in_ego);
+    (c.x, c.z)
+}
+
+/// Builds the SIG of every kept keyframe camera image and writes both tables.
+pub fn run(opts: &SigOptions) -> Result<SigSummary> {
+    let cfg = &opts.config;
+    let store = Store::open(&opts.store)?;
+    let kept = read_kept(&opts.visibility)?;
+    let config_hash = cfg.hash()?;
+    let mut summary = SigSummary {
+        out_dir: opts.out.clone(),
+        config_hash: config_hash.clone(),
+        ..Default::default()
+    };
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let mut fw = FileWriter::try_new(
+        AtomicFile::create(&opts.out.join(FRAMES_FILE))?,
+        &output::frames_schema(),
+    )?;
+    let mut qw = FileWriter::try_new(
+        AtomicFile::create(&opts.out.join(QA_FILE))?,
+        &output::qa_schema(),
+    )?;
+    let grid = frame::grid_json(cfg).to_string();
+    for scene in store.scenes()? {
+        let scene = scene?;
+        let sid = scene.scene.scene_id.clone();
+        let source = if scene.scene.source.is_empty() {
+            store.meta().source.clone()
+        } else {
+            scene.scene.source.clone()
+        };
+        let objects: HashMap<&str, &ObjectRow> = scene
+            .objects
+            .iter()
+            .map(|o| (o.annotation_id.as_str(), o))
+            .collect();
+        let cams: HashMap<&str, &CameraRow> = scene
+            .cameras
+            .iter()
+            .map(|c| (c.camera_frame_id.as_str(), c))
+            .collect();
+        // Images in (frame, camera) order; rows of an image in table order.
+        let mut images: Vec<(u32, String, String)> = Vec::new();
+        let mut rows_of: HashMap<String, Vec<&Kept>> = HashMap::new();
+        for k in kept.get(&sid).map(Vec::as_slice).unwrap_or(&[]) {
+            let e = rows_of.entry(k.camera_frame_id.clone()).or_default();
+            if e.is_empty() {
+                images.push((k.frame_idx, k.camera.clone(), k.camera_frame_id.clone()));
+            }
+            e.push(k);
+        }
+        images.sort();
+        let mut frames = Vec::new();
+        let mut questions = Vec::new();
+        for (frame_idx, camera, image) in images {
+            let Some(cam) = cams.get(image.as_str()) else {
+                return Err(Error::input(
+                    &opts.visibility,
+                    format!("image {image}"),
+                    format!("not a camera image of scene {sid} in this store (wrong --store?)"),
+                ));
+            };
+            let mut cands = Vec::new();
+            for k in &rows_of[&image] {
+                let Some(o) = objects.get(k.annotation_id.as_str()) else {
+                    return Err(Error::input(
+                        &opts.visibility,
+                        format!("annotation {}", k.annotation_id),
+                        format!("not an object of scene {sid} in this store"),
+                    ));
+                };
+                let b = k.bbox;
+                let (x0, x1) = (b[0].max(0.0), b[2].min(f64::from(cam.width)));
+                let (y0, y1) = (b[1].max(0.0), b[3].min(f64::from(cam.height)));
+                if (x1 - x0).max(0.0) * (y1 - y0).max(0.0) < cfg.objects.min_box_area_px {
+                    if cfg.objects.types.contains_key(&o.class) {
+                        summary.small_boxes += 1;
+                    }
+                    continue;
+                }
+                let (lateral, forward) = camera_ground(cam, o);
+                cands.push(frame::Candidate {
+                    track_id: o.track_id.clone(),
+                    class: o.class.clone(),
+                    colour: None,
+                    lateral_m: lateral,
+                    forward_m: forward,
+                    u: 0.5 * (x0 + x1),
+                });
+            }
+            let sig = frame::build(cfg, &cands);
+            summary.images += 1;
+            summary.vehicles += sig.objects.len() as u64;
+            summary.outside_grid += u64::from(sig.outside);
+            summary.relations += sig.relations.len() as u64;
+            let img = qa::ImageRef {
+                source: &source,
+                scene_id: &sid,
+                frame_idx,
+                camera: &camera,
+                camera_frame_id: &image,
+            };
+            let qs = qa::frame_questions(cfg, &img, &sig, opts.seed, &config_hash)?;
+            summary.questions += qs.len() as u64;
+            questions.extend(qs);
+            frames.push(output::FrameRow {
+                scene_id: sid.clone(),
+                frame_idx,
+                camera,
+                camera_frame_id: image,
+                source: source.clone(),
+                sig,
+            });
+        }
+        fw.write(&output::frames_batch(&frames, &grid)?)?;
+        qw.write(&output::qa_batch(&questions)?)?;
+    }
+    fw.finish()?;
+    fw.into_inner()?.commit()?;
+    qw.finish()?;
+    qw.into_inner()?.commit()?;
+    Ok(summary)
+}

@@ -1,0 +1,199 @@
+//! SIG questions (family `sig`): relation filling over the full label sets (SRPF) and
+//! multiple choice with near-miss distractors (the label's neighbours on its circle or line).
+
+use serde_json::json;
+
+use super::config::SigConfig;
+use super::frame::{Relation, SigFrame, SELF_KEY};
+use super::grid::{DIRECTIONAL, PROXIMAL};
+use crate::qa::record::{letter, qa_id, set_answer, shuffle_seed, QaRecord, SplitMix64};
+use crate::Result;
+
+pub const FAMILY: &str = "sig";
+
+/// Where the image comes from.
+pub struct ImageRef<'a> {
+    pub source: &'a str,
+    pub scene_id: &'a str,
+    pub frame_idx: u32,
+    pub camera: &'a str,
+    pub camera_frame_id: &'a str,
+}
+
+/// A question plus the relation it asks about.
+#[derive(Debug, Clone)]
+pub struct SigQuestion {
+    pub record: QaRecord,
+    pub subject: String,
+    pub object: String,
+    pub relation: &'static str,
+    pub label_id: u8,
+}
+
+fn name(key: &str) -> String {
+    if key == SELF_KEY {
+        "the ego vehicle".into()
+    } else {
+        key.to_string()
+    }
+}
+
+fn cap(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// Option ids for a multiple-choice question: the correct id and its nearest neighbours
+/// (cyclic for directional, linear for proximal), nearest first, `n` in all.
+pub fn near_miss(correct: u8, n: usize, cyclic: bool) -> Vec<u8> {
+    let m: u8 = if cyclic { 8 } else { 5 };
+    let dist = |i: u8| {
+        if cyclic {
+            super::grid::directional_steps(i, correct)
+        } else {
+            super::grid::proximal_steps(i, correct)
+        }
+    };
+    let mut ids: Vec<u8> = (0..m).collect();
+    ids.sort_by_key(|&i| (dist(i), i));
+    ids.truncate(n);
+    ids
+}
+
+/// The questions of one image.
+pub fn frame_questions(
+    cfg: &SigConfig,
+    img: &ImageRef<'_>,
+    sig: &SigFrame,
+    seed: u64,
+    config_hash: &str,
+) -> Result<Vec<SigQuestion>> {
+    // Pairs asked about: a vehicle w.r.t. the ego or an earlier vehicle, with a direction.
+    let index = |k: &str| {
+        if k == SELF_KEY {
+            0
+        } else {
+            sig.objects
+                .iter()
+                .position(|o| o.key == k)
+                .map_or(0, |p| p + 1)
+        }
+    };
+    let mut pool: Vec<&Relation> = sig
+        .relations
+        .iter()
+        .filter(|r| r.directional.is_some() && index(&r.subject) > index(&r.object))
+        .collect();
+    let mut rng = SplitMix64::new(shuffle_seed(&format!(
+        "sig-pairs\u{0}{seed}\u{0}{}",
+        img.camera_frame_id
+    )));
+    for i in (1..pool.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        pool.swap(i, j);
+    }
+    let head = format!(
+        "Assume the bird's-eye view of the scene in front of {} is a {}x{} grid: columns run from left to right and rows from near (row 0, where the ego vehicle is) to far. Vehicles are named by their type and their left-to-right order in the image (the left-most is 1).",
+        img.camera, cfg.grid.columns, cfg.grid.rows
+    );
+    let track = |k: &str| {
+        sig.objects
+            .iter()
+            .find(|o| o.key == k)
+            .map(|o| o.track_id.clone())
+    };
+    let mut out = Vec::new();
+    for (k, r) in pool
+        .iter()
+        .cycle()
+        .take(cfg.questions.max_per_frame.min(pool.len() * 4))
+        .enumerate()
+    {
+        // Pass m over the pairs asks pair i its ((i + m) mod 4)-th kind, so no pair is asked
+        // the same kind twice.
+        let (m, i) = (k / pool.len().max(1), k % pool.len().max(1));
+        let kind = [
+            "directional_fill",
+            "proximal_fill",
+            "directional_mc",
+            "proximal_mc",
+        ][(i + m) % 4];
+        let directional = kind.starts_with("directional");
+        let (labels, correct): (&[&str], u8) = if directional {
+            (&DIRECTIONAL, r.directional.unwrap_or(0))
+        } else {
+            (&PROXIMAL, r.proximal)
+        };
+        let ids: Vec<u8> = if kind.ends_with("fill") {
+            (0..labels.len() as u8).collect()
+        } else {
+            near_miss(correct, cfg.questions.mc_options, directional)
+        };
+        let canonical: Vec<String> = ids
+            .iter()
+            .map(|&i| labels[i as usize].to_string())
+            .collect();
+        let at = ids.iter().position(|&i| i == correct).unwrap_or(0);
+        let (s, o) = (name(&r.subject), name(&r.object));
+        let pair_ref = format!("{}|{}", r.subject, r.object);
+        let mut rec = QaRecord {
+            qa_id: qa_id(FAMILY, kind, &[img.source, img.scene_id, img.camera_frame_id, &pair_ref], None, seed),
+            family: FAMILY.into(),
+            question_type: kind.into(),
+            source: img.source.into(),
+            scene_id: img.scene_id.into(),
+            frame_idx: Some(img.frame_idx),
+            cameras: vec![img.camera.into()],
+            camera_frame_ids: vec![img.camera_frame_id.into()],
+            objects: [track(&r.subject), track(&r.object)].into_iter().flatten().collect(),
+            marks: {
+                let m: serde_json::Map<String, serde_json::Value> = [&r.subject, &r.object]
+                    .into_iter()
+                    .filter_map(|k| track(k).map(|t| (k.clone(), json!(t))))
+                    .collect();
+                serde_json::Value::Object(m).to_string()
+            },
+            rule: if directional {
+                "sig directional sector of the grid offset".into()
+            } else {
+                "sig proximal bin of the grid distance".into()
+            },
+            params: json!({"config_hash": config_hash, "proximal_bins": cfg.relations.proximal_bins, "grid": [cfg.grid.columns, cfg.grid.rows]}).to_string(),
+            evidence: json!({"subject": r.subject, "object": r.object, "dx": r.dx, "dy": r.dy, "distance": r.distance}).to_string(),
+            seed,
+            ..Default::default()
+        };
+        set_answer(&mut rec, &canonical, at, true)?;
+        let ask = match kind {
+            "directional_fill" | "proximal_fill" => {
+                format!("Fill in the blank: \"{} is ___ {o}.\"", cap(&s))
+            }
+            "directional_mc" => format!("Where is {s} relative to {o}? {} is ...", cap(&s)),
+            _ => format!("How far is {s} from {o}? {} is ...", cap(&s)),
+        };
+        let opts: Vec<String> = rec
+            .choices
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{}. {c}", letter(i).unwrap_or_default()))
+            .collect();
+        rec.question = format!(
+            "{head}\n{ask}\n{}\nAnswer with the letter of the correct option.",
+            opts.join("\n")
+        );
+        out.push(SigQuestion {
+            record: rec,
+            subject: r.subject.clone(),
+            object: r.object.clone(),
+            relation: if directional {
+                "directional"
+            } else {
+                "proximal"
+            },
+            label_id: correct,
+        });
+    }
+    Ok(out)
+}
