@@ -51,6 +51,8 @@ pub enum Command {
     /// Measure a stage's throughput (GPU, CPU twin, Python reference) and print a table.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// MetaVQA questions on Set-of-Mark images: metavqa_qa.arrow, rollouts.json, images/.
+    Metavqa(crate::cli_metavqa::MetavqaArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]

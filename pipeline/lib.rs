@@ -38,3 +38,6 @@ pub mod taxonomy;
 pub mod visibility;
 
 pub use error::{Error, Result};
+
+/// The MetaVQA question family (scene graphs, 30 question types, Set-of-Mark images).
+pub mod metavqa;

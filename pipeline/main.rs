@@ -6,6 +6,7 @@ use clap::Parser;
 
 mod cli;
 mod cli_corrupt;
+mod cli_metavqa;
 mod run;
 
 fn main() -> ExitCode {

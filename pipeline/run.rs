@@ -66,6 +66,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Score(a) => score(a),
         Command::Bench(BenchCommand::Corrupt(b)) => crate::cli_corrupt::bench_corrupt(b),
         Command::Corrupt(a) => crate::cli_corrupt::corrupt(a),
+        Command::Metavqa(a) => crate::cli_metavqa::metavqa(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
