@@ -70,6 +70,8 @@ struct Gen<'a> {
     rng: SplitMix64,
     out: Vec<Draft>,
     skips: Skips,
+    /// Every type name (configured and present), sorted: describe_scenario's vocabulary.
+    kinds: Vec<String>,
 }
 
 fn shuffle<T>(rng: &mut SplitMix64, v: &mut [T]) {
@@ -106,6 +108,10 @@ pub fn generate(
     ro: &Rollouts,
     seed: u64,
 ) -> (Vec<Draft>, Skips) {
+    let mut kinds: Vec<String> = cfg.class_names.values().cloned().collect();
+    kinds.extend(g.nodes.iter().map(|x| x.type_name.clone()));
+    kinds.sort();
+    kinds.dedup();
     let mut gen = Gen {
         g,
         cfg,
@@ -113,6 +119,7 @@ pub fn generate(
         rng: SplitMix64::new(seed),
         out: Vec::new(),
         skips: Skips::default(),
+        kinds,
     };
     for q in Q::ALL {
         if cfg.weight(q) > 0.0 {
@@ -213,7 +220,8 @@ impl Gen<'_> {
 
     fn ask(&mut self, q: Q) {
         let n = self.n();
-        let rules = self.cfg.rules.clone();
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
         match q {
             Q::IdentifyColor => {
                 let colored: Vec<usize> = (0..n)
@@ -577,7 +585,7 @@ impl Gen<'_> {
                 }
             }
             Q::DescribeDistance => {
-                let b = self.cfg.bins.clone();
+                let b = &cfg.bins;
                 let ranges: Vec<String> = b
                     .distance_names
                     .iter()
@@ -799,7 +807,7 @@ impl Gen<'_> {
         let b = &self.cfg.bins;
         // alt = (attribute, choice) replaces one attribute for a distractor.
         let pick = |attr: usize, v: usize| alt.filter(|a| a.0 == attr).map_or(v, |a| a.1);
-        let kinds = self.kinds();
+        let kinds = &self.kinds;
         let ty = kinds[pick(
             0,
             kinds.iter().position(|k| *k == nd.type_name).unwrap_or(0),
@@ -842,14 +850,6 @@ impl Gen<'_> {
         ])
     }
 
-    fn kinds(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.cfg.class_names.values().cloned().collect();
-        v.extend(self.g.nodes.iter().map(|x| x.type_name.clone()));
-        v.sort();
-        v.dedup();
-        v
-    }
-
     /// describe_scenario (train-only in the paper, which gives it no options): the true
     /// description of every label, against descriptions with one attribute of one object
     /// changed.
@@ -871,7 +871,7 @@ impl Gen<'_> {
         let truth = lines(self, None);
         let mut texts = vec![truth];
         let mut changes: Vec<Value> = Vec::new();
-        let nkinds = self.kinds().len();
+        let nkinds = self.kinds.len();
         let nbins = self.cfg.bins.distance_names.len();
         for _ in 0..64 {
             if texts.len() == 4 {

@@ -62,6 +62,9 @@ pub struct Rollouts {
     ego_width: f64,
     ego_offset: f64,
     substeps: u32,
+    /// `sweeps[action][speed_bin][k]`: [`Rollouts::sweep`] of each run.
+    #[serde(skip)]
+    sweeps: Vec<Vec<Vec<Vec<([f64; 2], Quad)>>>>,
 }
 
 /// The most common value of `v` among `0..n`, None when two values tie for it.
@@ -117,7 +120,18 @@ impl Rollouts {
             ego_width: cfg.ego.width_m,
             ego_offset: cfg.ego.center_offset_m,
             substeps: r.collision_substeps,
+            sweeps: Vec::new(),
         };
+        table.sweeps = table
+            .runs
+            .iter()
+            .map(|by_bin| {
+                by_bin
+                    .iter()
+                    .map(|runs| runs.iter().map(|run| table.sweep(run)).collect())
+                    .collect()
+            })
+            .collect();
         let start = table.ego_box([0.0, 0.0, 0.0]);
         let nbins = cfg.bins.distance_names.len();
         table.cells = table
@@ -163,8 +177,31 @@ impl Rollouts {
         quad(self.box_centre(p), p[2], self.ego_length, self.ego_width)
     }
 
+    /// The swept boxes of every run: `collision_substeps` interpolated poses per step and the
+    /// final pose, with each box's centre.
+    fn sweep(&self, run: &Run) -> Vec<([f64; 2], Quad)> {
+        let sub = self.substeps.max(1);
+        let mut v = Vec::with_capacity(run.poses.len() * sub as usize);
+        for w in run.poses.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            for j in 0..sub {
+                let t = f64::from(j) / f64::from(sub);
+                let p = [
+                    a[0] + (b[0] - a[0]) * t,
+                    a[1] + (b[1] - a[1]) * t,
+                    a[2] + (b[2] - a[2]) * t,
+                ];
+                v.push((self.box_centre(p), self.ego_box(p)));
+            }
+        }
+        if let Some(&last) = run.poses.last() {
+            v.push((self.box_centre(last), self.ego_box(last)));
+        }
+        v
+    }
+
     /// Whether any run of (`action`, `duration` index, `speed_bin`) overlaps the still box `q`
-    /// at some interpolated step, and the first such time (s) per run that hits.
+    /// at some interpolated step, and the first such time (s) of every run that hits.
     pub fn collides(
         &self,
         action: usize,
@@ -172,40 +209,28 @@ impl Rollouts {
         speed_bin: usize,
         q: &Quad,
     ) -> (bool, Vec<f64>) {
-        let steps = self.duration_steps[duration] as usize;
-        let sub = self.substeps.max(1);
-        let mut hits = Vec::new();
-        let (mut qc, mut qr) = ([0.0, 0.0], 0.0f64);
+        let sub = self.substeps.max(1) as usize;
+        let last = self.duration_steps[duration] as usize * sub;
+        let mut qc = [0.0, 0.0];
         for p in q {
             qc[0] += p[0] / 4.0;
             qc[1] += p[1] / 4.0;
         }
-        for p in q {
-            qr = qr.max((p[0] - qc[0]).hypot(p[1] - qc[1]));
-        }
-        let er = self.ego_length.hypot(self.ego_width) / 2.0;
-        for run in &self.runs[action][speed_bin] {
-            'run: for i in 0..steps {
-                let (a, b) = (run.poses[i], run.poses[i + 1]);
-                for j in 0..sub {
-                    let t = f64::from(j) / f64::from(sub);
-                    let p = [
-                        a[0] + (b[0] - a[0]) * t,
-                        a[1] + (b[1] - a[1]) * t,
-                        a[2] + (b[2] - a[2]) * t,
-                    ];
-                    let c = self.box_centre(p);
-                    if (c[0] - qc[0]).hypot(c[1] - qc[1]) > qr + er {
-                        continue;
-                    }
-                    if overlap(&self.ego_box(p), q) {
-                        hits.push((i as f64 + t) * self.dt_s);
-                        break 'run;
-                    }
-                }
-                if i + 1 == steps && overlap(&self.ego_box(b), q) {
-                    hits.push(steps as f64 * self.dt_s);
-                }
+        let qr2 = q
+            .iter()
+            .map(|p| (p[0] - qc[0]).powi(2) + (p[1] - qc[1]).powi(2))
+            .fold(0.0, f64::max);
+        // Boxes whose bounding circles do not meet cannot overlap.
+        let reach = (qr2.sqrt() + self.ego_length.hypot(self.ego_width) / 2.0).powi(2);
+        let mut hits = Vec::new();
+        for boxes in &self.sweeps[action][speed_bin] {
+            let hit = boxes[..=last.min(boxes.len() - 1)]
+                .iter()
+                .position(|(c, b)| {
+                    (c[0] - qc[0]).powi(2) + (c[1] - qc[1]).powi(2) <= reach && overlap(b, q)
+                });
+            if let Some(k) = hit {
+                hits.push(k as f64 / sub as f64 * self.dt_s);
             }
         }
         (!hits.is_empty(), hits)
