@@ -25,6 +25,9 @@ use serde::Serialize;
 use super::config::MetavqaConfig;
 use super::relations::{bin, overlap, position, quad, Pos, Quad};
 
+/// The swept ego boxes of one run, each with its centre.
+type Sweep = Vec<([f64; 2], Quad)>;
+
 /// Options of `embodied_sideness`, in their canonical order.
 pub const SIDENESS: [Pos; 3] = [Pos::Lf, Pos::F, Pos::Rf];
 
@@ -64,7 +67,7 @@ pub struct Rollouts {
     substeps: u32,
     /// `sweeps[action][speed_bin][k]`: [`Rollouts::sweep`] of each run.
     #[serde(skip)]
-    sweeps: Vec<Vec<Vec<Vec<([f64; 2], Quad)>>>>,
+    sweeps: Vec<Vec<Vec<Sweep>>>,
 }
 
 /// The most common value of `v` among `0..n`, None when two values tie for it.
@@ -179,7 +182,7 @@ impl Rollouts {
 
     /// The swept boxes of every run: `collision_substeps` interpolated poses per step and the
     /// final pose, with each box's centre.
-    fn sweep(&self, run: &Run) -> Vec<([f64; 2], Quad)> {
+    fn sweep(&self, run: &Run) -> Sweep {
         let sub = self.substeps.max(1);
         let mut v = Vec::with_capacity(run.poses.len() * sub as usize);
         for w in run.poses.windows(2) {
