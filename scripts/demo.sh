@@ -32,5 +32,8 @@ rm -rf "$out.partial" && mkdir -p "$out.partial"
 sheet_src=$(find "$out.partial/corpus/samples/CAM_FRONT" -type f | sort | sed -n 1p)
 "$bin" corrupt --contact-sheet "$sheet_src" --out "$out.partial/corrupt/contact_sheet.png" \
   --seed "${DEMO_SEED:-0}"
+# MetaVQA: at most 10 questions per camera image, with their Set-of-Mark images.
+"$bin" metavqa --store "$out.partial/store" --visibility "$out.partial/visibility/visibility.arrow" \
+  --out "$out.partial/metavqa" --per-frame "${DEMO_METAVQA_PER_FRAME:-10}" --seed "${DEMO_SEED:-0}"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "demo release written to $out/"

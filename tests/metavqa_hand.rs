@@ -731,3 +731,37 @@ fn labels_are_renumbered_per_question_set() {
         }
     }
 }
+
+#[test]
+fn scene_graph_nodes_by_hand() {
+    let cfg = MetavqaConfig::default_config().unwrap();
+    let g = graph(&cfg, &S1);
+    // (x, y) in the ego frame, distance, sector, heading sector, distance bin.
+    let want = [
+        ([20.0, 0.0], 20.0, "f", "f", 2),
+        ([8.0, 6.5], 10.3078, "lf", "l", 2),
+        ([1.0, -5.0], 5.0990, "r", "l", 1),
+        ([-10.0, 1.5], 10.1119, "lb", "f", 2),
+        ([40.0, -12.0], 41.7612, "rf", "rf", 3),
+    ];
+    for (n, (c, d, sector, heading, bin)) in g.nodes.iter().zip(want) {
+        assert!((n.center[0] - c[0]).abs() < 1e-9 && (n.center[1] - c[1]).abs() < 1e-9);
+        assert!(
+            (n.distance - d).abs() < 1e-4,
+            "{} {}",
+            n.track_id,
+            n.distance
+        );
+        assert_eq!(n.sector.code(), sector, "{}", n.track_id);
+        assert_eq!(n.heading_sector.code(), heading, "{}", n.track_id);
+        assert_eq!(n.distance_bin, bin, "{}", n.track_id);
+    }
+    assert!(!g.nodes[3].has_heading && g.nodes[2].has_heading);
+    assert_eq!(g.nodes[0].color.as_deref(), Some("Red"));
+    assert_eq!(g.nodes[1].color.as_deref(), Some("Blue"));
+    let edges = g.edges();
+    assert_eq!(edges.len(), 20);
+    // B (1) relative to A (0): left-back; D (3) relative to B: right-back.
+    assert!(edges.contains(&(0, 1, drivegen::metavqa::relations::Pos::Lb)));
+    assert!(edges.contains(&(1, 3, drivegen::metavqa::relations::Pos::Rb)));
+}

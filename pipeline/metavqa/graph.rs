@@ -157,6 +157,16 @@ impl SceneGraph {
         position(&self.nodes[a].quad, &self.nodes[b].quad)
     }
 
+    /// Every ordered pair's relation (`(a, b, where b lies relative to a)`), for inspection;
+    /// the questions call [`SceneGraph::relation`] on the pairs they draw.
+    pub fn edges(&self) -> Vec<(usize, usize, Pos)> {
+        let n = self.nodes.len();
+        (0..n)
+            .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+            .map(|(a, b)| (a, b, self.relation(a, b)))
+            .collect()
+    }
+
     /// Nodes with a heading.
     pub fn with_heading(&self) -> Vec<usize> {
         (0..self.nodes.len())
