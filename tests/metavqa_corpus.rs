@@ -136,6 +136,8 @@ fn corpus_questions_hold_the_invariants_and_reference_the_store() {
     let (rows, images) = read(out.path());
     assert_eq!(rows.len() as u64, s.questions);
     assert!(rows.len() > 500, "{} questions", rows.len());
+    assert_eq!(s.overlapping_labels, 0);
+    assert!(s.images_written > 0);
     check_invariants(&rows).unwrap();
     // No colours in the synthetic corpus: identify_color is skipped and counted.
     assert_eq!(s.by_type["identify_color"], 0);
