@@ -60,6 +60,8 @@ pub enum Command {
     Stsbench(crate::cli_sts::StsbenchArgs),
     /// Build SIG bird's-eye grids per kept camera image; write sig_frames.arrow and sig_qa.arrow.
     Sig(crate::cli_sts::SigArgs),
+    /// MetaVQA questions on Set-of-Mark images: metavqa_qa.arrow, rollouts.json, images/.
+    Metavqa(crate::cli_metavqa::MetavqaArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]

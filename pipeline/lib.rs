@@ -44,6 +44,8 @@ pub use error::{Error, Result};
 
 // STSBench scenario mining and SIG grids (issue 8).
 pub mod maplayers;
+/// The MetaVQA question family (scene graphs, 30 question types, Set-of-Mark images).
+pub mod metavqa;
 pub mod sig;
 pub mod stsbench;
 pub mod tracks;

@@ -7,6 +7,7 @@ use clap::Parser;
 mod cli;
 mod cli_build;
 mod cli_corrupt;
+mod cli_metavqa;
 mod cli_sts;
 mod run;
 

@@ -70,6 +70,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(a) => crate::cli_build::demo(a),
         Command::Stsbench(a) => crate::cli_sts::stsbench(a),
         Command::Sig(a) => crate::cli_sts::sig(a),
+        Command::Metavqa(a) => crate::cli_metavqa::metavqa(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)

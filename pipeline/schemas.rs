@@ -49,6 +49,11 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
             crate::visibility::output::schema(),
         ),
         ("som/marks.json", "marks", crate::som::stage::marks_schema()),
+        (
+            "metavqa/metavqa_qa.json",
+            "metavqa_qa",
+            crate::metavqa::stage::qa_schema(),
+        ),
     ];
     // STSBench and SIG (issue 8).
     v.extend([

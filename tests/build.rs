@@ -30,6 +30,7 @@ som = true
 corrupt = true
 stsbench = true
 sig = true
+metavqa = true
 
 [visibility]
 device = "cpu"
@@ -46,6 +47,13 @@ frames_per_scene = 1
 [balance.egodyn]
 target = 6
 balance_letters = true
+
+[balance.metavqa]
+target = 2
+type_cap = 2
+
+[metavqa]
+device = "cpu"
 
 [release]
 rows_per_shard = 40
@@ -150,7 +158,7 @@ fn build_resume_and_shards_give_the_same_release() {
     );
     // 2 scenes × 1 frame × 3 corruptions: a type question each, plus the crash count question.
     assert_eq!(counts["drivebench"]["corruption_type"], 6, "{counts}");
-    for family in ["stsbench", "sig"] {
+    for family in ["stsbench", "sig", "metavqa"] {
         assert!(
             counts[family].as_object().is_some_and(|m| !m.is_empty()),
             "{counts}"

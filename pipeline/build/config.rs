@@ -42,6 +42,8 @@ pub struct BuildConfig {
     pub stsbench: StsStage,
     #[serde(default)]
     pub sig: ConfigFile,
+    #[serde(default)]
+    pub metavqa: DeviceStage,
     /// Balancing per family (`[balance.egodyn]`, …); families without a section are released
     /// as generated.
     #[serde(default)]
@@ -92,6 +94,9 @@ pub struct Stages {
     pub stsbench: bool,
     /// SIG bird's-eye grids and their relation questions (needs visibility).
     pub sig: bool,
+    /// MetaVQA spatial, embodied and grounding questions on Set-of-Mark images (needs
+    /// visibility).
+    pub metavqa: bool,
 }
 
 /// A stage configured by its own TOML file (none: the built-in default).

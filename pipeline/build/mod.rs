@@ -386,7 +386,14 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
         &json!({"config": file_text(&c.sig.config)?, "seed": c.seed}),
         &[&vis],
     );
+    let metavqa = key(
+        "metavqa",
+        &json!({"config": file_text(&c.metavqa.config)?, "som": file_text(&c.som.config)?,
+                "seed": c.seed}),
+        &[&vis],
+    );
     Ok(ScenePlan {
+        metavqa: (metavqa, dir.join("metavqa")),
         ego: (ego, dir.join("egodyn")),
         vis: (vis, dir.join("visibility")),
         som: (som, dir.join("som")),
@@ -397,6 +404,7 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
 }
 
 struct ScenePlan {
+    metavqa: (String, PathBuf),
     ego: (String, PathBuf),
     vis: (String, PathBuf),
     som: (String, PathBuf),
@@ -427,8 +435,15 @@ fn scene_outputs(
             .push(p.ego.1.join(crate::egomotion::QA_FILE));
         o.keys.push(p.ego.0);
     }
-    if st.visibility || st.som || st.sig {
+    if st.visibility || st.som || st.sig || st.metavqa {
         o.keys.push(p.vis.0);
+    }
+    if st.metavqa {
+        o.qa.entry("metavqa".into())
+            .or_default()
+            .push(p.metavqa.1.join("metavqa_qa.arrow"));
+        o.image_dirs.push(p.metavqa.1);
+        o.keys.push(p.metavqa.0);
     }
     if st.stsbench {
         o.qa.entry("stsbench".into())
@@ -476,7 +491,7 @@ fn scene_steps(
         })?;
     }
     let vis_file = p.vis.1.join("visibility.arrow");
-    if c.stages.visibility || c.stages.som || c.stages.sig {
+    if c.stages.visibility || c.stages.som || c.stages.sig || c.stages.metavqa {
         let (k, out) = &p.vis;
         cp.step(&format!("visibility{suffix}"), k, &[out], || {
             let cfg =
@@ -495,6 +510,30 @@ fn scene_steps(
             let r = rasteriser(c.som.device)?;
             let s =
                 crate::som::stage::run(store, &vis_file, out, &cfg, &vis_cfg, r.as_ref(), None)?;
+            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+        })?;
+    }
+    if c.stages.metavqa {
+        let (k, out) = &p.metavqa;
+        cp.step(&format!("metavqa{suffix}"), k, &[out], || {
+            let mut config = crate::metavqa::MetavqaConfig::load(c.metavqa.config.as_deref())?;
+            config.seed = c.seed;
+            let o = crate::metavqa::Options {
+                store: store.to_path_buf(),
+                visibility: vis_file.clone(),
+                out: out.clone(),
+                config,
+                som: crate::som::SomConfig::load(c.som.config.as_deref())?,
+                device: match c.metavqa.device {
+                    DeviceChoice::Cpu => crate::metavqa::Device::Cpu,
+                    DeviceChoice::Gpu => crate::metavqa::Device::Gpu,
+                    DeviceChoice::Auto if hardware_gpu().is_some() => crate::metavqa::Device::Gpu,
+                    DeviceChoice::Auto => crate::metavqa::Device::Cpu,
+                },
+                images: true,
+                scene: None,
+            };
+            let s = crate::metavqa::run(&o)?;
             Ok(s.to_string().lines().next().unwrap_or("").to_string())
         })?;
     }

@@ -48,7 +48,7 @@ pub struct MarkIn {
 /// A placed label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Label {
-    /// The number drawn, `1..=n`.
+    /// The number drawn (`1..=n` from [`layout`]).
     pub mark: u32,
     pub rect: Rect,
     /// True only when no free position existed (see the module docs).
@@ -103,8 +103,28 @@ pub fn layout(
     draw: &DrawConfig,
     cfg: &LayoutConfig,
 ) -> Result<Vec<Label>> {
+    let numbers: Vec<u32> = (1..=marks.len() as u32).collect();
+    layout_numbered(width, height, marks, &numbers, draw, cfg)
+}
+
+/// [`layout`] with the caller's numbers (`marks[k]` gets `numbers[k]`; MetaVQA renumbers
+/// labels per question set and draws random ones for grounding questions).
+pub fn layout_numbered(
+    width: u32,
+    height: u32,
+    marks: &[MarkIn],
+    numbers: &[u32],
+    draw: &DrawConfig,
+    cfg: &LayoutConfig,
+) -> Result<Vec<Label>> {
     let n = marks.len();
-    let sizes: Vec<[u32; 2]> = (1..=n as u32).map(|m| label_size(m, draw)).collect();
+    if numbers.len() != n {
+        return Err(Error::Usage(format!(
+            "som: {} numbers for {n} marks",
+            numbers.len()
+        )));
+    }
+    let sizes: Vec<[u32; 2]> = numbers.iter().map(|&m| label_size(m, draw)).collect();
     if let Some(big) = sizes.iter().find(|s| s[0] > width || s[1] > height) {
         return Err(Error::Usage(format!(
             "som: a {}×{} label does not fit in a {width}×{height} image",
@@ -151,12 +171,12 @@ pub fn layout(
         }
         let label = match found {
             Some(rect) => Label {
-                mark: k as u32 + 1,
+                mark: numbers[k],
                 rect,
                 overlaps: false,
             },
             None => Label {
-                mark: k as u32 + 1,
+                mark: numbers[k],
                 rect: preferred,
                 overlaps: true,
             },

@@ -1,0 +1,146 @@
+//! Set-of-Mark images of a question set (spec §3.3), drawn with the `som` stage's layout and
+//! drawing (GPU kernel or its CPU twin, identical pixels).
+//!
+//! The anchors are the visibility table's (the exact distance-transform anchors the GPU stage
+//! measured); the boxes are the table's modal or amodal boxes (`configs/som.toml` `[draw] box`).
+//! Labels are placed without overlaps by [`crate::som::layout::layout_numbered`] with the
+//! question set's own numbers. A grounding image boxes only its target, in white, and labels
+//! every object in its mark colour: the white outline is one more mark without a label, so
+//! the drawing kernels need no change.
+
+use std::path::Path;
+
+use super::graph::{Node, SceneGraph};
+use crate::gpu::Gpu;
+use crate::som::config::{BoxKind, SomConfig};
+use crate::som::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
+use crate::som::font::mark_colour;
+use crate::som::layout::{layout_numbered, MarkIn, Rect};
+use crate::store::atomic::write_atomic;
+use crate::{Error, Result};
+
+/// White, the grounding target's box.
+pub const WHITE: u32 = 0xff_ffff;
+
+/// One label to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkSpec {
+    pub node: usize,
+    pub number: u32,
+    /// Draw the object's box in the mark's colour.
+    pub boxed: bool,
+}
+
+/// The drawn rectangle of a node, pixel edges inside the image.
+pub fn node_box(nd: &Node, kind: BoxKind, width: u32, height: u32) -> Rect {
+    let m = &nd.mark;
+    let r = match (kind, m.modal) {
+        (BoxKind::Modal, Some(b)) => b,
+        _ => m.amodal,
+    };
+    let cx = |v: f64| v.clamp(0.0, f64::from(width)) as u32;
+    let cy = |v: f64| v.clamp(0.0, f64::from(height)) as u32;
+    [
+        cx(r[0].floor()),
+        cy(r[1].floor()),
+        cx(r[2].ceil()),
+        cy(r[3].ceil()),
+    ]
+}
+
+/// The anchor pixel of a node: the table's anchor, else its box centre.
+fn anchor_px(nd: &Node, b: Rect, width: u32, height: u32) -> [u32; 2] {
+    let [x, y] = nd
+        .mark
+        .anchor
+        .unwrap_or([f64::from(b[0] + b[2]) / 2.0, f64::from(b[1] + b[3]) / 2.0]);
+    [
+        (x.floor().max(0.0) as u32).min(width.saturating_sub(1)),
+        (y.floor().max(0.0) as u32).min(height.saturating_sub(1)),
+    ]
+}
+
+/// Draws `specs` (and a white box around `white`, if any) into a copy of `base` (packed
+/// RGBA, the source image). Returns the pixels and the number of labels that overlap.
+pub fn draw(
+    g: &SceneGraph,
+    base: &[u32],
+    specs: &[MarkSpec],
+    white: Option<usize>,
+    som: &SomConfig,
+    gpu: Option<&Gpu>,
+) -> Result<(Vec<u32>, u64)> {
+    let (w, h) = (g.width, g.height);
+    let boxes: Vec<Rect> = specs
+        .iter()
+        .map(|s| node_box(&g.nodes[s.node], som.draw.box_kind, w, h))
+        .collect();
+    let ins: Vec<MarkIn> = specs
+        .iter()
+        .zip(&boxes)
+        .map(|(s, b)| MarkIn {
+            anchor: anchor_px(&g.nodes[s.node], *b, w, h),
+            visible_pixels: g.nodes[s.node].mark.visible_pixels,
+        })
+        .collect();
+    let numbers: Vec<u32> = specs.iter().map(|s| s.number).collect();
+    let labels = layout_numbered(w, h, &ins, &numbers, &som.draw, &som.layout)?;
+    let mut marks: Vec<DrawMark> = specs
+        .iter()
+        .zip(&boxes)
+        .zip(&labels)
+        .map(|((s, b), l)| {
+            let bbox = if s.boxed { *b } else { [0; 4] };
+            DrawMark::new(bbox, l.rect, s.number, mark_colour(s.number))
+        })
+        .collect();
+    if let Some(t) = white {
+        let b = node_box(&g.nodes[t], som.draw.box_kind, w, h);
+        marks.push(DrawMark::new(b, [0; 4], 0, WHITE));
+    }
+    let mut px = base.to_vec();
+    match gpu {
+        Some(gpu) => draw_gpu(gpu, &mut px, w, h, &marks, &som.draw)?,
+        None => draw_cpu(&mut px, w, h, &marks, &som.draw)?,
+    }
+    Ok((px, labels.iter().filter(|l| l.overlaps).count() as u64))
+}
+
+/// Reads an image as packed RGBA, checking its size.
+pub fn read_image(path: &Path, width: u32, height: u32) -> Result<Vec<u32>> {
+    let img = image::open(path)
+        .map_err(|e| Error::Usage(format!("{}: cannot read the image: {e}", path.display())))?
+        .to_rgba8();
+    if img.dimensions() != (width, height) {
+        return Err(Error::Usage(format!(
+            "{}: the image is {}×{}, cameras.arrow says {width}×{height}",
+            path.display(),
+            img.width(),
+            img.height()
+        )));
+    }
+    Ok(img.pixels().map(|p| pack(p.0)).collect())
+}
+
+/// Writes packed pixels as a lossless RGB PNG, atomically.
+pub fn write_png(path: &Path, px: &[u32], width: u32, height: u32) -> Result<()> {
+    let rgb: Vec<u8> = px
+        .iter()
+        .flat_map(|&p| {
+            let [r, g, b, _] = unpack(p);
+            [r, g, b]
+        })
+        .collect();
+    let img = image::RgbImage::from_raw(width, height, rgb)
+        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
+    let mut bytes = Vec::new();
+    img.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Png,
+    )
+    .map_err(|e| Error::Tool {
+        tool: "png".into(),
+        detail: format!("{}: {e}", path.display()),
+    })?;
+    write_atomic(path, &bytes)
+}

@@ -1,0 +1,1040 @@
+//! The query programs of the 30 question types (spec §5) on one image's scene graph.
+//!
+//! [`generate`] walks the types in [`QuestionType::ALL`] order and draws objects, parameters
+//! and distractors from one seeded generator per image, so an image's questions depend only on
+//! its graph, the config and the seed. Each question is a [`Draft`]: text with object
+//! references ([`super::templates`]), canonical options with the index of the correct one, the
+//! rule, its parameters and the measured evidence. Numbering, option shuffling and the record
+//! come later ([`super::stage`]).
+//!
+//! Rules where we deliberately differ from the published code (spec §8): the correct option
+//! is found by value after shuffling (`pick_closer`), heading differences are wrapped to
+//! (−180°, 180°], bins are half-open everywhere, `order_*` and `identify_*most` need their
+//! keys at least `order_min_gap_m` apart so exactly one option is right, and the embodied
+//! options are shuffled like every other type's.
+
+use serde_json::{json, Value};
+
+use super::config::MetavqaConfig;
+use super::graph::SceneGraph;
+use super::relations::{crash_dynamic, crash_still, wrap_deg, Pos};
+use super::rollout::{Rollouts, SIDENESS};
+use super::templates::{bin_text, bracketed, cat, list, o, pos_text, t, Text};
+use super::types::QuestionType as Q;
+use crate::qa::record::SplitMix64;
+
+/// Which labels a question's image carries (spec §3.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Labels {
+    /// Every kept object, labelled by its index (0..N−1).
+    Full,
+    /// Only the objects the image's question set refers to, renumbered 0..k−1.
+    Qa,
+    /// Every kept object with the given random label; the target boxed in white.
+    Random { labels: Vec<u32>, target: usize },
+    /// The question does not depend on the image's marks.
+    Unmarked,
+}
+
+/// One question before numbering and shuffling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    pub qtype: Q,
+    /// Distinguishes questions of one type on one image (sector, bin, config, index).
+    pub variant: String,
+    pub labels: Labels,
+    /// Nodes the question is about.
+    pub objects: Vec<usize>,
+    pub stem: Text,
+    /// Canonical options; `correct` indexes the right one.
+    pub options: Vec<Text>,
+    pub correct: usize,
+    pub rule: &'static str,
+    pub params: Value,
+    pub evidence: Value,
+}
+
+/// Questions a type could not be asked, and why (reported in the summary).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Skips {
+    /// `identify_color` on images whose objects carry no colour.
+    pub no_color: u64,
+    /// Embodied configs whose rollouts tie between two answers.
+    pub tied_rollouts: u64,
+}
+
+struct Gen<'a> {
+    g: &'a SceneGraph,
+    cfg: &'a MetavqaConfig,
+    ro: &'a Rollouts,
+    rng: SplitMix64,
+    out: Vec<Draft>,
+    skips: Skips,
+    /// Every type name (configured and present), sorted: describe_scenario's vocabulary.
+    kinds: Vec<String>,
+}
+
+fn shuffle<T>(rng: &mut SplitMix64, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+}
+
+/// `k` distinct items of `pool` in draw order (all of them, shuffled, when fewer).
+fn sample<T: Clone>(rng: &mut SplitMix64, pool: &[T], k: usize) -> Vec<T> {
+    let mut v = pool.to_vec();
+    let k = k.min(v.len());
+    for i in 0..k {
+        let j = i + rng.below((v.len() - i) as u64) as usize;
+        v.swap(i, j);
+    }
+    v.truncate(k);
+    v
+}
+
+fn yes_no(yes: bool) -> (Vec<Text>, usize) {
+    (vec![t("Yes"), t("No")], usize::from(!yes))
+}
+
+fn opt_f64(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, |x| json!(x))
+}
+
+/// Draws the questions of `g`.
+pub fn generate(
+    g: &SceneGraph,
+    cfg: &MetavqaConfig,
+    ro: &Rollouts,
+    seed: u64,
+) -> (Vec<Draft>, Skips) {
+    let mut kinds: Vec<String> = cfg.class_names.values().cloned().collect();
+    kinds.extend(g.nodes.iter().map(|x| x.type_name.clone()));
+    kinds.sort();
+    kinds.dedup();
+    let mut gen = Gen {
+        g,
+        cfg,
+        ro,
+        rng: SplitMix64::new(seed),
+        out: Vec::new(),
+        skips: Skips::default(),
+        kinds,
+    };
+    for q in Q::ALL {
+        if cfg.weight(q) > 0.0 {
+            gen.ask(q);
+        }
+    }
+    (gen.out, gen.skips)
+}
+
+impl Gen<'_> {
+    fn n(&self) -> usize {
+        self.g.nodes.len()
+    }
+
+    fn all(&self) -> Vec<usize> {
+        (0..self.n()).collect()
+    }
+
+    /// `k` distinct nodes in draw order.
+    fn sample_all(&mut self, k: usize) -> Vec<usize> {
+        let all = self.all();
+        sample(&mut self.rng, &all, k)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        qtype: Q,
+        variant: String,
+        labels: Labels,
+        objects: Vec<usize>,
+        stem: Text,
+        (options, correct): (Vec<Text>, usize),
+        rule: &'static str,
+        params: Value,
+        evidence: Value,
+    ) {
+        self.out.push(Draft {
+            qtype,
+            variant,
+            labels,
+            objects,
+            stem,
+            options,
+            correct,
+            rule,
+            params,
+            evidence,
+        });
+    }
+
+    fn distance_options(&self, answer: usize) -> (Vec<Text>, usize) {
+        let b = &self.cfg.bins;
+        let opts = b
+            .distance_names
+            .iter()
+            .zip(&b.distance_ranges)
+            .map(|(n, r)| t(bin_text(n, r)))
+            .collect();
+        (opts, answer)
+    }
+
+    fn bins_params(&self) -> Value {
+        json!({
+            "distance_edges_m": self.cfg.bins.distance_edges_m,
+            "distance_names": self.cfg.bins.distance_names,
+        })
+    }
+
+    /// The answer text plus up to 3 distractors: `preferred` first (shuffled), then `rest`.
+    fn text_options(
+        &mut self,
+        answer: &str,
+        preferred: Vec<String>,
+        rest: Vec<String>,
+    ) -> (Vec<Text>, usize) {
+        let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+        let mut chosen: Vec<String> = vec![answer.to_string()];
+        for mut group in [preferred, rest] {
+            shuffle(&mut self.rng, &mut group);
+            for c in group {
+                if chosen.len() < 4 && !chosen.iter().any(|x| same(x, &c)) {
+                    chosen.push(c);
+                }
+            }
+        }
+        (chosen.into_iter().map(t).collect(), 0)
+    }
+
+    fn positions(&mut self, answer: Pos) -> (Vec<Text>, usize) {
+        let others: Vec<Pos> = Pos::ALL.into_iter().filter(|p| *p != answer).collect();
+        let mut opts = vec![t(pos_text(answer))];
+        for p in sample(&mut self.rng, &others, 3) {
+            opts.push(t(pos_text(p)));
+        }
+        (opts, 0)
+    }
+
+    fn ask(&mut self, q: Q) {
+        let n = self.n();
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        match q {
+            Q::IdentifyColor => {
+                let colored: Vec<usize> = (0..n)
+                    .filter(|&i| self.g.nodes[i].color.is_some())
+                    .collect();
+                let Some(&i) = sample(&mut self.rng, &colored, 1).first() else {
+                    if n > 0 {
+                        self.skips.no_color += 1;
+                    }
+                    return;
+                };
+                let answer = self.g.nodes[i].color.clone().unwrap_or_default();
+                let mut present: Vec<String> = self
+                    .g
+                    .nodes
+                    .iter()
+                    .filter_map(|x| x.color.clone())
+                    .collect();
+                present.sort();
+                present.dedup();
+                let rest = rules.colors.clone();
+                let opts = self.text_options(&answer, present, rest);
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![t("Specify the color of object "), o(i), t(".")]),
+                    opts,
+                    "node_color",
+                    json!({"colors": rules.colors}),
+                    json!({"color": answer}),
+                );
+            }
+            Q::IdentifyType => {
+                let Some(&i) = self.sample_all(1).first() else {
+                    return;
+                };
+                let answer = self.g.nodes[i].type_name.clone();
+                let mut present: Vec<String> =
+                    self.g.nodes.iter().map(|x| x.type_name.clone()).collect();
+                present.sort();
+                present.dedup();
+                let mut rest: Vec<String> = self.cfg.class_names.values().cloned().collect();
+                rest.sort();
+                rest.dedup();
+                let opts = self.text_options(&answer, present, rest);
+                let class = self.g.nodes[i].class.clone();
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![t("Specify the type of object "), o(i), t(".")]),
+                    opts,
+                    "node_class",
+                    json!({}),
+                    json!({"class": class, "type": answer}),
+                );
+            }
+            Q::IdentifyDistance => {
+                let Some(&i) = self.sample_all(1).first() else {
+                    return;
+                };
+                let nd = &self.g.nodes[i];
+                let (d, b) = (nd.distance, nd.distance_bin);
+                let opts = self.distance_options(b);
+                let params = self.bins_params();
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![
+                        t("Please tell me how far object "),
+                        o(i),
+                        t(" is from us."),
+                    ]),
+                    opts,
+                    "bev_distance_bin",
+                    params,
+                    json!({"distance_m": d}),
+                );
+            }
+            Q::IdentifyPosition => {
+                let Some(&i) = self.sample_all(1).first() else {
+                    return;
+                };
+                let p = self.g.nodes[i].sector;
+                let opts = self.positions(p);
+                let c = self.g.nodes[i].center;
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![
+                        t("Please tell me the relative position of object "),
+                        o(i),
+                        t(" with respect to us."),
+                    ]),
+                    opts,
+                    "box_extent_sidedness(ego, object)",
+                    json!({"ego_box": self.g.ego}),
+                    json!({"position": p.code(), "center_m": c, "quad_m": self.g.nodes[i].quad}),
+                );
+            }
+            Q::IdentifyHeading => {
+                let pool = self.g.with_heading();
+                let Some(&i) = sample(&mut self.rng, &pool, 1).first() else {
+                    return;
+                };
+                let s = self.g.nodes[i].heading_sector;
+                let set: [Pos; 4] = if s.is_diagonal() {
+                    [Pos::Rf, Pos::Rb, Pos::Lb, Pos::Lf]
+                } else {
+                    [Pos::F, Pos::R, Pos::B, Pos::L]
+                };
+                let correct = set.iter().position(|p| *p == s).unwrap_or(0);
+                let opts = set.iter().map(|p| t(pos_text(*p))).collect();
+                let yaw = self.g.nodes[i].yaw;
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![
+                        t("Please describe the heading direction of object "),
+                        o(i),
+                        t("."),
+                    ]),
+                    (opts, correct),
+                    "heading_sector",
+                    json!({"heading_edges_deg": self.cfg.bins.heading_edges_deg}),
+                    json!({"clockwise_deg": super::relations::clockwise_deg(yaw), "sector": s.code()}),
+                );
+            }
+            Q::PickCloser => {
+                let pair = self.sample_all(2);
+                let [a, b] = pair[..] else { return };
+                let (da, db) = (self.g.nodes[a].distance, self.g.nodes[b].distance);
+                let correct = if (da - db).abs() <= rules.same_distance_m {
+                    2
+                } else if da < db {
+                    0
+                } else {
+                    1
+                };
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("Which object is closer to us, object "),
+                        o(a),
+                        t(" or object "),
+                        o(b),
+                        t("?"),
+                    ]),
+                    (vec![o(a), o(b), t("about the same distance")], correct),
+                    "closer_bev_distance",
+                    json!({"same_distance_m": rules.same_distance_m}),
+                    json!({"distance_m": [da, db]}),
+                );
+            }
+            Q::RelativeDistance => {
+                let pair = self.sample_all(2);
+                let [a, b] = pair[..] else { return };
+                let (ca, cb) = (self.g.nodes[a].center, self.g.nodes[b].center);
+                let d = (ca[0] - cb[0]).hypot(ca[1] - cb[1]);
+                let bin = super::relations::bin(d, &self.cfg.bins.distance_edges_m);
+                let opts = self.distance_options(bin);
+                let params = self.bins_params();
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("How close are object "),
+                        o(a),
+                        t(" and object "),
+                        o(b),
+                        t(" positioned?"),
+                    ]),
+                    opts,
+                    "centre_distance_bin",
+                    params,
+                    json!({"distance_m": d}),
+                );
+            }
+            Q::RelativePosition => {
+                let pair = self.sample_all(2);
+                let [a, b] = pair[..] else { return };
+                let p = self.g.relation(b, a);
+                let opts = self.positions(p);
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("How is object "),
+                        o(a),
+                        t(" positioned relative to object "),
+                        o(b),
+                        t("?"),
+                    ]),
+                    opts,
+                    "box_extent_sidedness(object2, object1) along our heading",
+                    json!({}),
+                    json!({"position": p.code(), "quads_m": [self.g.nodes[a].quad, self.g.nodes[b].quad]}),
+                );
+            }
+            Q::RelativeHeading => {
+                let pool = self.g.with_heading();
+                let pair = sample(&mut self.rng, &pool, 2);
+                let [a, b] = pair[..] else { return };
+                let diff = wrap_deg((self.g.nodes[a].yaw - self.g.nodes[b].yaw).to_degrees());
+                let yes = diff.abs() < rules.same_heading_deg;
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("Is object "),
+                        o(a),
+                        t(" heading toward roughly the same direction as object "),
+                        o(b),
+                        t("?"),
+                    ]),
+                    yes_no(yes),
+                    "abs(wrapped heading difference) < same_heading_deg",
+                    json!({"same_heading_deg": rules.same_heading_deg}),
+                    json!({"heading_difference_deg": diff}),
+                );
+            }
+            Q::RelativePredictCrashStill => {
+                let movers = self.g.with_heading();
+                let Some(&a) = sample(&mut self.rng, &movers, 1).first() else {
+                    return;
+                };
+                let others: Vec<usize> = (0..n).filter(|&i| i != a).collect();
+                let Some(&b) = sample(&mut self.rng, &others, 1).first() else {
+                    return;
+                };
+                let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
+                let hit = crash_still(
+                    &na.quad,
+                    na.yaw,
+                    &nb.quad,
+                    rules.crash_steps,
+                    rules.crash_step_m,
+                );
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("Suppose object "),
+                        o(a),
+                        t(" proceeds along its current heading. Will it collide into object "),
+                        o(b),
+                        t(" if object "),
+                        o(b),
+                        t(" stays still?"),
+                    ]),
+                    yes_no(hit.is_some()),
+                    "sweep(object1, crash_steps × crash_step_m) ∩ object2 (SAT)",
+                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
+                    json!({"first_overlap_step": hit}),
+                );
+            }
+            Q::RelativePredictCrashDynamic => {
+                let pool = self.g.with_heading();
+                let pair = sample(&mut self.rng, &pool, 2);
+                let [a, b] = pair[..] else { return };
+                let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
+                let hit = crash_dynamic(
+                    &na.quad,
+                    na.yaw,
+                    &nb.quad,
+                    nb.yaw,
+                    rules.crash_steps,
+                    rules.crash_step_m,
+                );
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a, b],
+                    cat(vec![
+                        t("Suppose object "),
+                        o(a),
+                        t(" and object "),
+                        o(b),
+                        t(" proceed along their current headings with the same speed. Will they collide into each other?"),
+                    ]),
+                    yes_no(hit.is_some()),
+                    "sweep(object1) ∩ sweep(object2) at the same step (SAT)",
+                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
+                    json!({"first_overlap_step": hit}),
+                );
+            }
+            Q::PredictCrashEgoStill | Q::PredictCrashEgoDynamic => {
+                let pool = self.g.with_heading();
+                let Some(&a) = sample(&mut self.rng, &pool, 1).first() else {
+                    return;
+                };
+                let na = &self.g.nodes[a];
+                let (hit, stem_tail, rule) = if q == Q::PredictCrashEgoStill {
+                    (
+                        crash_still(&na.quad, na.yaw, &self.g.ego, rules.crash_steps, rules.crash_step_m),
+                        " proceeds along its current heading. Will it collide into us if we stay still?",
+                        "sweep(object) ∩ ego box (SAT)",
+                    )
+                } else {
+                    (
+                        crash_dynamic(&na.quad, na.yaw, &self.g.ego, 0.0, rules.crash_steps, rules.crash_step_m),
+                        " and we proceed along our current headings with the same speed. Will we collide into each other?",
+                        "sweep(object) ∩ sweep(ego) at the same step (SAT)",
+                    )
+                };
+                self.push(
+                    q,
+                    String::new(),
+                    Labels::Qa,
+                    vec![a],
+                    cat(vec![t("Suppose object "), o(a), t(stem_tail)]),
+                    yes_no(hit.is_some()),
+                    rule,
+                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m, "ego_box": self.g.ego}),
+                    json!({"first_overlap_step": hit}),
+                );
+            }
+            Q::OrderClosest
+            | Q::OrderLeftmost
+            | Q::OrderRightmost
+            | Q::OrderFrontmost
+            | Q::OrderBackmost => self.order(q),
+            Q::IdentifyClosest
+            | Q::IdentifyLeftmost
+            | Q::IdentifyRightmost
+            | Q::IdentifyFrontmost
+            | Q::IdentifyBackmost => self.extreme(q),
+            Q::DescribeSector => {
+                for code in rules.describe_sectors.clone() {
+                    let Some(p) = Pos::from_code(&code) else {
+                        continue;
+                    };
+                    let members: Vec<usize> =
+                        (0..n).filter(|&i| self.g.nodes[i].sector == p).collect();
+                    let stem = t(format!(
+                        "What labeled objects fall into our {} sector?",
+                        p.text()
+                    ));
+                    self.describe(q, code.clone(), members, stem, json!({"sector": code}));
+                }
+            }
+            Q::DescribeDistance => {
+                let b = &cfg.bins;
+                let ranges: Vec<String> = b
+                    .distance_names
+                    .iter()
+                    .zip(&b.distance_ranges)
+                    .map(|(nm, r)| format!("\"{nm}\"({r})"))
+                    .collect();
+                for (k, name) in b.distance_names.iter().enumerate() {
+                    let members: Vec<usize> = (0..n)
+                        .filter(|&i| self.g.nodes[i].distance_bin == k)
+                        .collect();
+                    let stem = t(format!(
+                        "What labeled objects fall within \"{name}\" range from us? We classify distance into: {}.",
+                        ranges.join("; ")
+                    ));
+                    self.describe(
+                        q,
+                        name.clone(),
+                        members,
+                        stem,
+                        json!({"bin": name, "distance_edges_m": b.distance_edges_m}),
+                    );
+                }
+            }
+            Q::DescribeScenario => self.scenario(),
+            Q::EmbodiedDistance | Q::EmbodiedSideness | Q::EmbodiedCollision => {
+                for k in 0..self.cfg.rules.embodied_per_image {
+                    self.embodied(q, k);
+                }
+            }
+            Q::Grounding => self.grounding(),
+        }
+    }
+
+    /// The order key (ascending = the asked order) and the phrase.
+    fn order_key(&self, q: Q, i: usize) -> f64 {
+        let nd = &self.g.nodes[i];
+        match q {
+            Q::OrderClosest => nd.distance,
+            Q::OrderLeftmost => -nd.center[1],
+            Q::OrderRightmost => nd.center[1],
+            Q::OrderFrontmost => -nd.center[0],
+            _ => nd.center[0],
+        }
+    }
+
+    fn order(&mut self, q: Q) {
+        let mut pool = self.all();
+        shuffle(&mut self.rng, &mut pool);
+        let gap = self.cfg.rules.order_min_gap_m;
+        let mut picked: Vec<usize> = Vec::new();
+        for i in pool {
+            let k = self.order_key(q, i);
+            if picked
+                .iter()
+                .all(|&j| (self.order_key(q, j) - k).abs() >= gap)
+            {
+                picked.push(i);
+                if picked.len() == 4 {
+                    break;
+                }
+            }
+        }
+        if picked.len() < 4 {
+            return;
+        }
+        let mut answer = picked.clone();
+        answer.sort_by(|&a, &b| self.order_key(q, a).total_cmp(&self.order_key(q, b)));
+        let mut perms: Vec<Vec<usize>> = vec![answer.clone()];
+        while perms.len() < 4 {
+            let mut p = picked.clone();
+            shuffle(&mut self.rng, &mut p);
+            if !perms.contains(&p) {
+                perms.push(p);
+            }
+        }
+        let tail = match q {
+            Q::OrderClosest => "Please order them from closest to furthest from us.",
+            Q::OrderLeftmost => {
+                "Please order them from leftmost to rightmost in our coordinate system."
+            }
+            Q::OrderRightmost => {
+                "Please order them from rightmost to leftmost in our coordinate system."
+            }
+            Q::OrderFrontmost => {
+                "Please order them from furthest to the closest along our front direction."
+            }
+            _ => "Please order them from closest to the furthest along our front direction.",
+        };
+        let [a, b, c, d] = picked[..] else { return };
+        let stem = cat(vec![
+            t("Consider object "),
+            o(a),
+            t(", object "),
+            o(b),
+            t(", object "),
+            o(c),
+            t(", and object "),
+            o(d),
+            t(". "),
+            t(tail),
+        ]);
+        let keys: Vec<f64> = picked.iter().map(|&i| self.order_key(q, i)).collect();
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            picked,
+            stem,
+            (perms.iter().map(|p| list(p)).collect(), 0),
+            "sort by key ascending (distance, −y, y, −x or x in the ego frame)",
+            json!({"order_min_gap_m": self.cfg.rules.order_min_gap_m}),
+            json!({"keys_m": keys}),
+        );
+    }
+
+    fn extreme(&mut self, q: Q) {
+        let n = self.n();
+        if n < 4 {
+            return;
+        }
+        // Larger is "more": closest = −distance, leftmost = y, rightmost = −y, frontmost = x,
+        // backmost = −x.
+        let key = |i: usize| {
+            let nd = &self.g.nodes[i];
+            match q {
+                Q::IdentifyClosest => -nd.distance,
+                Q::IdentifyLeftmost => nd.center[1],
+                Q::IdentifyRightmost => -nd.center[1],
+                Q::IdentifyFrontmost => nd.center[0],
+                _ => -nd.center[0],
+            }
+        };
+        let mut by: Vec<usize> = self.all();
+        by.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
+        let (best, second) = (key(by[0]), key(by[1]));
+        if best - second < self.cfg.rules.order_min_gap_m {
+            return;
+        }
+        let answer = by[0];
+        let others: Vec<usize> = (0..n).filter(|&i| i != answer).collect();
+        let mut opts = vec![o(answer)];
+        for i in sample(&mut self.rng, &others, 3) {
+            opts.push(o(i));
+        }
+        let what = match q {
+            Q::IdentifyClosest => "closest to us",
+            Q::IdentifyLeftmost => "the leftmost in our coordinate system",
+            Q::IdentifyRightmost => "the rightmost in our coordinate system",
+            Q::IdentifyFrontmost => "the furthest along our front direction",
+            _ => "the closest along our front direction",
+        };
+        self.push(
+            q,
+            String::new(),
+            Labels::Full,
+            vec![answer],
+            t(format!("For all labeled objects, which object is {what}?")),
+            (opts, 0),
+            "argmax of the key over all labels (−distance, y, −y, x or −x in the ego frame)",
+            json!({"order_min_gap_m": self.cfg.rules.order_min_gap_m}),
+            json!({"best_key_m": best, "second_key_m": second}),
+        );
+    }
+
+    /// describe_sector / describe_distance: the labels in a set, against "[]" and label
+    /// combinations of the same size that hold at least one label outside it.
+    fn describe(&mut self, q: Q, variant: String, members: Vec<usize>, stem: Text, params: Value) {
+        let n = self.n();
+        if n == 0 {
+            return;
+        }
+        let mut shown = if members.len() > 4 {
+            sample(&mut self.rng, &members, 4)
+        } else {
+            members.clone()
+        };
+        shown.sort_unstable();
+        let mut opts: Vec<Vec<usize>> = vec![shown.clone()];
+        let mut texts = vec![bracketed(&shown)];
+        if !shown.is_empty() {
+            opts.push(Vec::new());
+            texts.push(t("[]"));
+        }
+        let all = self.all();
+        for _ in 0..64 {
+            if opts.len() == 4 {
+                break;
+            }
+            let k = if shown.is_empty() {
+                1 + self.rng.below(n.min(3) as u64) as usize
+            } else {
+                shown.len()
+            };
+            let mut c = sample(&mut self.rng, &all, k);
+            c.sort_unstable();
+            if c.len() == k && c.iter().any(|i| !members.contains(i)) && !opts.contains(&c) {
+                texts.push(bracketed(&c));
+                opts.push(c);
+            }
+        }
+        if opts.len() < 4 {
+            return;
+        }
+        self.push(
+            q,
+            variant,
+            Labels::Full,
+            shown,
+            stem,
+            (texts, 0),
+            "the labels whose attribute equals the asked value (at most 4 shown)",
+            params,
+            json!({"members": members}),
+        );
+    }
+
+    fn scenario_line(&self, i: usize, alt: Option<(usize, usize)>) -> Text {
+        let nd = &self.g.nodes[i];
+        let b = &self.cfg.bins;
+        // alt = (attribute, choice) replaces one attribute for a distractor.
+        let pick = |attr: usize, v: usize| alt.filter(|a| a.0 == attr).map_or(v, |a| a.1);
+        let kinds = &self.kinds;
+        let ty = kinds[pick(
+            0,
+            kinds.iter().position(|k| *k == nd.type_name).unwrap_or(0),
+        )]
+        .clone();
+        let sector = Pos::ALL[pick(
+            1,
+            Pos::ALL.iter().position(|p| *p == nd.sector).unwrap_or(0),
+        )];
+        let dist = &b.distance_names[pick(2, nd.distance_bin)];
+        let color = nd
+            .color
+            .as_ref()
+            .map(|c| format!("{} ", c.to_lowercase()))
+            .unwrap_or_default();
+        let heading = if nd.has_heading {
+            let h = Pos::ALL[pick(
+                3,
+                Pos::ALL
+                    .iter()
+                    .position(|p| *p == nd.heading_sector)
+                    .unwrap_or(0),
+            )];
+            format!("It heads toward our {} direction.", h.text())
+        } else {
+            "It doesn't have a heading.".into()
+        };
+        let art = if color.is_empty() && ty.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            "An"
+        } else {
+            "A"
+        };
+        cat(vec![
+            o(i),
+            t(format!(
+                ": {art} {color}{} positioned in our {} sector at {dist} distance. {heading}",
+                ty.to_lowercase(),
+                sector.text()
+            )),
+        ])
+    }
+
+    /// describe_scenario (train-only in the paper, which gives it no options): the true
+    /// description of every label, against descriptions with one attribute of one object
+    /// changed.
+    fn scenario(&mut self) {
+        let n = self.n();
+        if n == 0 {
+            return;
+        }
+        let lines = |s: &Self, alt: Option<(usize, usize, usize)>| -> Text {
+            let mut v = Vec::new();
+            for i in 0..n {
+                if i > 0 {
+                    v.extend(t(" "));
+                }
+                v.extend(s.scenario_line(i, alt.filter(|a| a.0 == i).map(|a| (a.1, a.2))));
+            }
+            v
+        };
+        let truth = lines(self, None);
+        let mut texts = vec![truth];
+        let mut changes: Vec<Value> = Vec::new();
+        let nkinds = self.kinds.len();
+        let nbins = self.cfg.bins.distance_names.len();
+        for _ in 0..64 {
+            if texts.len() == 4 {
+                break;
+            }
+            let i = self.rng.below(n as u64) as usize;
+            let attrs = if self.g.nodes[i].has_heading { 4 } else { 3 };
+            let attr = self.rng.below(attrs) as usize;
+            let size = match attr {
+                0 => nkinds,
+                2 => nbins,
+                _ => Pos::ALL.len(),
+            };
+            let v = self.rng.below(size as u64) as usize;
+            let cand = lines(self, Some((i, attr, v)));
+            if !texts.contains(&cand) {
+                texts.push(cand);
+                let name = ["type", "sector", "distance", "heading"][attr];
+                changes.push(json!({"object": i, "attribute": name}));
+            }
+        }
+        if texts.len() < 4 {
+            return;
+        }
+        self.push(
+            Q::DescribeScenario,
+            String::new(),
+            Labels::Full,
+            self.all(),
+            t("Please describe all labeled objects in the observation, in the order of their labels: their type, the sector of ours they are in, their distance from us and their heading. Which description is correct?"),
+            (texts, 0),
+            "per label: type, sector (§4.1), distance bin, heading sector; distractors change one attribute",
+            json!({}),
+            json!({"distractor_changes": changes}),
+        );
+    }
+
+    fn embodied(&mut self, q: Q, k: u32) {
+        let ro = self.ro;
+        let cfg = self.cfg;
+        let sb = self.rng.below(cfg.bins.speed_names.len() as u64) as usize;
+        let a = self.rng.below(ro.action_names.len() as u64) as usize;
+        let d = self.rng.below(ro.duration_steps.len() as u64) as usize;
+        let secs = f64::from(ro.duration_steps[d]) * ro.dt_s;
+        let prefix = format!(
+            "Suppose our current speed is {} ({}), and we perform action \"{}\" for {secs:.1} seconds.",
+            cfg.bins.speed_names[sb], cfg.bins.speed_ranges[sb], ro.action_names[a]
+        );
+        let variant = format!(
+            "{k}:{}:{}:{}",
+            cfg.bins.speed_names[sb], ro.action_names[a], ro.duration_steps[d]
+        );
+        let params = json!({
+            "action": ro.action_names[a],
+            "control": [cfg.rollout.actions[a].steer, cfg.rollout.actions[a].throttle],
+            "duration_s": secs,
+            "speeds_mps": cfg.rollout.speeds_mps[sb],
+        });
+        let cell = &ro.cells[a][d][sb];
+        match q {
+            Q::EmbodiedDistance => {
+                let Some(ans) = cell.distance else {
+                    self.skips.tied_rollouts += 1;
+                    return;
+                };
+                let opts = self.distance_options(ans);
+                let ev = json!({"final_distance_bins": cell.distance_bins});
+                self.push(
+                    q,
+                    variant,
+                    Labels::Unmarked,
+                    Vec::new(),
+                    t(format!(
+                        "{prefix} How far will we end up from our current position?"
+                    )),
+                    opts,
+                    "most common final distance bin of the speed bin's bicycle-model rollouts",
+                    params,
+                    ev,
+                );
+            }
+            Q::EmbodiedSideness => {
+                let Some(ans) = cell.side else {
+                    self.skips.tied_rollouts += 1;
+                    return;
+                };
+                let opts = SIDENESS.iter().map(|p| t(pos_text(*p))).collect();
+                let sides: Vec<&str> = cell.sides.iter().map(|&s| SIDENESS[s].code()).collect();
+                self.push(
+                    q,
+                    variant,
+                    Labels::Unmarked,
+                    Vec::new(),
+                    t(format!("{prefix} Which sector will we end up in?")),
+                    (opts, ans),
+                    "most common final sector of the rollouts' ego box w.r.t. the start box",
+                    params,
+                    json!({"final_sectors": sides}),
+                );
+            }
+            _ => {
+                let Some(&i) = self.sample_all(1).first() else {
+                    return;
+                };
+                let (hit, times) = ro.collides(a, d, sb, &self.g.nodes[i].quad);
+                let mean =
+                    (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64);
+                self.push(
+                    q,
+                    variant,
+                    Labels::Qa,
+                    vec![i],
+                    cat(vec![
+                        t(format!("{prefix} Will we run into object ")),
+                        o(i),
+                        t(", provided that it remains still?"),
+                    ]),
+                    yes_no(hit),
+                    "any rollout's ego box (steps interpolated) ∩ object box (SAT)",
+                    params,
+                    json!({"hits": times.len(), "mean_hit_time_s": opt_f64(mean)}),
+                );
+            }
+        }
+    }
+
+    fn grounding(&mut self) {
+        let n = self.n();
+        let l = self.cfg.rules.grounding_labels as usize;
+        if n == 0 || n > l {
+            return;
+        }
+        let count = (self.cfg.rules.grounding_per_image as usize).min(n);
+        let targets = self.sample_all(count);
+        let universe: Vec<u32> = (0..l as u32).collect();
+        for (k, target) in targets.into_iter().enumerate() {
+            let labels = sample(&mut self.rng, &universe, n);
+            let answer = labels[target];
+            let frame: Vec<String> = labels
+                .iter()
+                .filter(|&&x| x != answer)
+                .map(u32::to_string)
+                .collect();
+            let unused: Vec<String> = universe
+                .iter()
+                .filter(|x| !labels.contains(x))
+                .map(u32::to_string)
+                .collect();
+            let opts = self.text_options(&answer.to_string(), frame, unused);
+            self.push(
+                Q::Grounding,
+                k.to_string(),
+                Labels::Random {
+                    labels: labels.clone(),
+                    target,
+                },
+                vec![target],
+                t("What is the numerical label associated with the highlighted area?"),
+                opts,
+                "the random label of the object boxed in white",
+                json!({"grounding_labels": l}),
+                json!({"label": answer}),
+            );
+        }
+    }
+}

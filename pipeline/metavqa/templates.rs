@@ -1,0 +1,110 @@
+//! Question text with object references that are numbered only after the question set of an
+//! image is known (spec §3.3: labels are renumbered per question set), and the option format.
+
+use super::relations::Pos;
+
+/// A piece of question or option text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    T(String),
+    /// A reference to scene-graph node `i`, rendered `<label>`.
+    O(usize),
+}
+
+/// Text with object references.
+pub type Text = Vec<Piece>;
+
+/// Plain text.
+pub fn t(s: impl Into<String>) -> Text {
+    vec![Piece::T(s.into())]
+}
+
+/// `<label of i>`.
+pub fn o(i: usize) -> Text {
+    vec![Piece::O(i)]
+}
+
+/// Concatenation.
+pub fn cat(parts: Vec<Text>) -> Text {
+    parts.into_iter().flatten().collect()
+}
+
+/// `<a>, <b>, …` (no brackets).
+pub fn list(ids: &[usize]) -> Text {
+    let mut v = Vec::new();
+    for (k, &i) in ids.iter().enumerate() {
+        if k > 0 {
+            v.push(Piece::T(", ".into()));
+        }
+        v.push(Piece::O(i));
+    }
+    v
+}
+
+/// `[<a>, <b>]`, `[]` when empty.
+pub fn bracketed(ids: &[usize]) -> Text {
+    cat(vec![t("["), list(ids), t("]")])
+}
+
+/// Renders `text` with `label(i)` for node `i`.
+pub fn render(text: &Text, label: &dyn Fn(usize) -> u32) -> String {
+    let mut s = String::new();
+    for p in text {
+        match p {
+            Piece::T(x) => s.push_str(x),
+            Piece::O(i) => {
+                s.push('<');
+                s.push_str(&label(*i).to_string());
+                s.push('>');
+            }
+        }
+    }
+    s
+}
+
+/// The node indices `text` refers to, in order of appearance.
+pub fn refs(text: &Text) -> impl Iterator<Item = usize> + '_ {
+    text.iter().filter_map(|p| match p {
+        Piece::O(i) => Some(*i),
+        Piece::T(_) => None,
+    })
+}
+
+/// The answer instruction for `n` options (spec §5: "(A) through (D)", "between (A) and (B)").
+pub fn instruction(n: usize) -> String {
+    let last = crate::qa::record::letter(n.saturating_sub(1)).unwrap_or_default();
+    if n == 2 {
+        "Choose the best answer between option (A) and (B):".into()
+    } else {
+        format!("Choose the best answer from option (A) through ({last}):")
+    }
+}
+
+/// The full prompt: stem, instruction and the options as `(A) x; (B) y.`.
+pub fn prompt(stem: &str, choices: &[String]) -> String {
+    let opts: Vec<String> = choices
+        .iter()
+        .enumerate()
+        .map(|(k, c)| format!("({}) {c}", crate::qa::record::letter(k).unwrap_or_default()))
+        .collect();
+    format!("{stem} {} {}.", instruction(choices.len()), opts.join("; "))
+}
+
+/// A bin's option text, e.g. `Very close (0-2m)`.
+pub fn bin_text(name: &str, range: &str) -> String {
+    format!("{} ({range})", capitalise(name))
+}
+
+/// First letter upper case.
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The option text of a position or heading sector.
+pub fn pos_text(p: Pos) -> String {
+    p.text().to_string()
+}
