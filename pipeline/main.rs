@@ -7,6 +7,7 @@ use clap::Parser;
 mod cli;
 mod cli_corrupt;
 mod run;
+mod run_sources;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -50,6 +50,7 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("som/marks.json", "marks", crate::som::stage::marks_schema()),
     ];
+    v.extend(crate::synth::waymo::published_schemas());
     v.sort_by_key(|e| e.0);
     v
 }
