@@ -260,7 +260,9 @@ fn three_formats_agree() {
 /// Per question family: `(name, answers(scenes, is_nuscenes))`, the answers keyed by
 /// (scene index, item, question) so that sources with different ids compare.
 type Answers = BTreeMap<(usize, String, String), String>;
-const FAMILIES: &[(&str, fn(&[SceneData], bool) -> Answers)] = &[("egodyn", egodyn_answers)];
+/// A family's answers over one source's scenes (`true` for nuScenes).
+type Family = fn(&[SceneData], bool) -> Answers;
+const FAMILIES: &[(&str, Family)] = &[("egodyn", egodyn_answers)];
 
 /// EgoDyn on the uniform 10 Hz ego poses: sliding 31/30 windows. nuScenes' ego pose stream
 /// mixes every sensor's timestamps, so its LIDAR_TOP poses on the 10 Hz grid are the series
