@@ -230,12 +230,21 @@ pub struct SynthArgs {
     /// Image height in pixels (default: the nuScenes 900).
     #[arg(long)]
     pub height: Option<u32>,
+    /// The layout to write the synthetic world in.
+    #[arg(long, value_enum, default_value = "nuscenes")]
+    pub format: crate::run_sources::SynthFormat,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SourceArg {
     /// nuScenes v1.0 JSON tables + images.
     Nuscenes,
+    /// Waymo Open Dataset v2 Parquet components (`--root` holds `vehicle_pose/`, …).
+    Waymo,
+    /// CARLA Bench2Drive routes (`--root` is a route folder or a folder of routes).
+    Carla,
+    /// Frenetix CSV logs (ego only; `--root` holds `<scene>/<Behavior>_logs.csv`).
+    Frenetix,
 }
 
 #[derive(Debug, Args)]
@@ -265,6 +274,9 @@ pub struct IngestArgs {
     /// Scenes assembled in parallel at once (bounds memory).
     #[arg(long, default_value_t = 8)]
     pub chunk: usize,
+    /// Waymo/CARLA/Frenetix ingest rules replacing `configs/sources.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

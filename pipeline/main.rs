@@ -10,6 +10,7 @@ mod cli_corrupt;
 mod cli_metavqa;
 mod cli_sts;
 mod run;
+mod run_sources;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -86,6 +86,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn synth(a: SynthArgs) -> Result<ExitCode> {
+    if !matches!(a.format, crate::run_sources::SynthFormat::Nuscenes) {
+        return crate::run_sources::synth(a);
+    }
     let defaults = SynthOptions::default();
     let opts = SynthOptions {
         scenes: a.scenes,
@@ -154,6 +157,7 @@ fn ingest(a: IngestArgs) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        SourceArg::Waymo | SourceArg::Carla | SourceArg::Frenetix => crate::run_sources::ingest(a),
     }
 }
 

@@ -69,6 +69,7 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("sig/sig_qa.json", "sig_qa", crate::sig::output::qa_schema()),
     ]);
+    v.extend(crate::synth::waymo::published_schemas());
     v.sort_by_key(|e| e.0);
     v
 }

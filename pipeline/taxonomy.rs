@@ -62,6 +62,29 @@ impl Taxonomy {
     pub fn nuscenes_class(&self, category: &str) -> (String, bool) {
         self.map(&self.nuscenes, category)
     }
+
+    /// The class of a Waymo label type name (`TYPE_VEHICLE`, …).
+    pub fn waymo_class(&self, type_name: &str) -> (String, bool) {
+        self.map(&self.waymo, type_name)
+    }
+
+    /// The class of a CARLA box: by blueprint id, else `base_type.<b>`, else `class.<c>`.
+    pub fn carla_class(
+        &self,
+        type_id: &str,
+        base_type: Option<&str>,
+        class: &str,
+    ) -> (String, bool) {
+        let keys = [
+            Some(type_id.to_string()),
+            base_type.map(|b| format!("base_type.{b}")),
+            Some(format!("class.{class}")),
+        ];
+        keys.iter()
+            .flatten()
+            .find_map(|k| self.carla.get(k))
+            .map_or_else(|| (self.fallback.clone(), false), |c| (c.clone(), true))
+    }
 }
 
 #[cfg(test)]

@@ -1,3 +1,8 @@
 //! Ingest: source datasets → the canonical scene store.
 
 pub mod nuscenes;
+
+pub mod carla;
+pub mod frenetix;
+pub mod sources;
+pub mod waymo;

@@ -91,6 +91,9 @@ pub struct CameraRow {
     pub cam: Pose,
     /// Ego → global at the image's own timestamp.
     pub ego: Pose,
+    /// Lens distortion `[k1, k2, p1, p2, k3]` (Waymo's model on normalised coordinates), when
+    /// the source has one.
+    pub distortion: Option<[f64; 5]>,
 }
 
 /// One row of `objects.arrow`: one annotated box on one keyframe.
@@ -421,6 +424,11 @@ impl StoreRow for CameraRow {
         ];
         cols.extend(pose_cols(rows, |r| &r.cam));
         cols.extend(pose_cols(rows, |r| &r.ego));
+        for k in 0..5 {
+            cols.push(arc(Float64Array::from_iter(
+                rows.iter().map(|r| r.distortion.map(|d| d[k])),
+            )));
+        }
         batch(Self::schema(), cols)
     }
 
@@ -443,6 +451,10 @@ impl StoreRow for CameraRow {
         let (w, h) = (c.u32("width")?, c.u32("height")?);
         let (fx, fy, cx, cy) = (c.f("fx")?, c.f("fy")?, c.f("cx")?, c.f("cy")?);
         let (cp, ep) = (c.pose("cam")?, c.pose("ego")?);
+        let dist = schema::DISTORTION_COLUMNS
+            .iter()
+            .map(|n| c.f(n))
+            .collect::<Result<Vec<_>>>()?;
         Ok((0..b.num_rows())
             .map(|i| CameraRow {
                 scene_id: id.value(i).into(),
@@ -460,6 +472,10 @@ impl StoreRow for CameraRow {
                 cy: cy.value(i),
                 cam: cp.at(i),
                 ego: ep.at(i),
+                distortion: dist.iter().all(|a| a.is_valid(i)).then(|| {
+                    let v = |k: usize| dist[k].value(i);
+                    [v(0), v(1), v(2), v(3), v(4)]
+                }),
             })
             .collect())
     }

@@ -146,8 +146,18 @@ pub fn cameras() -> SchemaRef {
     ];
     v.extend(pose_fields("cam"));
     v.extend(pose_fields("ego"));
+    // Lens distortion (OpenCV/Waymo k1, k2, p1, p2, k3 on normalised coordinates); null for
+    // pinhole sources such as nuScenes and CARLA.
+    v.extend(
+        DISTORTION_COLUMNS
+            .iter()
+            .map(|c| f(c, DataType::Float64, true)),
+    );
     Arc::new(Schema::new(v))
 }
+
+/// The nullable distortion columns appended to `cameras`, in coefficient order.
+pub const DISTORTION_COLUMNS: [&str; 5] = ["dist_k1", "dist_k2", "dist_p1", "dist_p2", "dist_k3"];
 
 pub fn objects() -> SchemaRef {
     Arc::new(Schema::new(vec![

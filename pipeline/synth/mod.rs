@@ -51,6 +51,12 @@ pub mod rig;
 pub mod tokens;
 pub mod world;
 
+pub mod bench2drive;
+pub mod frenetix;
+pub mod parquet_table;
+pub mod uniform;
+pub mod waymo;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -29,11 +29,11 @@ use crate::{Error, Result};
 
 /// The first keyframe of the corpus: 2018-07-24 03:28:47.647951 UTC, when nuScenes-mini was
 /// being recorded.
-const T0_US: i64 = 1_532_402_927_647_951;
+pub(crate) const T0_US: i64 = 1_532_402_927_647_951;
 /// Scenes start at least this far apart (µs), and 30 s more than a scene lasts.
-const SCENE_SPACING_US: i64 = 90_000_000;
+pub(crate) const SCENE_SPACING_US: i64 = 90_000_000;
 /// Objects farther than this from the ego are not annotated (m).
-const ANNOTATION_RANGE: f64 = 60.0;
+pub(crate) const ANNOTATION_RANGE: f64 = 60.0;
 /// The lidar returns no points from farther than this (m).
 const LIDAR_RANGE: f64 = 55.0;
 /// Points per m² of exposed surface at 1 m; a car side at 10 m gets ~160.
@@ -186,9 +186,15 @@ fn local_time(ts_us: i64, utc_offset_h: i64) -> (String, String) {
     )
 }
 
+/// The first keyframe's timestamp of scene `index` (shared with the other formats' writers,
+/// so that every format puts the same world at the same times).
+pub(crate) fn scene_start_us(index: usize, duration_s: f64) -> i64 {
+    let spacing = SCENE_SPACING_US.max(((duration_s + 30.0) * 1e6) as i64);
+    T0_US + index as i64 * spacing
+}
+
 fn plan_scene(world: &SceneWorld, opts: &SynthOptions) -> ScenePlan {
-    let spacing = SCENE_SPACING_US.max(((opts.duration_s + 30.0) * 1e6) as i64);
-    let start_us = T0_US + world.index as i64 * spacing;
+    let start_us = scene_start_us(world.index, opts.duration_s);
     let place = world.place;
     let (date, clock) = local_time(start_us - 10_000_000, place.utc_offset_h);
     let tz = if place.utc_offset_h >= 0 {
@@ -316,7 +322,7 @@ fn camera_view(world: &SceneWorld, cam: &CameraSpec, t: f64, width: u32, height:
 }
 
 /// The boxes to draw at scene time `t`, near enough to matter.
-fn solids_at(world: &SceneWorld, t: f64) -> Vec<Solid> {
+pub(crate) fn solids_at(world: &SceneWorld, t: f64) -> Vec<Solid> {
     let e = world.ego_state(t);
     world
         .agents

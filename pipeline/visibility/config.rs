@@ -29,6 +29,15 @@ pub struct VisibilityConfig {
 pub struct ProjectionConfig {
     /// Near plane (m, camera-frame z): geometry in front of it is kept, the rest clipped away.
     pub near_m: f64,
+    /// Cameras with lens distortion: face triangles are split until the images of their edges
+    /// are straight to within this (px), so silhouettes follow the curved images of box edges.
+    #[serde(default = "default_lens_chord_tolerance_px")]
+    pub lens_chord_tolerance_px: f64,
+}
+
+/// The built-in tessellation tolerance (kept equal to `configs/visibility.toml`).
+pub fn default_lens_chord_tolerance_px() -> f64 {
+    0.05
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +105,12 @@ impl VisibilityConfig {
         if !(near.is_finite() && (1e-3..=100.0).contains(&near)) {
             return Err(bad(format!(
                 "projection.near_m must be within [0.001, 100] m, got {near}"
+            )));
+        }
+        let tol = self.projection.lens_chord_tolerance_px;
+        if !(tol.is_finite() && (0.001..=100.0).contains(&tol)) {
+            return Err(bad(format!(
+                "projection.lens_chord_tolerance_px must be within [0.001, 100] px, got {tol}"
             )));
         }
         if self.raster.max_image_pixels == 0 {

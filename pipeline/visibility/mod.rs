@@ -28,6 +28,7 @@
 //! output is byte-identical across runs and thread counts.
 
 pub mod config;
+pub mod distortion;
 pub mod filters;
 pub mod output;
 pub mod project;
@@ -281,6 +282,7 @@ pub fn scene_images(
             ))
         } else {
             Camera::from_row(c)
+                .map(|m| m.with_lens_tolerance(cfg.projection.lens_chord_tolerance_px))
         };
         match checked {
             Ok(m) => cams.push((c, m)),

@@ -63,6 +63,8 @@ pub struct Camera {
     pub cam: Isometry3<f64>,
     /// Ego → global at the image's timestamp.
     pub ego: Isometry3<f64>,
+    /// Lens distortion, for rows that carry it (see [`super::distortion`]); `None` is pinhole.
+    pub lens: Option<super::distortion::Lens>,
 }
 
 fn finite_pose(p: &Pose) -> bool {
@@ -102,11 +104,41 @@ impl Camera {
             cy: r.cy,
             cam: r.cam.isometry(),
             ego: r.ego.isometry(),
+            lens: match r.distortion {
+                Some(k) if k.iter().any(|v| !v.is_finite()) => {
+                    return Err(format!("distortion {k:?} is not finite"));
+                }
+                Some(k) if k.iter().any(|v| *v != 0.0) => Some(super::distortion::Lens {
+                    k,
+                    chord_tolerance_px: super::config::default_lens_chord_tolerance_px(),
+                }),
+                _ => None,
+            },
         })
     }
 
-    /// Pixel coordinates of a camera-frame point, as the devkit's `view_points`.
+    /// Sets the tessellation tolerance of the camera's lens, if it has one.
+    pub fn with_lens_tolerance(mut self, chord_tolerance_px: f64) -> Self {
+        if let Some(l) = self.lens.as_mut() {
+            l.chord_tolerance_px = chord_tolerance_px;
+        }
+        self
+    }
+
+    /// Pinhole pixel coordinates (the lens ignored).
+    pub fn pixel_pinhole(&self, p: &Vector3<f64>) -> [f64; 2] {
+        [
+            (self.fx * p.x + self.cx * p.z) / p.z,
+            (self.fy * p.y + self.cy * p.z) / p.z,
+        ]
+    }
+
+    /// Pixel coordinates of a camera-frame point, as the devkit's `view_points` (through the
+    /// lens when the camera has one; NaN where the lens model is invalid).
     pub fn pixel(&self, p: &Vector3<f64>) -> [f64; 2] {
+        if let Some(lens) = &self.lens {
+            return super::distortion::lens_pixel(self, lens, p).unwrap_or([f64::NAN; 2]);
+        }
         [
             (self.fx * p.x + self.cx * p.z) / p.z,
             (self.fy * p.y + self.cy * p.z) / p.z,
@@ -185,7 +217,7 @@ pub fn box_in_camera(cam: &Camera, b: &BoxGeom) -> (Vector3<f64>, [Vector3<f64>;
 }
 
 /// Clips a polygon against `z ≥ near` (new vertices computed from the inside end point).
-fn clip_near(poly: &[Vector3<f64>], near: f64) -> Vec<Vector3<f64>> {
+pub(crate) fn clip_near(poly: &[Vector3<f64>], near: f64) -> Vec<Vector3<f64>> {
     let mut out = Vec::with_capacity(poly.len() + 1);
     for k in 0..poly.len() {
         let (cur, next) = (poly[k], poly[(k + 1) % poly.len()]);
@@ -205,7 +237,7 @@ fn clip_near(poly: &[Vector3<f64>], near: f64) -> Vec<Vector3<f64>> {
 }
 
 /// A screen-space vertex: pixel `(u, v)` and inverse depth `w`.
-type Sv = [f64; 3];
+pub(crate) type Sv = [f64; 3];
 
 /// Clips a screen polygon against one side of the image rectangle: `axis` 0 = u, 1 = v;
 /// keeps `coord ≥ bound` when `keep_above`, else `coord ≤ bound`.
@@ -250,9 +282,11 @@ fn area2(a: &Sv, b: &Sv, c: &Sv) -> f64 {
 /// Projects a box into a camera image (see the module docs); `None` when it is wholly behind
 /// the near plane or outside the image.
 pub fn project_box(cam: &Camera, b: &BoxGeom, near_m: f64) -> Option<Projection> {
+    if let Some(lens) = &cam.lens {
+        return super::distortion::project_box_lens(cam, lens, b, near_m);
+    }
     let (c, corners) = box_in_camera(cam, b);
     let corners_px = corners.map(|p| (p.z >= near_m).then(|| cam.pixel(&p)));
-    let (w, h) = (f64::from(cam.width), f64::from(cam.height));
     let mut amodal = [
         f64::INFINITY,
         f64::INFINITY,
@@ -280,20 +314,44 @@ pub fn project_box(cam: &Camera, b: &BoxGeom, near_m: f64) -> Option<Projection>
             amodal[2] = amodal[2].max(s[0]);
             amodal[3] = amodal[3].max(s[1]);
         }
-        let mut inside = screen;
-        for (axis, bound, above) in [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)] {
-            if inside.len() < 3 {
-                break;
-            }
-            inside = clip_side(&inside, axis, bound, above);
+        tris.extend(clip_image(cam, screen));
+    }
+    assemble(cam, b, c, corners, corners_px, amodal, tris, any_front)
+}
+
+/// A screen polygon clipped to the image rectangle and fanned into `[u, v, z]` triangles.
+pub(crate) fn clip_image(cam: &Camera, screen: Vec<Sv>) -> Vec<[[f64; 3]; 3]> {
+    let (w, h) = (f64::from(cam.width), f64::from(cam.height));
+    let mut inside = screen;
+    for (axis, bound, above) in [(0, 0.0, true), (0, w, false), (1, 0.0, true), (1, h, false)] {
+        if inside.len() < 3 {
+            break;
         }
-        for k in 1..inside.len().saturating_sub(1) {
-            let (a, b2, c2) = (inside[0], inside[k], inside[k + 1]);
-            if area2(&a, &b2, &c2) != 0.0 {
-                tris.push([a, b2, c2].map(|v| [v[0], v[1], 1.0 / v[2]]));
-            }
+        inside = clip_side(&inside, axis, bound, above);
+    }
+    let mut tris = Vec::new();
+    for k in 1..inside.len().saturating_sub(1) {
+        let (a, b2, c2) = (inside[0], inside[k], inside[k + 1]);
+        if area2(&a, &b2, &c2) != 0.0 {
+            tris.push([a, b2, c2].map(|v| [v[0], v[1], 1.0 / v[2]]));
         }
     }
+    tris
+}
+
+/// The projection of a box from its projected geometry: amodal box, truncation, distances.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn assemble(
+    cam: &Camera,
+    b: &BoxGeom,
+    c: Vector3<f64>,
+    corners: [Vector3<f64>; 8],
+    corners_px: [Option<[f64; 2]>; 8],
+    amodal: [f64; 4],
+    tris: Vec<[[f64; 3]; 3]>,
+    any_front: bool,
+) -> Option<Projection> {
+    let (w, h) = (f64::from(cam.width), f64::from(cam.height));
     if !any_front || tris.is_empty() || !amodal.iter().all(|v| v.is_finite()) {
         return None;
     }
@@ -329,6 +387,7 @@ pub fn camera(width: u32, height: u32, k: [f64; 4], cam: Pose, ego: Pose) -> Cam
         cy: k[3],
         cam: pose(cam.t, cam.q),
         ego: pose(ego.t, ego.q),
+        lens: None,
     }
 }
 

@@ -84,6 +84,7 @@ pub fn scene(
                 q: [0.5, -0.5, 0.5, -0.5],
             },
             ego,
+            distortion: None,
         });
     }
     s.update_counts();

@@ -315,6 +315,7 @@ pub fn assemble(
                     q: cq,
                 },
                 ego,
+                distortion: None,
             });
         }
         let Some((_, ego)) = frame_pose else {

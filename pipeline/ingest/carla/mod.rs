@@ -1,0 +1,388 @@
+//! CARLA ingest, Bench2Drive layout (`shared/spec/formats.md` §3.2): a route folder holds
+//! `anno/NNNNN.json.gz` (one per 10 Hz frame) and the six cameras' JPEGs under
+//! `camera/rgb_*/NNNNN.jpg`. `--root` is one route folder or any folder above routes (they are
+//! found two levels down at most, `<scenario>/<route>/anno`), taken in path order.
+//!
+//! Per frame: the ego pose from the `ego_vehicle` box (`world2ego`, exact simulator state;
+//! the top-level GNSS `x`, `y` are noisy), each camera's intrinsics and `cam2ego`, and the
+//! vehicles and walkers as objects (`center`, `extent` × 2, rotation from `world2vehicle` /
+//! `world2ped`, because static vehicles carry a wrong `location`/`rotation`). Everything is
+//! converted to the right-handed store frame ([`convert`]); the world frame is the town's own.
+//! A frame's time is its index over `frame_rate_hz` (Bench2Drive stores no timestamps).
+//! A route with a malformed file (named with the JSON path of the bad value), a missing image
+//! or a missing ego box is rejected and logged; the others are ingested.
+
+pub mod anno;
+pub mod convert;
+
+use std::path::{Path, PathBuf};
+
+use nalgebra::{Isometry3, Point3};
+use serde_json::Value;
+
+use crate::geometry::{wrap_pi, wxyz, yaw_of};
+use crate::ingest::nuscenes::IngestSummary;
+use crate::ingest::sources::{CarlaRules, SourcesConfig};
+use crate::ingest::waymo::frames::pose_of;
+use crate::ingest::waymo::reject;
+use crate::rejects::RejectLog;
+use crate::store::{
+    CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneRow, StoreMeta, StoreWriter,
+};
+use crate::taxonomy::Taxonomy;
+use crate::{Error, Result};
+
+/// What to ingest and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub root: PathBuf,
+    pub out: PathBuf,
+    pub taxonomy: Taxonomy,
+    pub config: SourcesConfig,
+}
+
+/// The route folders under `root` (itself, or up to two levels down), sorted.
+pub fn routes(root: &Path) -> Result<Vec<PathBuf>> {
+    if root.join("anno").is_dir() {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut level = vec![root.to_path_buf()];
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for d in &level {
+            let rd = std::fs::read_dir(d).map_err(|e| Error::io(d, e))?;
+            for e in rd.filter_map(|e| e.ok()) {
+                let p = e.path();
+                if !p.is_dir() {
+                    continue;
+                }
+                if p.join("anno").is_dir() {
+                    out.push(p);
+                } else {
+                    next.push(p);
+                }
+            }
+        }
+        level = next;
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(Error::input(
+            root,
+            "layout",
+            "no Bench2Drive route (a folder with anno/) here or two levels down",
+        ));
+    }
+    Ok(out)
+}
+
+/// Ingests every route under `opts.root`.
+pub fn run(opts: &Options) -> Result<IngestSummary> {
+    let list = routes(&opts.root)?;
+    let meta = StoreMeta::new("carla", "bench2drive", &opts.root.to_string_lossy());
+    let mut writer = StoreWriter::create(&opts.out, meta)?;
+    let mut rejects = RejectLog::new();
+    let mut summary = IngestSummary {
+        scenes_total: list.len(),
+        out: opts.out.clone(),
+        ..Default::default()
+    };
+    let bar = crate::progress::bar(list.len() as u64, "ingest carla routes");
+    for route in &list {
+        let name = route
+            .file_name()
+            .map_or_else(|| "route".into(), |n| n.to_string_lossy().into_owned());
+        match assemble(&opts.root, route, &name, &opts.taxonomy, &opts.config.carla) {
+            Ok((data, unknown)) => {
+                writer.write_scene(&data)?;
+                summary.scenes_written += 1;
+                for k in unknown {
+                    *summary.unknown_categories.entry(k).or_default() += 1;
+                }
+            }
+            Err(e) => {
+                log::warn!("carla route {name} rejected: {e}");
+                rejects.push(reject("ingest", &name, &e));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let meta = writer.finish(&rejects)?;
+    summary.counts = meta.counts;
+    summary.rejects = rejects.items().to_vec();
+    Ok(summary)
+}
+
+/// The frame files of a route, `(index, path)` in index order.
+fn frame_files(route: &Path) -> Result<Vec<(u32, PathBuf)>> {
+    let dir = route.join("anno");
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+        let p = e.map_err(|e| Error::io(&dir, e))?.path();
+        let Some(name) = p.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let Some(stem) = name.strip_suffix(".json.gz") else {
+            continue;
+        };
+        let idx: u32 = stem
+            .parse()
+            .map_err(|_| Error::input(&p, "file name", "expected NNNNN.json.gz"))?;
+        v.push((idx, p));
+    }
+    v.sort();
+    if v.is_empty() {
+        return Err(Error::input(
+            &dir,
+            "files",
+            "no NNNNN.json.gz annotation files",
+        ));
+    }
+    Ok(v)
+}
+
+/// Assembles one route; returns the scene and the unknown category names met.
+pub fn assemble(
+    root: &Path,
+    route: &Path,
+    name: &str,
+    taxonomy: &Taxonomy,
+    rules: &CarlaRules,
+) -> Result<(SceneData, Vec<String>)> {
+    let rel = route.strip_prefix(root).unwrap_or(Path::new(""));
+    let tol = rules.rotation_tolerance;
+    let mut data = SceneData {
+        scene: SceneRow {
+            scene_id: name.to_string(),
+            source: "carla".into(),
+            source_scene_id: rel.to_string_lossy().into_owned(),
+            description: format!("Bench2Drive route {}", rel.display()),
+            location: name.split('_').next().map(str::to_string),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut unknown = Vec::new();
+    for (fi, (idx, path)) in frame_files(route)?.into_iter().enumerate() {
+        let a = anno::read(&path)?;
+        let ts = (f64::from(idx) * 1e6 / rules.frame_rate_hz).round() as i64;
+        let boxes = a
+            .get(&a.root, "", "bounding_boxes")?
+            .as_array()
+            .ok_or_else(|| a.err("/bounding_boxes", "expected an array"))?;
+        // The ego.
+        let (ei, ego_box) = boxes
+            .iter()
+            .enumerate()
+            .find(|(_, b)| b.get("class").and_then(Value::as_str) == Some("ego_vehicle"))
+            .ok_or_else(|| a.err("/bounding_boxes", "no box of class ego_vehicle"))?;
+        let at = format!("/bounding_boxes/{ei}");
+        let ego = box_pose(&a, ego_box, &at, "world2ego", tol)?;
+        let ego_pose = pose_of(&ego);
+        data.frames.push(FrameRow {
+            scene_id: name.to_string(),
+            frame_idx: fi as u32,
+            timestamp_us: ts,
+            is_keyframe: true,
+            source_frame_id: format!("{idx:05}"),
+            ego: ego_pose,
+        });
+        data.ego_poses.push(EgoPoseRow {
+            scene_id: name.to_string(),
+            timestamp_us: ts,
+            source_pose_id: format!("{idx:05}"),
+            sensor: None,
+            ego: ego_pose,
+        });
+        // Cameras.
+        let sensors = a.get(&a.root, "", "sensors")?;
+        for (cam, folder) in rules.cameras.iter().zip(&rules.image_folders) {
+            let at = format!("/sensors/{cam}");
+            let s = a.get(sensors, "/sensors", cam)?;
+            let k = a.mat::<3>(a.get(s, &at, "intrinsic")?, &format!("{at}/intrinsic"))?;
+            let cam2ego = a.mat4(a.get(s, &at, "cam2ego")?, &format!("{at}/cam2ego"))?;
+            let cam_iso = convert::isometry_rh(&cam2ego, tol)
+                .map_err(|e| a.err(&format!("{at}/cam2ego"), e))?;
+            let cam_cv = cam_iso
+                * Isometry3::from_parts(
+                    nalgebra::Translation3::identity(),
+                    convert::opencv_in_actor(),
+                );
+            let size = |key: &str| -> Result<u32> {
+                let v = a.num(a.get(s, &at, key)?, &format!("{at}/{key}"))?;
+                if v >= 1.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX) {
+                    Ok(v as u32)
+                } else {
+                    Err(a.err(
+                        &format!("{at}/{key}"),
+                        format!("expected a positive integer, got {v}"),
+                    ))
+                }
+            };
+            let (w, h) = (size("image_size_x")?, size("image_size_y")?);
+            if !(k[0][0] > 0.0 && k[1][1] > 0.0) {
+                return Err(a.err(&format!("{at}/intrinsic"), "focal lengths must be positive"));
+            }
+            let image = rel
+                .join("camera")
+                .join(folder)
+                .join(format!("{idx:05}.jpg"));
+            if rules.check_images && !root.join(&image).is_file() {
+                return Err(Error::input(
+                    root.join(&image),
+                    format!("{}{at}", path.display()),
+                    "missing camera image",
+                ));
+            }
+            data.cameras.push(CameraRow {
+                scene_id: name.to_string(),
+                frame_idx: fi as u32,
+                camera: cam.clone(),
+                camera_frame_id: format!("{name}/{idx:05}/{cam}"),
+                timestamp_us: ts,
+                is_keyframe: true,
+                image_path: image.to_string_lossy().into_owned(),
+                width: w,
+                height: h,
+                fx: k[0][0],
+                fy: k[1][1],
+                cx: k[0][2],
+                cy: k[1][2],
+                cam: pose_of(&cam_cv),
+                ego: ego_pose,
+                distortion: None,
+            });
+        }
+        // Objects.
+        for (bi, b) in boxes.iter().enumerate() {
+            let at = format!("/bounding_boxes/{bi}");
+            let class = a.str(a.get(b, &at, "class")?, &format!("{at}/class"))?;
+            if !rules.object_classes.iter().any(|c| c == class) {
+                continue;
+            }
+            let id = a.id(a.get(b, &at, "id")?, &format!("{at}/id"))?;
+            let type_id = match b.get("type_id") {
+                Some(v) => a.str(v, &format!("{at}/type_id"))?.to_string(),
+                None => class.to_string(),
+            };
+            let base_type = b.get("base_type").and_then(Value::as_str);
+            let (cls, known) = taxonomy.carla_class(&type_id, base_type, class);
+            if !known {
+                unknown.push(type_id.clone());
+            }
+            let center = point_rh(&a, b, &at, "center")?;
+            let ext = a.vec3(a.get(b, &at, "extent")?, &format!("{at}/extent"))?;
+            if ext.iter().any(|&e| e <= 0.0) {
+                return Err(a.err(
+                    &format!("{at}/extent"),
+                    format!("half sizes must be positive, got {ext:?}"),
+                ));
+            }
+            let inv_key = if class == "walker" {
+                "world2ped"
+            } else {
+                "world2vehicle"
+            };
+            let pose = box_pose(&a, b, &at, inv_key, tol)?;
+            let q = wxyz(&pose.rotation);
+            let yaw = wrap_pi(yaw_of(q));
+            let speed = match b.get("speed") {
+                Some(v) if !v.is_null() => Some(a.num(v, &format!("{at}/speed"))?),
+                _ => None,
+            };
+            // Walkers' speed is always 0 in Bench2Drive (a documented bug): unknown, not 0.
+            let (vx, vy) = match speed {
+                Some(s) if class != "walker" => (Some(s * yaw.cos()), Some(s * yaw.sin())),
+                _ => (None, None),
+            };
+            let points = match b.get("num_points") {
+                Some(v) if !v.is_null() => a.num(v, &format!("{at}/num_points"))?.max(0.0) as u32,
+                _ => 0,
+            };
+            let mut attributes = Vec::new();
+            if let Some(s) = b.get("state").and_then(Value::as_str) {
+                attributes.push(format!("carla.state.{s}"));
+            }
+            data.objects.push(ObjectRow {
+                scene_id: name.to_string(),
+                frame_idx: fi as u32,
+                timestamp_us: ts,
+                track_id: id.clone(),
+                annotation_id: format!("{name}/{idx:05}/{id}"),
+                category: type_id,
+                class: cls,
+                center,
+                size_wlh: [2.0 * ext[1], 2.0 * ext[0], 2.0 * ext[2]],
+                q,
+                yaw,
+                vx,
+                vy,
+                num_lidar_pts: points,
+                num_radar_pts: 0,
+                visibility_bin: None,
+                attributes,
+            });
+        }
+    }
+    for w in data.frames.windows(2) {
+        if w[1].timestamp_us <= w[0].timestamp_us {
+            return Err(Error::input(
+                route.join("anno"),
+                &w[1].source_frame_id,
+                "frame times are not increasing (check frame_rate_hz)",
+            ));
+        }
+    }
+    data.update_counts();
+    Ok((data, unknown))
+}
+
+fn point_rh(a: &anno::Anno<'_>, b: &Value, at: &str, key: &str) -> Result<[f64; 3]> {
+    let p = a.vec3(a.get(b, at, key)?, &format!("{at}/{key}"))?;
+    Ok(convert::point_rh(p))
+}
+
+/// A box's right-handed pose: from the inverse of its `world2*` matrix when present (exact
+/// even for static vehicles), else from `location` and `rotation`; the translation is
+/// `location`'s (the actor origin), and the caller takes the box centre from `center`.
+fn box_pose(
+    a: &anno::Anno<'_>,
+    b: &Value,
+    at: &str,
+    inv_key: &str,
+    tol: f64,
+) -> Result<Isometry3<f64>> {
+    let m = match b.get(inv_key) {
+        Some(v) => {
+            let w2 = a.mat4(v, &format!("{at}/{inv_key}"))?;
+            w2.try_inverse()
+                .ok_or_else(|| a.err(&format!("{at}/{inv_key}"), "singular matrix"))?
+        }
+        None => {
+            let loc = a.vec3(a.get(b, at, "location")?, &format!("{at}/location"))?;
+            let rot = a.vec3(a.get(b, at, "rotation")?, &format!("{at}/rotation"))?;
+            convert::carla_matrix(loc, rot)
+        }
+    };
+    let key = if b.get(inv_key).is_some() {
+        inv_key
+    } else {
+        "rotation"
+    };
+    convert::isometry_rh(&m, tol).map_err(|e| a.err(&format!("{at}/{key}"), e))
+}
+
+/// The box's corners (right-handed) from its pose and `extent`, for round-trip checks against
+/// `world_cord`.
+pub fn corners_rh(
+    center: [f64; 3],
+    rotation: &nalgebra::UnitQuaternion<f64>,
+    size_wlh: [f64; 3],
+) -> Vec<Point3<f64>> {
+    crate::geometry::box_corners(center, size_wlh, wxyz(rotation))
+        .iter()
+        .map(|v| Point3::from(*v))
+        .collect()
+}

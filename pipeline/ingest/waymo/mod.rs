@@ -1,0 +1,177 @@
+//! Waymo Open Dataset v2 ingest: the Parquet component tables → the canonical scene store.
+//!
+//! `ROOT/<component>/<segment>.parquet`, one file per segment per component
+//! (`shared/spec/formats.md` §2). Segments are the files of `vehicle_pose/`, read one at a
+//! time, so memory holds one segment's rows (never its JPEGs: `camera_image`'s image column is
+//! only streamed through to check it, and the store references the bytes by segment, frame
+//! timestamp and camera, see [`image`]). Poses and boxes stay in the segment's own world frame.
+//!
+//! Required per segment: `vehicle_pose`, `camera_calibration`, `camera_image`, `lidar_box`;
+//! `projected_lidar_box`, `camera_box`, `lidar_camera_synced_box` and `stats` are checked and
+//! counted when present. A segment with a missing required file, a broken row (with the file
+//! and row named) or inconsistent keys is rejected and logged; the others are ingested.
+
+pub mod columns;
+pub mod frames;
+pub mod image;
+pub mod segment;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::ingest::nuscenes::IngestSummary;
+use crate::ingest::sources::SourcesConfig;
+use crate::rejects::{Reject, RejectLog};
+use crate::store::{StoreMeta, StoreWriter};
+use crate::taxonomy::Taxonomy;
+use crate::{Error, Result};
+
+pub use segment::{read_projected_boxes, ProjectedBox};
+
+/// The components a segment must have.
+pub const REQUIRED: [&str; 4] = [
+    "vehicle_pose",
+    "camera_calibration",
+    "camera_image",
+    "lidar_box",
+];
+
+/// What to ingest and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The folder holding `vehicle_pose/`, `camera_image/`, … (one split).
+    pub root: PathBuf,
+    pub out: PathBuf,
+    pub taxonomy: Taxonomy,
+    pub config: SourcesConfig,
+}
+
+/// What a Waymo ingest did, beyond the common summary.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub ingest: IngestSummary,
+    pub camera_boxes: u64,
+    pub projected_boxes: u64,
+    pub synced_boxes: u64,
+    /// Optional component → segments without it.
+    pub missing_optional: BTreeMap<String, u64>,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.ingest)?;
+        writeln!(
+            f,
+            "checked {} projected_lidar_box, {} camera_box and {} lidar_camera_synced_box rows",
+            self.projected_boxes, self.camera_boxes, self.synced_boxes
+        )?;
+        for (c, n) in &self.missing_optional {
+            writeln!(f, "{n} segments have no {c} file")?;
+        }
+        Ok(())
+    }
+}
+
+/// The segments under `root`: the stems of `vehicle_pose/*.parquet`, sorted.
+pub fn segments(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join("vehicle_pose");
+    if !dir.is_dir() {
+        return Err(Error::input(
+            root,
+            "layout",
+            "no vehicle_pose/ folder: --root must be the folder holding the component folders \
+             (e.g. …/validation)",
+        ));
+    }
+    let mut out: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::io(&dir, e))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Ingests every segment under `opts.root` into a store at `opts.out`. Fails only when the
+/// root cannot be listed or the store cannot be written; broken segments are rejected.
+pub fn run(opts: &Options) -> Result<Summary> {
+    let segs = segments(&opts.root)?;
+    let meta = StoreMeta::new("waymo", "v2", &opts.root.to_string_lossy());
+    let mut writer = StoreWriter::create(&opts.out, meta)?;
+    let mut rejects = RejectLog::new();
+    let mut summary = Summary {
+        ingest: IngestSummary {
+            scenes_total: segs.len(),
+            out: opts.out.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let bar = crate::progress::bar(segs.len() as u64, "ingest waymo segments");
+    for seg in &segs {
+        let res = REQUIRED
+            .iter()
+            .map(|c| columns::component_path(&opts.root, c, seg))
+            .find(|p| !p.is_file())
+            .map_or(Ok(()), |p| {
+                Err(Error::input(
+                    &p,
+                    "file",
+                    format!("segment {seg} has no {} file", p.display()),
+                ))
+            })
+            .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo));
+        match res {
+            Ok((data, st)) => {
+                writer.write_scene(&data)?;
+                summary.ingest.scenes_written += 1;
+                for (k, v) in st.unknown_types {
+                    *summary.ingest.unknown_categories.entry(k).or_default() += v;
+                }
+                summary.camera_boxes += st.camera_boxes;
+                summary.projected_boxes += st.projected_boxes;
+                summary.synced_boxes += st.synced_boxes;
+                for c in st.missing_optional {
+                    *summary.missing_optional.entry(c).or_default() += 1;
+                }
+            }
+            Err(e) => {
+                log::warn!("waymo segment {seg} rejected: {e}");
+                rejects.push(reject("ingest", seg, &e));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let meta = writer.finish(&rejects)?;
+    summary.ingest.counts = meta.counts;
+    summary.ingest.rejects = rejects.items().to_vec();
+    Ok(summary)
+}
+
+/// A scene-level reject carrying the file and record an error names.
+pub fn reject(stage: &str, scene: &str, e: &Error) -> Reject {
+    let (file, record) = match e {
+        Error::Input { file, record, .. } => {
+            (Some(file.display().to_string()), Some(record.clone()))
+        }
+        Error::Json {
+            path, line, column, ..
+        } => (
+            Some(path.display().to_string()),
+            Some(format!("{line}:{column}")),
+        ),
+        Error::Io { path, .. } => (Some(path.display().to_string()), None),
+        _ => (None, None),
+    };
+    Reject {
+        stage: stage.into(),
+        scene_id: Some(scene.to_string()),
+        item: None,
+        file,
+        record,
+        reason: e.to_string(),
+    }
+}

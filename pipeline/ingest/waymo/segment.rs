@@ -1,0 +1,606 @@
+//! One Waymo v2 segment → one store scene.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
+
+use super::columns::{component_path, empty_image_rows, Component, BOX_TYPES, CAMERA_NAMES};
+use super::frames::{isometry_from_row_major, pose_of, store_camera_pose};
+use crate::geometry::{wrap_pi, wxyz, yaw_of};
+use crate::ingest::sources::WaymoRules;
+use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneRow};
+use crate::taxonomy::Taxonomy;
+use crate::{Error, Result};
+
+pub const SEG: &str = "key.segment_context_name";
+pub const TS: &str = "key.frame_timestamp_micros";
+pub const CAM: &str = "key.camera_name";
+pub const LASER_ID: &str = "key.laser_object_id";
+pub const CAMERA_OBJECT_ID: &str = "key.camera_object_id";
+
+pub const POSE: &str = "[VehiclePoseComponent].world_from_vehicle.transform";
+
+pub const CAL: &str = "[CameraCalibrationComponent]";
+pub const IMG: &str = "[CameraImageComponent]";
+pub const LB: &str = "[LiDARBoxComponent]";
+pub const SB: &str = "[LiDARCameraSyncedBoxComponent]";
+pub const PB: &str = "[ProjectedLiDARBoxComponent]";
+pub const CB: &str = "[CameraBoxComponent]";
+pub const ST: &str = "[StatsComponent]";
+
+/// The intrinsic fields in Waymo's array order.
+pub const INTRINSICS: [&str; 9] = ["f_u", "f_v", "c_u", "c_v", "k1", "k2", "p1", "p2", "k3"];
+
+/// Counters one segment contributes to the summary.
+#[derive(Debug, Default, Clone)]
+pub struct SegmentStats {
+    pub unknown_types: BTreeMap<String, u64>,
+    /// Rows of the label components the store has no table for (checked, counted).
+    pub camera_boxes: u64,
+    pub projected_boxes: u64,
+    pub synced_boxes: u64,
+    /// Optional components absent for this segment.
+    pub missing_optional: Vec<String>,
+}
+
+fn col(component: &str, path: &str) -> String {
+    format!("{component}.{path}")
+}
+
+fn row_err(path: &Path, row: usize, detail: impl Into<String>) -> Error {
+    Error::input(path, format!("row {row}"), detail)
+}
+
+fn camera_name(code: u8) -> &'static str {
+    CAMERA_NAMES
+        .get(code as usize)
+        .copied()
+        .unwrap_or("UNKNOWN")
+}
+
+/// A label type name from its code (`TYPE_VEHICLE`, or `TYPE_<code>` when out of range).
+pub fn type_name(code: i64) -> String {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| BOX_TYPES.get(i))
+        .map_or_else(|| format!("TYPE_{code}"), |s| s.to_string())
+}
+
+/// Camera calibration of one camera.
+#[derive(Debug, Clone)]
+struct Calibration {
+    intrinsic: [f64; 9],
+    extrinsic: Isometry3<f64>,
+    width: u32,
+    height: u32,
+}
+
+fn read_optional(
+    root: &Path,
+    component: &str,
+    segment: &str,
+    required: &[&str],
+    optional: &[&str],
+    rules: &WaymoRules,
+    stats: &mut SegmentStats,
+) -> Result<Option<Component>> {
+    let path = component_path(root, component, segment);
+    if !path.is_file() {
+        stats.missing_optional.push(component.to_string());
+        return Ok(None);
+    }
+    let c = Component::read(&path, required, optional, rules.batch_rows)?;
+    c.check_segment(segment)?;
+    Ok(Some(c))
+}
+
+/// Box columns (`center.{x,y,z}` etc.) of a label component, required and finite.
+fn box_cols(c: &Component, prefix: &str, fields: &[&str]) -> Result<Vec<Vec<f64>>> {
+    fields
+        .iter()
+        .map(|f| c.f64s_required(&format!("{prefix}.{f}")))
+        .collect()
+}
+
+/// Reads and checks one segment's components and assembles its scene.
+pub fn assemble(
+    root: &Path,
+    segment: &str,
+    taxonomy: &Taxonomy,
+    rules: &WaymoRules,
+) -> Result<(SceneData, SegmentStats)> {
+    let mut stats = SegmentStats::default();
+    let tol = rules.rotation_tolerance;
+
+    // Frames: the vehicle poses, in time order.
+    let vp_path = component_path(root, "vehicle_pose", segment);
+    let vp = Component::read(&vp_path, &[SEG, TS, POSE], &[], rules.batch_rows)?;
+    vp.check_segment(segment)?;
+    let ts = vp.i64s_required(TS)?;
+    let mats = vp.transforms(POSE)?;
+    let mut order: Vec<usize> = (0..vp.rows()).collect();
+    order.sort_by_key(|&i| ts[i]);
+    if order.is_empty() {
+        return Err(Error::input(
+            &vp_path,
+            "rows",
+            "the segment has no vehicle poses",
+        ));
+    }
+    for w in order.windows(2) {
+        if ts[w[0]] == ts[w[1]] {
+            return Err(row_err(
+                &vp_path,
+                w[1],
+                format!("duplicate frame timestamp {} (also row {})", ts[w[1]], w[0]),
+            ));
+        }
+    }
+    let mut frame_of: HashMap<i64, usize> = HashMap::new();
+    let mut frame_pose: Vec<Isometry3<f64>> = Vec::with_capacity(order.len());
+    let mut frames = Vec::with_capacity(order.len());
+    let mut ego_poses = Vec::with_capacity(order.len());
+    for (fi, &row) in order.iter().enumerate() {
+        let iso = isometry_from_row_major(&mats[row], tol)
+            .map_err(|e| row_err(&vp_path, row, format!("`{POSE}`: {e}")))?;
+        frame_of.insert(ts[row], fi);
+        frame_pose.push(iso);
+        frames.push(FrameRow {
+            scene_id: segment.to_string(),
+            frame_idx: fi as u32,
+            timestamp_us: ts[row],
+            is_keyframe: true,
+            source_frame_id: format!("{segment}/{}", ts[row]),
+            ego: pose_of(&iso),
+        });
+        ego_poses.push(EgoPoseRow {
+            scene_id: segment.to_string(),
+            timestamp_us: ts[row],
+            source_pose_id: format!("{segment}/{}", ts[row]),
+            sensor: None,
+            ego: pose_of(&iso),
+        });
+    }
+    let frame_at = |path: &Path, row: usize, t: i64| {
+        frame_of.get(&t).copied().ok_or_else(|| {
+            row_err(
+                path,
+                row,
+                format!("frame timestamp {t} has no vehicle_pose row"),
+            )
+        })
+    };
+
+    // Camera calibrations.
+    let cal_path = component_path(root, "camera_calibration", segment);
+    let mut req: Vec<String> = vec![SEG.into(), CAM.into()];
+    req.extend(
+        INTRINSICS
+            .iter()
+            .map(|f| col(CAL, &format!("intrinsic.{f}"))),
+    );
+    req.extend([
+        col(CAL, "extrinsic.transform"),
+        col(CAL, "width"),
+        col(CAL, "height"),
+    ]);
+    let req_ref: Vec<&str> = req.iter().map(String::as_str).collect();
+    let cal = Component::read(&cal_path, &req_ref, &[], rules.batch_rows)?;
+    cal.check_segment(segment)?;
+    let cams = cal.cameras(CAM)?;
+    let intr: Vec<Vec<f64>> = INTRINSICS
+        .iter()
+        .map(|f| cal.f64s_required(&col(CAL, &format!("intrinsic.{f}"))))
+        .collect::<Result<_>>()?;
+    let ext = cal.transforms(&col(CAL, "extrinsic.transform"))?;
+    let widths = cal.i64s_required(&col(CAL, "width"))?;
+    let heights = cal.i64s_required(&col(CAL, "height"))?;
+    let mut calib: BTreeMap<u8, Calibration> = BTreeMap::new();
+    for (i, &cam) in cams.iter().enumerate() {
+        let extrinsic = isometry_from_row_major(&ext[i], tol)
+            .map_err(|e| row_err(&cal_path, i, format!("extrinsic: {e}")))?;
+        let dim = |v: i64, what: &str| {
+            u32::try_from(v)
+                .ok()
+                .filter(|&d| d > 0)
+                .ok_or_else(|| row_err(&cal_path, i, format!("{what} is {v}")))
+        };
+        let mut intrinsic = [0.0; 9];
+        for (k, slot) in intrinsic.iter_mut().enumerate() {
+            *slot = intr[k][i];
+        }
+        if intrinsic[0] <= 0.0 || intrinsic[1] <= 0.0 {
+            return Err(row_err(
+                &cal_path,
+                i,
+                format!(
+                    "focal lengths must be positive, got {} and {}",
+                    intrinsic[0], intrinsic[1]
+                ),
+            ));
+        }
+        let c = Calibration {
+            intrinsic,
+            extrinsic,
+            width: dim(widths[i], "width")?,
+            height: dim(heights[i], "height")?,
+        };
+        if calib.insert(cam, c).is_some() {
+            return Err(row_err(
+                &cal_path,
+                i,
+                format!("camera {} is calibrated twice", camera_name(cam)),
+            ));
+        }
+    }
+
+    // Camera images (without the JPEG column: the store references the bytes, never copies
+    // them, and the column is checked a few rows at a time).
+    let img_path = component_path(root, "camera_image", segment);
+    let img_pose = col(IMG, "pose.transform");
+    let img_time = col(IMG, "pose_timestamp");
+    let img = Component::read(
+        &img_path,
+        &[SEG, TS, CAM, &img_pose],
+        &[&img_time],
+        rules.batch_rows,
+    )?;
+    img.check_segment(segment)?;
+    let (its, icam) = (img.i64s_required(TS)?, img.cameras(CAM)?);
+    let ipose = img.transforms(&img_pose)?;
+    let itime = img.f64s_or_null(&img_time)?;
+    if rules.check_images {
+        let image_col = col(IMG, "image");
+        if let Some(&r) = empty_image_rows(&img_path, &image_col, rules.image_batch_rows)?.first() {
+            return Err(row_err(
+                &img_path,
+                r,
+                format!("`{image_col}` is null or empty"),
+            ));
+        }
+    }
+    let image_rel = format!("camera_image/{segment}.parquet");
+    let mut seen_images = HashSet::new();
+    let mut cameras = Vec::with_capacity(img.rows());
+    for i in 0..img.rows() {
+        let fi = frame_at(&img_path, i, its[i])?;
+        let cal = calib.get(&icam[i]).ok_or_else(|| {
+            row_err(
+                &img_path,
+                i,
+                format!(
+                    "camera {} has no camera_calibration row",
+                    camera_name(icam[i])
+                ),
+            )
+        })?;
+        if !seen_images.insert((its[i], icam[i])) {
+            return Err(row_err(
+                &img_path,
+                i,
+                format!(
+                    "duplicate image of camera {} at {}",
+                    camera_name(icam[i]),
+                    its[i]
+                ),
+            ));
+        }
+        let ego = isometry_from_row_major(&ipose[i], tol)
+            .map_err(|e| row_err(&img_path, i, format!("`{img_pose}`: {e}")))?;
+        let t_us = match itime[i] {
+            Some(s) if s.is_finite() => (s * 1e6).round() as i64,
+            Some(s) => return Err(row_err(&img_path, i, format!("`{img_time}` is {s}"))),
+            None => its[i],
+        };
+        let k = &cal.intrinsic;
+        let name = camera_name(icam[i]);
+        cameras.push(CameraRow {
+            scene_id: segment.to_string(),
+            frame_idx: fi as u32,
+            camera: name.to_string(),
+            camera_frame_id: format!("{segment}/{}/{name}", its[i]),
+            timestamp_us: t_us,
+            is_keyframe: true,
+            image_path: image_rel.clone(),
+            width: cal.width,
+            height: cal.height,
+            fx: k[0],
+            fy: k[1],
+            cx: k[2],
+            cy: k[3],
+            cam: pose_of(&store_camera_pose(&cal.extrinsic)),
+            ego: pose_of(&ego),
+            distortion: Some([k[4], k[5], k[6], k[7], k[8]]),
+        });
+    }
+    cameras.sort_by(|a, b| (a.frame_idx, &a.camera).cmp(&(b.frame_idx, &b.camera)));
+
+    // 3-D boxes, in the frame's vehicle frame → the segment's world frame.
+    let lb_path = component_path(root, "lidar_box", segment);
+    let fields = [
+        "center.x", "center.y", "center.z", "size.x", "size.y", "size.z", "heading",
+    ];
+    let mut req: Vec<String> = vec![SEG.into(), TS.into(), LASER_ID.into(), col(LB, "type")];
+    req.extend(fields.iter().map(|f| col(LB, &format!("box.{f}"))));
+    let req_ref: Vec<&str> = req.iter().map(String::as_str).collect();
+    let speed_cols = [col(LB, "speed.x"), col(LB, "speed.y"), col(LB, "speed.z")];
+    let npts = col(LB, "num_lidar_points_in_box");
+    let opt: Vec<&str> = speed_cols
+        .iter()
+        .map(String::as_str)
+        .chain([npts.as_str()])
+        .collect();
+    let lb = Component::read(&lb_path, &req_ref, &opt, rules.batch_rows)?;
+    lb.check_segment(segment)?;
+    let (lts, ids) = (lb.i64s_required(TS)?, lb.strings_required(LASER_ID)?);
+    let types = lb.i64s_required(&col(LB, "type"))?;
+    let b = box_cols(&lb, &col(LB, "box"), &fields)?;
+    let (sx, sy) = (
+        lb.f64s_or_null(&speed_cols[0])?,
+        lb.f64s_or_null(&speed_cols[1])?,
+    );
+    let points: Vec<Option<f64>> = lb.f64s_or_null(&npts)?;
+    let mut seen_boxes = HashSet::new();
+    let mut objects = Vec::with_capacity(lb.rows());
+    for i in 0..lb.rows() {
+        let fi = frame_at(&lb_path, i, lts[i])?;
+        if !seen_boxes.insert((lts[i], ids[i].clone())) {
+            return Err(row_err(
+                &lb_path,
+                i,
+                format!("duplicate box {} at {}", ids[i], lts[i]),
+            ));
+        }
+        let (l, w, h) = (b[3][i], b[4][i], b[5][i]);
+        if !(l > 0.0 && w > 0.0 && h > 0.0) {
+            return Err(row_err(
+                &lb_path,
+                i,
+                format!("box size {l} × {w} × {h} is not positive"),
+            ));
+        }
+        let pose = &frame_pose[fi];
+        let c = pose * Point3::new(b[0][i], b[1][i], b[2][i]);
+        // Upright in the vehicle frame; tilted with the vehicle in the world frame.
+        let rot = pose.rotation * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), b[6][i]);
+        let q = wxyz(&rot);
+        let yaw = wrap_pi(yaw_of(q));
+        let v = match (sx[i], sy[i]) {
+            (Some(x), Some(y)) if x.is_finite() && y.is_finite() => {
+                let g = pose.rotation * Vector3::new(x, y, 0.0);
+                (Some(g.x), Some(g.y))
+            }
+            _ => (None, None),
+        };
+        let tname = type_name(types[i]);
+        let (class, known) = taxonomy.waymo_class(&tname);
+        if !known {
+            *stats.unknown_types.entry(tname.clone()).or_default() += 1;
+        }
+        let n = points[i].unwrap_or(0.0);
+        objects.push(ObjectRow {
+            scene_id: segment.to_string(),
+            frame_idx: fi as u32,
+            timestamp_us: lts[i],
+            track_id: ids[i].clone(),
+            annotation_id: format!("{segment}/{}/{}", lts[i], ids[i]),
+            category: tname,
+            class,
+            center: [c.x, c.y, c.z],
+            size_wlh: [w, l, h],
+            q,
+            yaw,
+            vx: v.0,
+            vy: v.1,
+            num_lidar_pts: if n.is_finite() && n >= 0.0 {
+                n as u32
+            } else {
+                0
+            },
+            num_radar_pts: 0,
+            visibility_bin: None,
+            attributes: Vec::new(),
+        });
+    }
+    objects.sort_by(|a, b| (a.frame_idx, &a.track_id).cmp(&(b.frame_idx, &b.track_id)));
+
+    // Label components the store has no table for: checked (keys, frames, finite boxes) and
+    // counted, so a broken one still rejects the segment.
+    if let Some(c) = read_optional(
+        root,
+        "projected_lidar_box",
+        segment,
+        &[
+            SEG,
+            TS,
+            CAM,
+            LASER_ID,
+            &col(PB, "box.center.x"),
+            &col(PB, "box.center.y"),
+            &col(PB, "box.size.x"),
+            &col(PB, "box.size.y"),
+        ],
+        &[],
+        rules,
+        &mut stats,
+    )? {
+        check_label_rows(
+            &c,
+            &frame_of,
+            &calib,
+            PB,
+            &["box.center.x", "box.center.y", "box.size.x", "box.size.y"],
+        )?;
+        stats.projected_boxes = c.rows() as u64;
+    }
+    if let Some(c) = read_optional(
+        root,
+        "camera_box",
+        segment,
+        &[
+            SEG,
+            TS,
+            CAM,
+            CAMERA_OBJECT_ID,
+            &col(CB, "box.center.x"),
+            &col(CB, "box.center.y"),
+            &col(CB, "box.size.x"),
+            &col(CB, "box.size.y"),
+        ],
+        &[],
+        rules,
+        &mut stats,
+    )? {
+        check_label_rows(
+            &c,
+            &frame_of,
+            &calib,
+            CB,
+            &["box.center.x", "box.center.y", "box.size.x", "box.size.y"],
+        )?;
+        stats.camera_boxes = c.rows() as u64;
+    }
+    let synced_fields = [
+        "camera_synced_box.center.x",
+        "camera_synced_box.center.y",
+        "camera_synced_box.center.z",
+    ];
+    if let Some(c) = read_optional(
+        root,
+        "lidar_camera_synced_box",
+        segment,
+        &[
+            SEG,
+            TS,
+            LASER_ID,
+            &col(SB, synced_fields[0]),
+            &col(SB, synced_fields[1]),
+            &col(SB, synced_fields[2]),
+        ],
+        &[],
+        rules,
+        &mut stats,
+    )? {
+        let t = c.i64s_required(TS)?;
+        for (i, t) in t.iter().enumerate() {
+            if !frame_of.contains_key(t) {
+                return Err(row_err(
+                    &c.path,
+                    i,
+                    format!("frame timestamp {t} has no vehicle_pose row"),
+                ));
+            }
+        }
+        box_cols(&c, SB, &synced_fields)?;
+        stats.synced_boxes = c.rows() as u64;
+    }
+    let stat_cols = ["location", "time_of_day", "weather"].map(|f| col(ST, f));
+    let stat_ref: Vec<&str> = stat_cols.iter().map(String::as_str).collect();
+    let stats_c = read_optional(root, "stats", segment, &[SEG], &stat_ref, rules, &mut stats)?;
+    let (location, time_of_day, weather) = match &stats_c {
+        Some(c) => (
+            c.first_string(&col(ST, "location"))?,
+            c.first_string(&col(ST, "time_of_day"))?,
+            c.first_string(&col(ST, "weather"))?,
+        ),
+        None => (None, None, None),
+    };
+
+    let mut data = SceneData {
+        scene: SceneRow {
+            scene_id: segment.to_string(),
+            source: "waymo".into(),
+            source_scene_id: segment.to_string(),
+            description: format!(
+                "time of day: {}; weather: {}",
+                time_of_day.as_deref().unwrap_or("unknown"),
+                weather.as_deref().unwrap_or("unknown")
+            ),
+            log_id: None,
+            location,
+            vehicle: None,
+            date_captured: None,
+            ..Default::default()
+        },
+        frames,
+        ego_poses,
+        cameras,
+        objects,
+    };
+    data.update_counts();
+    Ok((data, stats))
+}
+
+fn check_label_rows(
+    c: &Component,
+    frame_of: &HashMap<i64, usize>,
+    calib: &BTreeMap<u8, Calibration>,
+    prefix: &str,
+    fields: &[&str],
+) -> Result<()> {
+    let t = c.i64s_required(TS)?;
+    let cams = c.cameras(CAM)?;
+    for i in 0..c.rows() {
+        if !frame_of.contains_key(&t[i]) {
+            return Err(row_err(
+                &c.path,
+                i,
+                format!("frame timestamp {} has no vehicle_pose row", t[i]),
+            ));
+        }
+        if !calib.contains_key(&cams[i]) {
+            return Err(row_err(
+                &c.path,
+                i,
+                format!(
+                    "camera {} has no camera_calibration row",
+                    camera_name(cams[i])
+                ),
+            ));
+        }
+    }
+    box_cols(c, prefix, fields)?;
+    Ok(())
+}
+
+/// One row of `projected_lidar_box`: the dataset's own 2-D box of a 3-D label in one image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectedBox {
+    pub timestamp_us: i64,
+    pub camera: String,
+    pub laser_object_id: String,
+    /// Centre and size (px).
+    pub center: [f64; 2],
+    pub size: [f64; 2],
+}
+
+/// Reads a segment's `projected_lidar_box` (the free oracle for our projection).
+pub fn read_projected_boxes(root: &Path, segment: &str) -> Result<Vec<ProjectedBox>> {
+    let path = component_path(root, "projected_lidar_box", segment);
+    let f = ["box.center.x", "box.center.y", "box.size.x", "box.size.y"].map(|f| col(PB, f));
+    let c = Component::read(
+        &path,
+        &[TS, CAM, LASER_ID, &f[0], &f[1], &f[2], &f[3]],
+        &[],
+        4096,
+    )?;
+    let (t, cams, ids) = (
+        c.i64s_required(TS)?,
+        c.cameras(CAM)?,
+        c.strings_required(LASER_ID)?,
+    );
+    let v: Vec<Vec<f64>> = f
+        .iter()
+        .map(|n| c.f64s_required(n))
+        .collect::<Result<_>>()?;
+    Ok((0..c.rows())
+        .map(|i| ProjectedBox {
+            timestamp_us: t[i],
+            camera: camera_name(cams[i]).to_string(),
+            laser_object_id: ids[i].clone(),
+            center: [v[0][i], v[1][i]],
+            size: [v[2][i], v[3][i]],
+        })
+        .collect())
+}
