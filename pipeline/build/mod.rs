@@ -326,8 +326,10 @@ fn ingest(
     let store = work.join("store");
     let k = key("ingest", &json!({"version": version}), &[upstream]);
     cp.step("ingest", &k, &[&store], || {
+        // An absolute root keeps the store's image paths valid from any working folder.
+        let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
         let o = crate::ingest::nuscenes::IngestOptions {
-            root: root.to_path_buf(),
+            root: root.clone(),
             version: version.into(),
             out: store.clone(),
             taxonomy: crate::taxonomy::Taxonomy::load(None)?,
