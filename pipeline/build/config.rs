@@ -299,3 +299,25 @@ impl BuildConfig {
         d.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_build_config_parses() {
+        let everything = BuildConfig::everything().unwrap();
+        assert!(everything.stages.metavqa && everything.stages.corrupt);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/build");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                BuildConfig::load(&p).unwrap();
+                n += 1;
+            }
+        }
+        assert!(n >= 4, "{n} configs in {}", dir.display());
+    }
+}

@@ -264,6 +264,11 @@ pub fn check(table: &str, actual: &Schema, expected: &Schema) -> Result<()> {
     };
     Err(Error::Schema {
         table: table.to_string(),
-        detail: format!("expected [{}], found [{}]", describe(&e), describe(&a)),
+        detail: format!(
+            "expected [{}], found [{}] (written by another drivegen version? re-create it, \
+             e.g. with `drivegen ingest` for a scene store)",
+            describe(&e),
+            describe(&a)
+        ),
     })
 }
