@@ -587,3 +587,25 @@ fn projection_with_distortion_matches_projected_lidar_box() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::metadata(&out).unwrap().len() > 0);
 }
+
+#[test]
+fn a_release_refuses_to_embed_waymo_segments_as_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = synth(dir.path(), 1, 2.0);
+    let store = dir.path().join("store");
+    ingest(&root, &store);
+    let opts = |images| drivegen::release::ReleaseOptions {
+        stores: vec![store.clone()],
+        out: dir.path().join("release"),
+        images,
+        ..Default::default()
+    };
+    let err = drivegen::release::run(&opts(drivegen::release::ImageMode::Embed))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Waymo") && err.contains("--images paths"),
+        "{err}"
+    );
+    drivegen::release::run(&opts(drivegen::release::ImageMode::Paths)).unwrap();
+}

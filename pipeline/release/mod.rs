@@ -159,6 +159,17 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         .iter()
         .map(|p| Store::open(p))
         .collect::<Result<_>>()?;
+    if opts.images == ImageMode::Embed {
+        // A Waymo store's `image_path` is the segment's camera_image Parquet file, not an
+        // image: embedding it would publish Parquet bytes as pictures.
+        if let Some(s) = stores.iter().find(|s| s.meta().source == "waymo") {
+            return Err(Error::Usage(format!(
+                "{}: embedding images from a Waymo store is not supported yet (its images live \
+                 inside the segments' camera_image Parquet files); use --images paths",
+                s.dir().display()
+            )));
+        }
+    }
     let index = image_index(&stores, opts.images_root.as_deref())?;
     let finder = ImageFinder {
         opts,
