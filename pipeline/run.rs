@@ -122,7 +122,7 @@ fn ingest(a: IngestArgs) -> Result<ExitCode> {
         SourceArg::Nuscenes => {
             let version = match a.version {
                 Some(v) => v,
-                None => only_version(&a.root)?,
+                None => nuscenes::only_version(&a.root)?,
             };
             let opts = IngestOptions {
                 root: a.root,
@@ -158,29 +158,6 @@ fn ingest(a: IngestArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         SourceArg::Waymo | SourceArg::Carla | SourceArg::Frenetix => crate::run_sources::ingest(a),
-    }
-}
-
-/// The one version folder (holding `scene.json`) under a nuScenes root.
-fn only_version(root: &std::path::Path) -> Result<String> {
-    let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
-    let mut v: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("scene.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    match v.len() {
-        1 => Ok(v.remove(0)),
-        0 => Err(Error::Usage(format!(
-            "{}: no nuScenes version folder (one holding scene.json) found; is this the dataroot?",
-            root.display()
-        ))),
-        _ => Err(Error::Usage(format!(
-            "{}: several versions ({}); pick one with --version",
-            root.display(),
-            v.join(", ")
-        ))),
     }
 }
 

@@ -289,30 +289,11 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
         InputConfig::Nuscenes { root, version } => {
             let version = match version {
                 Some(v) => v.clone(),
-                None => only_version(root)?,
+                None => crate::ingest::nuscenes::only_version(root)?,
             };
             let k = key("source", &json!({"root": root, "version": version}), &[]);
             ingest(cp, root, &version, w, &k)
         }
-    }
-}
-
-fn only_version(root: &Path) -> Result<String> {
-    let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
-    let mut v: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("scene.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    if v.len() == 1 {
-        Ok(v.remove(0))
-    } else {
-        Err(Error::Usage(format!(
-            "{}: expected one nuScenes version folder, found {}; set input.version",
-            root.display(),
-            v.len()
-        )))
     }
 }
 

@@ -170,6 +170,29 @@ fn scene_reject(sc: &tables::Scene, e: &Error) -> Reject {
     }
 }
 
+/// The one version folder (holding `scene.json`) under a nuScenes root.
+pub fn only_version(root: &Path) -> Result<String> {
+    let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
+    let mut v: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("scene.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    match v.len() {
+        1 => Ok(v.remove(0)),
+        0 => Err(Error::Usage(format!(
+            "{}: no nuScenes version folder (one holding scene.json) found; is this the dataroot?",
+            root.display()
+        ))),
+        _ => Err(Error::Usage(format!(
+            "{}: several versions ({}); pick one with --version (input.version in a build config)",
+            root.display(),
+            v.join(", ")
+        ))),
+    }
+}
+
 /// Whether `root` looks like a nuScenes dataroot for `version`.
 pub fn looks_like(root: &Path, version: &str) -> bool {
     root.join(version).join("scene.json").is_file()
