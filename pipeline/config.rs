@@ -8,6 +8,8 @@
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
@@ -35,4 +37,23 @@ pub fn load_or_default<T: DeserializeOwned>(
         Some(p) => load_toml(p),
         None => parse_toml(default_text, Path::new(default_name)),
     }
+}
+
+/// The first 8 bytes of SHA-256 of `text`, in hex: the short hash every config, checkpoint and
+/// release records.
+pub fn short_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// [`short_hash`] of a config's TOML form; `what` names the config in errors.
+pub fn toml_hash<T: Serialize>(cfg: &T, what: &str) -> Result<String> {
+    let text = toml::to_string(cfg).map_err(|e| Error::Config {
+        file: what.into(),
+        detail: e.to_string(),
+    })?;
+    Ok(short_hash(&text))
 }

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
@@ -47,21 +46,17 @@ pub struct StepRecord {
 
 /// The key of a step: its name, its parameters (any JSON), and the keys it depends on.
 pub fn key(step: &str, params: &serde_json::Value, upstream: &[&str]) -> String {
-    let mut h = Sha256::new();
-    for part in [
+    // Length-prefixed parts, so no two different part lists hash the same text.
+    let text: String = [
         step,
         env!("CARGO_PKG_VERSION"),
         &params.to_string(),
         &upstream.join(","),
-    ] {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    h.finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    ]
+    .iter()
+    .map(|p| format!("{}:{p};", p.len()))
+    .collect();
+    crate::config::short_hash(&text)
 }
 
 /// The checkpoints of one work folder.

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
@@ -294,9 +293,7 @@ impl BuildConfig {
 
     /// A short stable hash of a serialisable section (what a checkpoint depends on).
     pub fn hash_of<T: Serialize>(v: &T) -> String {
-        let text = serde_json::to_string(v).unwrap_or_default();
-        let d = Sha256::digest(text.as_bytes());
-        d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        crate::config::short_hash(&serde_json::to_string(v).unwrap_or_default())
     }
 }
 

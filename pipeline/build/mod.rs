@@ -124,10 +124,11 @@ fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
         .transpose()
 }
 
-/// Whether `auto` should use the GPU: only a hardware adapter; a software Vulkan driver
-/// (lavapipe) is slower than the CPU twins, which compute the same result.
+/// The GPU `auto` uses: only a hardware adapter (a software Vulkan driver such as lavapipe is
+/// slower than the CPU twins, which compute the same result). Opened once per build process.
 fn hardware_gpu() -> Option<Arc<crate::gpu::Gpu>> {
-    match crate::gpu::Gpu::open() {
+    static GPU: std::sync::OnceLock<Option<Arc<crate::gpu::Gpu>>> = std::sync::OnceLock::new();
+    GPU.get_or_init(|| match crate::gpu::Gpu::open() {
         Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(Arc::new(g)),
         Ok(g) => {
             eprintln!(
@@ -140,7 +141,8 @@ fn hardware_gpu() -> Option<Arc<crate::gpu::Gpu>> {
             eprintln!("drivegen: no usable GPU ({e}); `auto` runs the CPU twins");
             None
         }
-    }
+    })
+    .clone()
 }
 
 fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::oracle::{Oracle, Rule};
 use super::savgol::{EdgeMode, SavGol};
@@ -225,9 +224,7 @@ impl EgodynConfig {
     /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form),
     /// recorded in every QA row so labels can be traced to their thresholds.
     pub fn hash(&self) -> Result<String> {
-        let text = self.to_toml()?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        Ok(crate::config::short_hash(&self.to_toml()?))
     }
 
     /// The number of grid samples for a clip of `duration` seconds: ceil(duration·rate) + 1,

@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
@@ -100,8 +99,7 @@ impl SourcesConfig {
             file: "configs/sources.toml".into(),
             detail: e.to_string(),
         })?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        Ok(crate::config::short_hash(&text))
     }
 }
 

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::types::QuestionType;
 use crate::{Error, Result};
@@ -115,12 +114,7 @@ impl MetavqaConfig {
 
     /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
     pub fn hash(&self) -> Result<String> {
-        let text = toml::to_string(self).map_err(|e| Error::Config {
-            file: PathBuf::from("metavqa config"),
-            detail: e.to_string(),
-        })?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        crate::config::toml_hash(self, "metavqa config")
     }
 
     /// The weight of a question type (present for every type after validation).

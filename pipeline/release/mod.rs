@@ -114,22 +114,12 @@ fn image_index(
     Ok(index)
 }
 
-/// Where the store's `image_path`s are relative to: `images_root`, else the source root as
-/// recorded (absolute, relative to the working folder, or relative to the store's parent).
+/// Where the store's `image_path`s are relative to: `images_root`, else the store's source root.
 fn images_root(store: &Store, over: Option<&Path>) -> PathBuf {
-    if let Some(r) = over {
-        return r.to_path_buf();
-    }
-    let rec = PathBuf::from(&store.meta().source_root);
-    if rec.is_absolute() || rec.is_dir() {
-        return rec;
-    }
-    store
-        .dir()
-        .parent()
-        .map(|p| p.join(&rec))
-        .filter(|p| p.is_dir())
-        .unwrap_or(rec)
+    over.map_or_else(
+        || crate::store::subset::absolute_source_root(store),
+        Path::to_path_buf,
+    )
 }
 
 fn sha256_file(path: &Path) -> Result<String> {

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
@@ -95,12 +94,7 @@ impl SigConfig {
     }
 
     pub fn hash(&self) -> Result<String> {
-        let text = toml::to_string(self).map_err(|e| Error::Config {
-            file: PathBuf::from("sig config"),
-            detail: e.to_string(),
-        })?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        crate::config::toml_hash(self, "sig config")
     }
 
     pub fn validate(&self, file: &Path) -> Result<()> {

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
@@ -88,12 +87,7 @@ impl SomConfig {
 
     /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
     pub fn hash(&self) -> Result<String> {
-        let text = toml::to_string(self).map_err(|e| Error::Config {
-            file: PathBuf::from("som config"),
-            detail: e.to_string(),
-        })?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        crate::config::toml_hash(self, "som config")
     }
 
     /// Fails with a message naming the bad key.

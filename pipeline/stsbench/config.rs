@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::tracks::Kind;
 use crate::{Error, Result};
@@ -177,12 +176,7 @@ impl StsConfig {
 
     /// A short stable hash (first 16 hex digits of SHA-256 of the TOML form).
     pub fn hash(&self) -> Result<String> {
-        let text = toml::to_string(self).map_err(|e| Error::Config {
-            file: PathBuf::from("stsbench config"),
-            detail: e.to_string(),
-        })?;
-        let d = Sha256::digest(text.as_bytes());
-        Ok(d.iter().take(8).map(|b| format!("{b:02x}")).collect())
+        crate::config::toml_hash(self, "stsbench config")
     }
 
     /// The coarse class of a unified class.
