@@ -269,7 +269,7 @@ fn balance(a: BalanceArgs) -> Result<ExitCode> {
         "balance: {} items → {} selected ({} rows) in {}; {} fallback steps, shortfall {}",
         o.items_in,
         o.selection.chosen.len(),
-        o.rows.len(),
+        o.rows,
         a.out.display(),
         o.selection.fallbacks,
         o.selection.shortfall

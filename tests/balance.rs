@@ -315,7 +315,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
         ));
         rows.push(qa(&format!("u{i:03}"), "other", i % 3, &format!("c{i:02}")));
     }
-    let o = balance_rows(
+    let (rows_out, o) = balance_rows(
         &rows,
         &BalanceOptions {
             spec: spec(8, Mode::Paper),
@@ -324,9 +324,9 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
         },
     );
     assert_eq!(o.items_in, 20);
-    assert_eq!(o.rows.len(), 16, "both questions of each of the 8 clips");
+    assert_eq!(rows_out.len(), 16, "both questions of each of the 8 clips");
     assert!(o.after.overall_majority_accuracy() < o.before.overall_majority_accuracy());
-    let capped = balance_rows(
+    let (capped, _) = balance_rows(
         &rows,
         &BalanceOptions {
             spec: spec(8, Mode::Paper),
@@ -334,7 +334,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
             balance_letters: false,
         },
     );
-    assert_eq!(capped.rows.len(), 6);
+    assert_eq!(capped.len(), 6);
 }
 
 #[test]
@@ -346,4 +346,104 @@ fn inline_option_lists_follow_the_new_order() {
         drivegen::balance::relabel_options(q, &before, &after),
         "Is the vehicle turning? [straight / right / left]\nAnswer with ONLY the option."
     );
+}
+
+/// Rows of 12 scenes × 5 clips × 3 types, answers skewed, ids unique.
+fn table(rng: &mut Rng) -> Vec<QaRecord> {
+    let mut rows = Vec::new();
+    for s in 0..12 {
+        for c in 0..5 {
+            for ty in ["turn", "brake", "other"] {
+                let a = if rng.below(10) < 7 {
+                    0
+                } else {
+                    1 + rng.below(2) as usize
+                };
+                let mut r = qa(
+                    &format!("egodyn-{:016x}", rng.below(u64::MAX)),
+                    ty,
+                    a,
+                    &format!("clip-{s:02}-{c}"),
+                );
+                r.scene_id = format!("scene-{s:02}");
+                rows.push(r);
+            }
+        }
+    }
+    rows
+}
+
+/// Writes `rows` into `n` Arrow IPC files, dealt round-robin, in record batches of `batch`.
+fn write_files(
+    dir: &std::path::Path,
+    rows: &[QaRecord],
+    n: usize,
+    batch: usize,
+) -> Vec<std::path::PathBuf> {
+    (0..n)
+        .map(|f| {
+            let mine: Vec<QaRecord> = rows.iter().skip(f).step_by(n).cloned().collect();
+            let path = dir.join(format!("part{f}.arrow"));
+            let file = std::fs::File::create(&path).unwrap();
+            let mut w =
+                arrow::ipc::writer::FileWriter::try_new(file, &drivegen::qa::qa_schema()).unwrap();
+            for chunk in mine.chunks(batch) {
+                w.write(&drivegen::qa::to_batch(chunk).unwrap()).unwrap();
+            }
+            w.finish().unwrap();
+            path
+        })
+        .collect()
+}
+
+fn canonical_key(r: &QaRecord) -> (String, String, String, String, String) {
+    (
+        r.scene_id.clone(),
+        r.clip_id.clone().unwrap(),
+        r.family.clone(),
+        r.question_type.clone(),
+        r.qa_id.clone(),
+    )
+}
+
+#[test]
+fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_files() {
+    let mut rng = Rng(7);
+    let rows = table(&mut rng);
+    // Shuffle, so that scenes are spread over every file and batch.
+    let mut shuffled = rows.clone();
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_files(dir.path(), &shuffled, 3, 7);
+    let opts = BalanceOptions {
+        spec: spec(20, Mode::Paper),
+        type_cap: Some(15),
+        balance_letters: true,
+    };
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = drivegen::balance::run(&files, &out, &opts).unwrap();
+    let written = drivegen::qa::ipc::read_all(&[out.join("balanced_qa.arrow")]).unwrap();
+    let (expected, _) = balance_rows(&rows, &opts);
+    assert_eq!(written, expected, "same rows, same order, same letters");
+    assert_eq!(o.rows, written.len());
+    assert_eq!(written.len(), 45, "3 types capped at 15");
+    let keys: Vec<_> = written.iter().map(canonical_key).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(
+        keys, sorted,
+        "canonical order (scene, item, family, type, id)"
+    );
+    check_invariants(&written).unwrap();
+
+    // Gathering keeps every row, in the canonical order, untouched.
+    let all = dir.path().join("all.arrow");
+    assert_eq!(drivegen::balance::gather(&files, &all).unwrap(), rows.len());
+    let gathered = drivegen::qa::ipc::read_all(&[all]).unwrap();
+    let mut want = rows.clone();
+    want.sort_by_key(canonical_key);
+    assert_eq!(gathered, want);
 }

@@ -8,19 +8,18 @@
 //! output is a pure function of the input rows and the options.
 
 pub mod greedy;
+pub mod plan;
 pub mod stats;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use arrow::ipc::reader::FileReader;
-use arrow::ipc::writer::FileWriter;
-
-use self::greedy::{BalanceSpec, Item, Selection};
+use self::greedy::{BalanceSpec, Selection};
+use self::plan::{Facts, Loc, Plan};
 use self::stats::Distribution;
+use crate::qa::ipc::{QaFile, QaWriter};
 use crate::qa::{self, QaRecord};
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 
 /// Options of a balancing run.
@@ -43,120 +42,55 @@ pub fn item_key(r: &QaRecord) -> String {
     }
 }
 
-/// Groups rows into items; returns the items and, per item, the row indices.
-pub fn items(rows: &[QaRecord]) -> (Vec<Item>, Vec<Vec<usize>>) {
-    let mut by: BTreeMap<String, (Item, Vec<usize>)> = BTreeMap::new();
-    for (k, r) in rows.iter().enumerate() {
-        let key = item_key(r);
-        let e = by.entry(key.clone()).or_insert_with(|| {
-            (
-                Item {
-                    id: key,
-                    source: r.source.clone(),
-                    answers: BTreeMap::new(),
-                },
-                Vec::new(),
-            )
-        });
-        e.0.answers
-            .entry(format!("{}/{}", r.family, r.question_type))
-            .or_default()
-            .push(r.answer.clone());
-        e.1.push(k);
-    }
-    by.into_values().unzip()
-}
-
-/// What [`balance_rows`] did.
+/// What a balancing run did.
 #[derive(Debug, Clone)]
 pub struct BalanceOutcome {
-    pub rows: Vec<QaRecord>,
+    /// Rows written.
+    pub rows: usize,
     pub selection: Selection,
     pub items_in: usize,
     pub before: Distribution,
     pub after: Distribution,
 }
 
-/// Balances rows in memory.
-pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> BalanceOutcome {
-    let (pool, members) = items(rows);
-    let selection = greedy::select(&pool, &opts.spec);
-    let mut keep: Vec<usize> = selection
-        .chosen
+impl BalanceOutcome {
+    fn of(plan: Plan) -> Self {
+        Self {
+            rows: plan.order.len(),
+            selection: plan.selection,
+            items_in: plan.items_in,
+            before: plan.before,
+            after: plan.after,
+        }
+    }
+}
+
+/// Balances rows held in memory; returns the kept rows in the canonical order.
+pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> (Vec<QaRecord>, BalanceOutcome) {
+    let plan = plan::plan(&Facts::of(rows), Some(opts));
+    let out = plan
+        .order
         .iter()
-        .flat_map(|&i| members[i].iter().copied())
+        .zip(&plan.moves)
+        .map(|(&k, mv)| {
+            let mut r = rows[k].clone();
+            if let Some(to) = mv {
+                plan::move_answer(&mut r, usize::from(*to));
+            }
+            r
+        })
         .collect();
-    // A canonical order (item, family, type, id), so that balancing the outputs of N shards
-    // gives the same bytes as balancing one unsharded output.
-    keep.sort_by(|&a, &b| {
-        let key = |k: usize| {
-            let r = &rows[k];
-            (item_key(r), &r.family, &r.question_type, &r.qa_id)
-        };
-        key(a).cmp(&key(b))
-    });
-    let mut out: Vec<QaRecord> = keep.iter().map(|&k| rows[k].clone()).collect();
-    if let Some(cap) = opts.type_cap {
-        out = cap_types(out, cap);
-    }
-    if opts.balance_letters {
-        balance_letters(&mut out);
-    }
-    BalanceOutcome {
-        before: Distribution::of(rows),
-        after: Distribution::of(&out),
-        rows: out,
-        selection,
-        items_in: pool.len(),
-    }
+    (out, BalanceOutcome::of(plan))
 }
 
-/// At most `cap` rows per (family, type): the first by `qa_id`; output keeps input order.
-pub fn cap_types(rows: Vec<QaRecord>, cap: usize) -> Vec<QaRecord> {
-    let mut by: BTreeMap<(String, String), Vec<(String, usize)>> = BTreeMap::new();
-    for (k, r) in rows.iter().enumerate() {
-        by.entry((r.family.clone(), r.question_type.clone()))
-            .or_default()
-            .push((r.qa_id.clone(), k));
-    }
-    let mut keep = vec![false; rows.len()];
-    for mut v in by.into_values() {
-        v.sort();
-        for (_, k) in v.into_iter().take(cap) {
-            keep[k] = true;
-        }
-    }
-    rows.into_iter()
-        .zip(keep)
-        .filter_map(|(r, k)| k.then_some(r))
-        .collect()
-}
-
-/// Within every (family, type, number of options), the k-th row by `qa_id` gets its correct
-/// option at position `k mod n` (the option there moves to where the correct one was), so the
-/// letters are as uniform as the count allows and a model cannot win by always answering "A".
+/// Makes the answer letters uniform within every (family, type, number of options); see
+/// [`plan::letter_moves`].
 pub fn balance_letters(rows: &mut [QaRecord]) {
-    let mut by: BTreeMap<(String, String, usize), Vec<(String, usize)>> = BTreeMap::new();
-    for (k, r) in rows.iter().enumerate() {
-        by.entry((r.family.clone(), r.question_type.clone(), r.choices.len()))
-            .or_default()
-            .push((r.qa_id.clone(), k));
-    }
-    for ((_, _, n), mut v) in by {
-        if n < 2 {
-            continue;
-        }
-        v.sort();
-        for (rank, (_, k)) in v.into_iter().enumerate() {
-            let r = &mut rows[k];
-            let to = rank % n;
-            let from = usize::from(r.answer_index).min(n - 1);
-            let before = r.choices.clone();
-            r.choices.swap(from, to);
-            r.answer_index = to as u8;
-            r.answer_letter = qa::letter(to).unwrap_or_default();
-            r.answer = r.choices[to].clone();
-            r.question = relabel_options(&r.question, &before, &r.choices);
+    let facts = Facts::of(rows);
+    let order: Vec<usize> = (0..rows.len()).collect();
+    for (k, mv) in plan::letter_moves(&facts, &order).into_iter().enumerate() {
+        if let Some(to) = mv {
+            plan::move_answer(&mut rows[k], usize::from(to));
         }
     }
 }
@@ -194,41 +128,14 @@ pub fn relabel_options(question: &str, before: &[String], choices: &[String]) ->
     s
 }
 
-/// Reads every QA table (Arrow IPC) in order.
-pub fn read_qa(files: &[PathBuf]) -> Result<Vec<QaRecord>> {
-    let mut rows = Vec::new();
-    for f in files {
-        let file = File::open(f).map_err(|e| Error::io(f, e))?;
-        let reader = FileReader::try_new(file, None).map_err(|e| Error::Input {
-            file: f.clone(),
-            record: "file header".into(),
-            detail: format!("not an Arrow IPC file: {e}"),
-        })?;
-        for b in reader {
-            let b = b.map_err(|e| Error::Input {
-                file: f.clone(),
-                record: "record batch".into(),
-                detail: e.to_string(),
-            })?;
-            rows.extend(qa::from_batch(&b).map_err(|e| Error::Input {
-                file: f.clone(),
-                record: "record batch".into(),
-                detail: e.to_string(),
-            })?);
-        }
-    }
-    Ok(rows)
-}
-
-/// `drivegen balance`: balances `inputs` into `out_dir`.
+/// `drivegen balance`: balances `inputs` into `out_dir` (`balanced_qa.arrow` and the reports).
+/// Only compact facts about each row are held while deciding; the chosen rows are then read
+/// back and written one scene at a time.
 pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<BalanceOutcome> {
-    let rows = read_qa(inputs)?;
-    let outcome = balance_rows(&rows, opts);
-    let file = out_dir.join("balanced_qa.arrow");
-    let mut w = FileWriter::try_new(AtomicFile::create(&file)?, &qa::qa_schema())?;
-    w.write(&qa::to_batch(&outcome.rows)?)?;
-    w.finish()?;
-    w.into_inner()?.commit()?;
+    let facts = scan(inputs)?;
+    let plan = plan::plan(&facts, Some(opts));
+    write_plan(inputs, &facts, &plan, &out_dir.join("balanced_qa.arrow"))?;
+    let outcome = BalanceOutcome::of(plan);
     let report = stats::report_markdown(&outcome, opts);
     write_atomic(&out_dir.join("balance_report.md"), report.as_bytes())?;
     let json = stats::report_json(&outcome, opts);
@@ -237,4 +144,74 @@ pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<
         (serde_json::to_string_pretty(&json).unwrap_or_default() + "\n").as_bytes(),
     )?;
     Ok(outcome)
+}
+
+/// Writes every row of `inputs` to `out` in the canonical order, unbalanced; returns the row
+/// count.
+pub fn gather(inputs: &[PathBuf], out: &Path) -> Result<usize> {
+    let facts = scan(inputs)?;
+    let plan = plan::plan(&facts, None);
+    write_plan(inputs, &facts, &plan, out)
+}
+
+/// The facts of every row of `inputs`, read a batch at a time.
+fn scan(inputs: &[PathBuf]) -> Result<Facts> {
+    let mut facts = Facts::default();
+    qa::ipc::for_each_batch(inputs, |file, batch, rows| {
+        for (row, r) in rows.iter().enumerate() {
+            let loc = Loc {
+                file: file as u32,
+                batch: batch as u32,
+                row: row as u32,
+            };
+            facts.push(r, loc);
+        }
+        Ok(())
+    })?;
+    Ok(facts)
+}
+
+/// Writes the plan's rows. The order keeps each scene's rows together, so only the batches
+/// holding the current scene's rows are in memory.
+fn write_plan(inputs: &[PathBuf], facts: &Facts, plan: &Plan, out: &Path) -> Result<usize> {
+    let mut files: Vec<QaFile> = inputs
+        .iter()
+        .map(|p| QaFile::open(p))
+        .collect::<Result<_>>()?;
+    let mut w = QaWriter::create(out)?;
+    let mut start = 0;
+    while start < plan.order.len() {
+        let scene = facts.scene(plan.order[start]);
+        let end = plan.order[start..]
+            .iter()
+            .position(|&k| facts.scene(k) != scene)
+            .map_or(plan.order.len(), |n| start + n);
+        let mut batches: BTreeMap<(u32, u32), Vec<Option<QaRecord>>> = BTreeMap::new();
+        for &k in &plan.order[start..end] {
+            let l = facts.loc(k);
+            if let std::collections::btree_map::Entry::Vacant(e) = batches.entry((l.file, l.batch))
+            {
+                let rows = files[l.file as usize].batch(l.batch as usize)?;
+                e.insert(rows.into_iter().map(Some).collect());
+            }
+        }
+        for (&k, mv) in plan.order[start..end].iter().zip(&plan.moves[start..end]) {
+            let l = facts.loc(k);
+            let mut r = batches
+                .get_mut(&(l.file, l.batch))
+                .and_then(|b| b.get_mut(l.row as usize))
+                .and_then(Option::take)
+                .ok_or_else(|| Error::Input {
+                    file: inputs[l.file as usize].clone(),
+                    record: format!("record batch {} row {}", l.batch, l.row),
+                    detail: "the row changed while balancing".into(),
+                })?;
+            if let Some(to) = mv {
+                plan::move_answer(&mut r, usize::from(*to));
+            }
+            w.push(r)?;
+        }
+        start = end;
+    }
+    w.finish()
 }

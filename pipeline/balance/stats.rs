@@ -21,18 +21,26 @@ impl Distribution {
     pub fn of(rows: &[QaRecord]) -> Self {
         let mut d = Distribution::default();
         for r in rows {
-            *d.answers
-                .entry(format!("{}/{}", r.family, r.question_type))
-                .or_default()
-                .entry(r.answer.clone())
-                .or_default() += 1;
-            *d.letters
-                .entry(r.family.clone())
-                .or_default()
-                .entry(r.answer_letter.clone())
-                .or_default() += 1;
+            let key = format!("{}/{}", r.family, r.question_type);
+            d.add(&r.family, &key, &r.answer, &r.answer_letter);
         }
         d
+    }
+
+    /// Counts one row of `family` whose type key (`family/type`) is `key`.
+    pub fn add(&mut self, family: &str, key: &str, answer: &str, letter: &str) {
+        *self
+            .answers
+            .entry(key.to_string())
+            .or_default()
+            .entry(answer.to_string())
+            .or_default() += 1;
+        *self
+            .letters
+            .entry(family.to_string())
+            .or_default()
+            .entry(letter.to_string())
+            .or_default() += 1;
     }
 
     /// Rows of a type.
@@ -115,7 +123,7 @@ pub fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> String {
         o.items_in,
         o.before.answers.keys().map(|q| o.before.total(q)).sum::<u64>(),
         o.selection.chosen.len(),
-        o.rows.len(),
+        o.rows,
         o.selection.fallbacks,
         o.selection.shortfall
     );
@@ -201,7 +209,7 @@ pub fn report_json(o: &BalanceOutcome, opts: &BalanceOptions) -> serde_json::Val
         "balance_letters": opts.balance_letters,
         "items_in": o.items_in,
         "items_selected": o.selection.chosen.len(),
-        "rows_selected": o.rows.len(),
+        "rows_selected": o.rows,
         "fallbacks": o.selection.fallbacks,
         "shortfall": o.selection.shortfall,
         "majority_accuracy_before": o.before.overall_majority_accuracy(),

@@ -22,14 +22,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::ipc::writer::FileWriter;
 use serde_json::json;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
 use self::config::{BuildConfig, DeviceChoice, InputConfig};
-use crate::qa::{self, QaRecord};
 use crate::shard::Shard;
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::write_atomic;
 use crate::store::Store;
 use crate::visibility::raster::{CpuRasteriser, Rasteriser};
 use crate::{Error, Result};
@@ -575,31 +573,6 @@ fn scene_steps(
     scene_outputs(opts, store, store_key, dir)
 }
 
-/// Writes rows in the canonical order of a release (item, family, type, id), so the table is
-/// the same whether it was gathered from one store or from shards.
-fn write_canonical(inputs: &[PathBuf], file: &Path) -> Result<usize> {
-    let mut rows: Vec<QaRecord> = crate::balance::read_qa(inputs)?;
-    rows.sort_by(|a, b| {
-        (
-            crate::balance::item_key(a),
-            &a.family,
-            &a.question_type,
-            &a.qa_id,
-        )
-            .cmp(&(
-                crate::balance::item_key(b),
-                &b.family,
-                &b.question_type,
-                &b.qa_id,
-            ))
-    });
-    let mut w = FileWriter::try_new(AtomicFile::create(file)?, &qa::qa_schema())?;
-    w.write(&qa::to_batch(&rows)?)?;
-    w.finish()?;
-    w.into_inner()?.commit()?;
-    Ok(rows.len())
-}
-
 /// Balancing, the release and its manifest; returns the release's counts.
 fn global_steps(
     opts: &BuildOptions,
@@ -642,7 +615,7 @@ fn global_steps(
                         "{} of {} items, {} rows; majority-answer accuracy {:.3} → {:.3}",
                         o.selection.chosen.len(),
                         o.items_in,
-                        o.rows.len(),
+                        o.rows,
                         o.before.overall_majority_accuracy(),
                         o.after.overall_majority_accuracy()
                     ))
@@ -655,7 +628,7 @@ fn global_steps(
                 let file = dir.join(format!("{family}_qa.arrow"));
                 cp.step(&format!("gather_{family}"), &k, &[&dir], || {
                     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                    let n = write_canonical(files, &file)?;
+                    let n = crate::balance::gather(files, &file)?;
                     Ok(format!("{n} rows (not balanced)"))
                 })?;
                 release_inputs.push(file);

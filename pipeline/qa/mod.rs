@@ -1,6 +1,7 @@
 //! Question–answer records shared by every question family (EgoDyn, MetaVQA, STSBench, SIG,
 //! DriveBench); see `shared/spec/qa-schema.md`.
 
+pub mod ipc;
 pub mod record;
 
 pub use record::{

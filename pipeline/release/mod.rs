@@ -25,6 +25,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use self::shards::{hex, ImageRef, ShardInfo};
+use crate::qa::ipc::QaFile;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
 use crate::store::{CameraRow, Store, Table};
@@ -123,8 +124,10 @@ fn images_root(store: &Store, over: Option<&Path>) -> PathBuf {
 }
 
 fn sha256_file(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    Ok(hex(&Sha256::digest(&bytes)))
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, e))?;
+    Ok(hex(&h.finalize()))
 }
 
 /// Writes the release.
@@ -143,7 +146,12 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
             opts.split
         )));
     }
-    let rows: Vec<QaRecord> = crate::balance::read_qa(&opts.qa)?;
+    // Rows stream from the tables a batch at a time; the count comes first because shard
+    // names carry the number of shards.
+    let mut total = 0;
+    for p in &opts.qa {
+        total += QaFile::open(p)?.num_rows()?;
+    }
     let stores: Vec<Store> = opts
         .stores
         .iter()
@@ -172,8 +180,10 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     }
     let mut shards = Vec::new();
     let mut images_total = 0;
+    let mut counts = BTreeMap::new();
     for (split, black) in &splits {
-        let (mut written, n_images) = write_split(opts, &finder, split, &rows, *black)?;
+        let (mut written, n_images, c) = write_split(opts, &finder, split, total, *black)?;
+        counts = c;
         // Shards of an earlier run with a different count would be picked up by `data/test-*`.
         remove_stale_shards(&opts.out, split, &written)?;
         shards.append(&mut written);
@@ -195,9 +205,9 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     });
     let options_json = shaping.to_string();
     let summary = ReleaseSummary {
-        rows: rows.len(),
+        rows: total,
         images: images_total,
-        counts: shards::counts(&rows),
+        counts,
         shards,
         options_hash: hex(&Sha256::digest(options_json.as_bytes()))[..16].to_string(),
     };
@@ -356,32 +366,46 @@ fn black_like(bytes: &[u8], file: &Path) -> Result<Vec<u8>> {
     Ok(out.into_inner())
 }
 
-/// Writes one split's shards; returns them and the number of images they hold.
+/// Rows per (family, question type).
+type Counts = BTreeMap<String, BTreeMap<String, usize>>;
+
+/// Writes one split's shards from the `total` rows of the QA tables, streamed; returns the
+/// shards, the number of images they hold and the rows per family and type.
 fn write_split(
     opts: &ReleaseOptions,
     finder: &ImageFinder<'_>,
     split: &str,
-    rows: &[QaRecord],
+    total: usize,
     black: bool,
-) -> Result<(Vec<ShardInfo>, usize)> {
-    let n = rows.len().div_ceil(opts.rows_per_shard).max(1);
+) -> Result<(Vec<ShardInfo>, usize, Counts)> {
+    let per = opts.rows_per_shard;
+    let n = total.div_ceil(per).max(1);
+    let mut rows = crate::qa::ipc::rows(&opts.qa);
     let mut shards = Vec::with_capacity(n);
-    let mut images_total = 0;
+    let (mut images_total, mut counts) = (0, Counts::new());
     let pb = crate::progress::bar(n as u64, &format!("release {split}"));
-    for (i, chunk) in rows
-        .chunks(opts.rows_per_shard)
-        .chain(rows.is_empty().then_some(rows))
-        .enumerate()
-    {
+    for i in 0..n {
         let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
+        let want = per.min(total - i * per);
         let mut w = shards::ShardWriter::create(&opts.out, &rel)?;
         // Row groups end at `row_group_rows` rows or `row_group_bytes` of images, whichever
-        // comes first: only one group's images are in memory, and the cut depends on the data
-        // alone. Images repeat across the questions of one clip or frame: read each once.
+        // comes first: only one group's rows and images are in memory, and the cut depends on
+        // the data alone. Images repeat across the questions of one clip or frame: read each
+        // once per group.
         let mut cache: BTreeMap<PathBuf, Arc<Vec<u8>>> = BTreeMap::new();
-        let (mut group, mut images, mut group_bytes) = (0usize, Vec::new(), 0usize);
-        for (k, r) in chunk.iter().enumerate() {
-            let files = finder.files(r)?;
+        let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
+        for k in 0..want {
+            let r = rows.next().unwrap_or_else(|| {
+                Err(Error::Usage(
+                    "the QA tables changed while the release was written".into(),
+                ))
+            })?;
+            *counts
+                .entry(r.family.clone())
+                .or_default()
+                .entry(r.question_type.clone())
+                .or_default() += 1;
+            let files = finder.files(&r)?;
             let mut v = Vec::with_capacity(files.len());
             for (rel, file) in files {
                 let bytes = match opts.images {
@@ -400,14 +424,15 @@ fn write_split(
                 v.push(ImageRef { bytes, path: rel });
             }
             images_total += v.len();
+            group.push(r);
             images.push(v);
-            let end = k + 1;
-            if end - group >= opts.row_group_rows.max(1)
+            if group.len() >= opts.row_group_rows.max(1)
                 || group_bytes >= opts.row_group_bytes
-                || end == chunk.len()
+                || k + 1 == want
             {
-                w.write_group(&chunk[group..end], &images)?;
-                (group, group_bytes) = (end, 0);
+                w.write_group(&group, &images)?;
+                group_bytes = 0;
+                group.clear();
                 images.clear();
                 cache.clear();
             }
@@ -416,7 +441,7 @@ fn write_split(
         pb.inc(1);
     }
     pb.finish_and_clear();
-    Ok((shards, images_total))
+    Ok((shards, images_total, counts))
 }
 
 fn remove_stale_shards(root: &Path, split: &str, keep: &[ShardInfo]) -> Result<()> {

@@ -3,7 +3,6 @@
 //! `list<struct<bytes: binary, path: string>>` that `datasets` decodes as a sequence of
 //! `Image`s (the `huggingface` schema metadata says so), zstd-compressed.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -210,35 +209,7 @@ impl ShardWriter {
     }
 }
 
-/// Writes one shard atomically, in row groups of `row_group_rows`.
-pub fn write_shard(
-    root: &Path,
-    rel: &str,
-    rows: &[QaRecord],
-    images: &[Vec<ImageRef>],
-    row_group_rows: usize,
-) -> Result<ShardInfo> {
-    let mut w = ShardWriter::create(root, rel)?;
-    let step = row_group_rows.max(1);
-    for (r, i) in rows.chunks(step).zip(images.chunks(step)) {
-        w.write_group(r, i)?;
-    }
-    w.finish()
-}
-
 /// Lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Rows per (family, question type).
-pub fn counts(rows: &[QaRecord]) -> BTreeMap<String, BTreeMap<String, usize>> {
-    let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
-    for r in rows {
-        *m.entry(r.family.clone())
-            .or_default()
-            .entry(r.question_type.clone())
-            .or_default() += 1;
-    }
-    m
 }

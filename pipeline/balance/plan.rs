@@ -1,0 +1,295 @@
+//! Balancing decided on compact facts about each row (its item, type, answer and id), so that
+//! a table of millions of questions is balanced with tens of bytes per row in memory; the
+//! question texts stay on disk until [`super::run`] writes the chosen rows out.
+//!
+//! The output order is canonical, (scene, item, family, type, id): the same rows give the same
+//! table whether they came from one store or from the shards of a sharded build, and every
+//! scene's rows are contiguous, so the writer needs only one scene's rows at a time.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use super::greedy::{self, Item, Selection};
+use super::stats::Distribution;
+use super::BalanceOptions;
+use crate::qa::{self, QaRecord};
+
+/// Where a row is: (input file, record batch, row within the batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Loc {
+    pub file: u32,
+    pub batch: u32,
+    pub row: u32,
+}
+
+/// Strings stored once, named by their index.
+#[derive(Debug, Default)]
+struct Interner {
+    ids: BTreeMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(s.into());
+        self.ids.insert(s.into(), i);
+        i
+    }
+
+    fn name(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+}
+
+#[derive(Debug)]
+struct RowFacts {
+    loc: Loc,
+    scene: u32,
+    item: u32,
+    source: u32,
+    family: u32,
+    qtype: u32,
+    /// `family/type`, the type key of Algorithm 1 and of the statistics.
+    key: u32,
+    answer: u32,
+    letter: u32,
+    n_choices: u8,
+    qa_id: Box<str>,
+}
+
+/// What balancing needs to know about every row of the input.
+#[derive(Debug, Default)]
+pub struct Facts {
+    strings: Interner,
+    rows: Vec<RowFacts>,
+}
+
+impl Facts {
+    /// Facts of rows held in memory; `Loc::row` is the index into `rows`.
+    pub fn of(rows: &[QaRecord]) -> Self {
+        let mut f = Facts::default();
+        for (i, r) in rows.iter().enumerate() {
+            f.push(
+                r,
+                Loc {
+                    file: 0,
+                    batch: 0,
+                    row: i as u32,
+                },
+            );
+        }
+        f
+    }
+
+    pub fn push(&mut self, r: &QaRecord, loc: Loc) {
+        let s = &mut self.strings;
+        let row = RowFacts {
+            loc,
+            scene: s.id(&r.scene_id),
+            item: s.id(&super::item_key(r)),
+            source: s.id(&r.source),
+            family: s.id(&r.family),
+            qtype: s.id(&r.question_type),
+            key: s.id(&format!("{}/{}", r.family, r.question_type)),
+            answer: s.id(&r.answer),
+            letter: s.id(&r.answer_letter),
+            n_choices: r.choices.len().min(usize::from(u8::MAX)) as u8,
+            qa_id: r.qa_id.as_str().into(),
+        };
+        self.rows.push(row);
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn loc(&self, row: usize) -> Loc {
+        self.rows[row].loc
+    }
+
+    pub fn scene(&self, row: usize) -> &str {
+        self.strings.name(self.rows[row].scene)
+    }
+
+    fn name(&self, i: u32) -> &str {
+        self.strings.name(i)
+    }
+
+    /// Answer and letter counts of `rows`, with letters moved as `moves` say.
+    fn distribution(&self, rows: impl Iterator<Item = (usize, Option<u8>)>) -> Distribution {
+        let mut d = Distribution::default();
+        for (k, mv) in rows {
+            let r = &self.rows[k];
+            let letter = match mv {
+                Some(to) => qa::letter(usize::from(to)).unwrap_or_default(),
+                None => self.name(r.letter).to_string(),
+            };
+            d.add(
+                self.name(r.family),
+                self.name(r.key),
+                self.name(r.answer),
+                &letter,
+            );
+        }
+        d
+    }
+
+    /// The items (sorted by id, Algorithm 1's tie-break order) and each item's rows.
+    fn items(&self) -> (Vec<Item>, Vec<Vec<usize>>) {
+        let mut by: BTreeMap<&str, (Item, Vec<usize>)> = BTreeMap::new();
+        for (k, r) in self.rows.iter().enumerate() {
+            let id = self.name(r.item);
+            let e = by.entry(id).or_insert_with(|| {
+                (
+                    Item {
+                        id: id.to_string(),
+                        source: self.name(r.source).to_string(),
+                        answers: BTreeMap::new(),
+                    },
+                    Vec::new(),
+                )
+            });
+            e.0.answers
+                .entry(self.name(r.key).to_string())
+                .or_default()
+                .push(self.name(r.answer).to_string());
+            e.1.push(k);
+        }
+        by.into_values().unzip()
+    }
+
+    fn canonical(&self, a: usize, b: usize) -> Ordering {
+        let key = |k: usize| {
+            let r = &self.rows[k];
+            (
+                self.name(r.scene),
+                self.name(r.item),
+                self.name(r.family),
+                self.name(r.qtype),
+                &r.qa_id,
+            )
+        };
+        key(a).cmp(&key(b))
+    }
+}
+
+/// What to write: rows in output order, each with its new answer position, if it moves.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Indices into the facts' rows, in output order.
+    pub order: Vec<usize>,
+    /// Per entry of `order`: where letter balancing puts the correct option (None: stays).
+    pub moves: Vec<Option<u8>>,
+    pub selection: Selection,
+    pub items_in: usize,
+    pub before: Distribution,
+    pub after: Distribution,
+}
+
+/// Decides what to keep: Algorithm 1 over the items, then the per-type caps and the answer
+/// letters, when `opts` is given; every row otherwise (a table gathered as it is).
+pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
+    let (pool, members) = facts.items();
+    let selection = match opts {
+        Some(o) => greedy::select(&pool, &o.spec),
+        None => Selection {
+            chosen: (0..pool.len()).collect(),
+            fallbacks: 0,
+            shortfall: 0,
+        },
+    };
+    let mut order: Vec<usize> = selection
+        .chosen
+        .iter()
+        .flat_map(|&i| members[i].iter().copied())
+        .collect();
+    order.sort_by(|&a, &b| facts.canonical(a, b));
+    if let Some(cap) = opts.and_then(|o| o.type_cap) {
+        let keep = first_by_id(
+            facts,
+            &order,
+            |r| (r.family, r.qtype, 0),
+            |rank, _| rank < cap,
+        );
+        order = order
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(k, keep)| keep.then_some(k))
+            .collect();
+    }
+    let moves = if opts.is_some_and(|o| o.balance_letters) {
+        letter_moves(facts, &order)
+    } else {
+        vec![None; order.len()]
+    };
+    Plan {
+        before: facts.distribution((0..facts.len()).map(|k| (k, None))),
+        after: facts.distribution(order.iter().copied().zip(moves.iter().copied())),
+        items_in: pool.len(),
+        order,
+        moves,
+        selection,
+    }
+}
+
+/// Within every (family, type, number of options), the k-th row of `order` by `qa_id` gets its
+/// correct option at position `k mod n`, so the letters are as uniform as the count allows and
+/// a model cannot win by always answering "A". Aligned with `order`; None for rows with fewer
+/// than two options.
+pub fn letter_moves(facts: &Facts, order: &[usize]) -> Vec<Option<u8>> {
+    first_by_id(
+        facts,
+        order,
+        |r| (r.family, r.qtype, r.n_choices),
+        |rank, r| {
+            let n = usize::from(r.n_choices);
+            (n >= 2).then(|| (rank % n) as u8)
+        },
+    )
+}
+
+/// Ranks the rows of `order` by `qa_id` within their group and maps `(rank, row)` through `f`;
+/// the results are aligned with `order`.
+fn first_by_id<T>(
+    facts: &Facts,
+    order: &[usize],
+    group: impl Fn(&RowFacts) -> (u32, u32, u8),
+    f: impl Fn(usize, &RowFacts) -> T,
+) -> Vec<T> {
+    let mut by: BTreeMap<(u32, u32, u8), Vec<usize>> = BTreeMap::new();
+    for (pos, &k) in order.iter().enumerate() {
+        by.entry(group(&facts.rows[k])).or_default().push(pos);
+    }
+    let mut out: Vec<Option<T>> = (0..order.len()).map(|_| None).collect();
+    for mut positions in by.into_values() {
+        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        for (rank, pos) in positions.into_iter().enumerate() {
+            out[pos] = Some(f(rank, &facts.rows[order[pos]]));
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Puts the correct option of `r` at position `to` (the option there moves to where the
+/// correct one was) and rewrites the letter, the answer and the options shown in the question.
+pub fn move_answer(r: &mut QaRecord, to: usize) {
+    let n = r.choices.len();
+    if to >= n {
+        return;
+    }
+    let from = usize::from(r.answer_index).min(n - 1);
+    let before = r.choices.clone();
+    r.choices.swap(from, to);
+    r.answer_index = to as u8;
+    r.answer_letter = qa::letter(to).unwrap_or_default();
+    r.answer = r.choices[to].clone();
+    r.question = super::relabel_options(&r.question, &before, &r.choices);
+}

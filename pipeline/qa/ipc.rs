@@ -1,0 +1,203 @@
+//! QA tables on disk (Arrow IPC files of [`super::qa_schema`] rows, plus any columns a family
+//! appends), read and written a record batch at a time, so that a table of any length passes
+//! through balancing and the release with only a batch of it in memory.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::ipc::reader::FileReader;
+use arrow::ipc::writer::FileWriter;
+
+use super::QaRecord;
+use crate::store::atomic::AtomicFile;
+use crate::{Error, Result};
+
+/// Rows per record batch a [`QaWriter`] writes: small enough that a reader holds little, large
+/// enough that the per-batch overhead of IPC stays negligible.
+pub const BATCH_ROWS: usize = 1024;
+
+/// One QA table, opened for random access by batch.
+pub struct QaFile {
+    path: PathBuf,
+    reader: FileReader<File>,
+}
+
+impl QaFile {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let reader = FileReader::try_new(file, None).map_err(|e| Error::Input {
+            file: path.to_path_buf(),
+            record: "file header".into(),
+            detail: format!("not an Arrow IPC file: {e}"),
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn num_batches(&self) -> usize {
+        self.reader.num_batches()
+    }
+
+    /// The rows of batch `i`.
+    pub fn batch(&mut self, i: usize) -> Result<Vec<QaRecord>> {
+        let bad = |detail: String| Error::Input {
+            file: self.path.clone(),
+            record: format!("record batch {i}"),
+            detail,
+        };
+        self.reader.set_index(i).map_err(|e| bad(e.to_string()))?;
+        let b = self
+            .reader
+            .next()
+            .ok_or_else(|| bad("missing".into()))?
+            .map_err(|e| bad(e.to_string()))?;
+        super::from_batch(&b).map_err(|e| bad(e.to_string()))
+    }
+
+    /// The number of rows (reads every batch, keeps none).
+    pub fn num_rows(&mut self) -> Result<usize> {
+        let mut n = 0;
+        self.reader.set_index(0).map_err(|e| Error::Input {
+            file: self.path.clone(),
+            record: "record batch 0".into(),
+            detail: e.to_string(),
+        })?;
+        for (i, b) in self.reader.by_ref().enumerate() {
+            n += b
+                .map_err(|e| Error::Input {
+                    file: self.path.clone(),
+                    record: format!("record batch {i}"),
+                    detail: e.to_string(),
+                })?
+                .num_rows();
+        }
+        Ok(n)
+    }
+}
+
+/// Calls `f` with every batch of `files`, in order: `(file index, batch index, rows)`.
+pub fn for_each_batch(
+    files: &[PathBuf],
+    mut f: impl FnMut(usize, usize, Vec<QaRecord>) -> Result<()>,
+) -> Result<()> {
+    for (fi, path) in files.iter().enumerate() {
+        let mut file = QaFile::open(path)?;
+        for bi in 0..file.num_batches() {
+            f(fi, bi, file.batch(bi)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows of `files`, in order, read a batch at a time; stops after the first error.
+pub fn rows(files: &[PathBuf]) -> QaRows<'_> {
+    QaRows {
+        files,
+        next_file: 0,
+        file: None,
+        next_batch: 0,
+        buf: Vec::new().into_iter(),
+        failed: false,
+    }
+}
+
+/// See [`rows`].
+pub struct QaRows<'a> {
+    files: &'a [PathBuf],
+    next_file: usize,
+    file: Option<QaFile>,
+    next_batch: usize,
+    buf: std::vec::IntoIter<QaRecord>,
+    failed: bool,
+}
+
+impl Iterator for QaRows<'_> {
+    type Item = Result<QaRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.buf.next() {
+                return Some(Ok(r));
+            }
+            if self.failed {
+                return None;
+            }
+            let step = match &mut self.file {
+                Some(f) if self.next_batch < f.num_batches() => {
+                    self.next_batch += 1;
+                    f.batch(self.next_batch - 1)
+                        .map(|v| self.buf = v.into_iter())
+                }
+                _ => {
+                    let path = self.files.get(self.next_file)?;
+                    self.next_file += 1;
+                    self.next_batch = 0;
+                    QaFile::open(path).map(|f| self.file = Some(f))
+                }
+            };
+            if let Err(e) = step {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        }
+    }
+}
+
+/// Every row of `files` in memory: for tables known to be small (one scene, tests).
+pub fn read_all(files: &[PathBuf]) -> Result<Vec<QaRecord>> {
+    let mut out = Vec::new();
+    for_each_batch(files, |_, _, rows| {
+        out.extend(rows);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Writes QA rows in batches of [`BATCH_ROWS`]; the file appears under its name only on
+/// [`QaWriter::finish`].
+pub struct QaWriter {
+    w: FileWriter<AtomicFile>,
+    pending: Vec<QaRecord>,
+    rows: usize,
+}
+
+impl QaWriter {
+    pub fn create(path: &Path) -> Result<Self> {
+        Ok(Self {
+            w: FileWriter::try_new(AtomicFile::create(path)?, &super::qa_schema())?,
+            pending: Vec::with_capacity(BATCH_ROWS),
+            rows: 0,
+        })
+    }
+
+    pub fn push(&mut self, r: QaRecord) -> Result<()> {
+        self.pending.push(r);
+        if self.pending.len() >= BATCH_ROWS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if !self.pending.is_empty() {
+            self.w.write(&super::to_batch(&self.pending)?)?;
+            self.rows += self.pending.len();
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Commits the file; returns its row count.
+    pub fn finish(mut self) -> Result<usize> {
+        self.flush()?;
+        self.w.finish()?;
+        self.w.into_inner()?.commit()?;
+        Ok(self.rows)
+    }
+}
