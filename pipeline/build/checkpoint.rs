@@ -21,6 +21,9 @@ pub struct Checkpoint {
     pub key: String,
     /// Seconds the step took when it ran.
     pub seconds: f64,
+    /// The process's peak resident memory during the step, in MiB (Linux only).
+    #[serde(default)]
+    pub peak_rss_mib: Option<f64>,
     /// One line on what it made.
     pub detail: String,
 }
@@ -40,6 +43,7 @@ pub struct StepRecord {
     pub step: String,
     pub status: StepStatus,
     pub seconds: f64,
+    pub peak_rss_mib: Option<f64>,
     pub detail: String,
     pub key: String,
 }
@@ -101,6 +105,7 @@ impl Checkpoints {
                 step: step.into(),
                 status: StepStatus::Reused,
                 seconds: c.seconds,
+                peak_rss_mib: c.peak_rss_mib,
                 detail: c.detail,
                 key: key.into(),
             });
@@ -111,16 +116,20 @@ impl Checkpoints {
         }
         eprintln!("[{n}] {step} …");
         let t0 = Instant::now();
+        super::memory::reset_peak();
         let detail = f().map_err(|e| Error::Stage {
             stage: step.into(),
             detail: e.to_string(),
         })?;
         let seconds = t0.elapsed().as_secs_f64();
-        eprintln!("[{n}] {step}: {detail} ({seconds:.1} s)");
+        let peak_rss_mib = super::memory::peak_mib();
+        let rss = peak_rss_mib.map_or(String::new(), |m| format!(", peak RSS {m:.0} MiB"));
+        eprintln!("[{n}] {step}: {detail} ({seconds:.1} s{rss})");
         let c = Checkpoint {
             step: step.into(),
             key: key.into(),
             seconds,
+            peak_rss_mib,
             detail: detail.clone(),
         };
         let json = serde_json::to_string_pretty(&c).unwrap_or_default() + "\n";
@@ -129,6 +138,7 @@ impl Checkpoints {
             step: step.into(),
             status: StepStatus::Ran,
             seconds,
+            peak_rss_mib,
             detail,
             key: key.into(),
         });

@@ -14,6 +14,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod memory;
 pub mod report;
 pub mod svg;
 
@@ -71,16 +72,21 @@ pub struct BuildSummary {
 
 impl fmt::Display for BuildSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{:<22} {:>8} {:>9}  what", "step", "status", "seconds")?;
+        writeln!(
+            f,
+            "{:<22} {:>8} {:>9} {:>9}  what",
+            "step", "status", "seconds", "peak MiB"
+        )?;
         for s in &self.steps {
             let status = match s.status {
                 checkpoint::StepStatus::Ran => "ran",
                 checkpoint::StepStatus::Reused => "reused",
             };
+            let rss = s.peak_rss_mib.map_or("-".into(), |m| format!("{m:.0}"));
             writeln!(
                 f,
-                "{:<22} {:>8} {:>9.1}  {}",
-                s.step, status, s.seconds, s.detail
+                "{:<22} {:>8} {:>9.1} {:>9}  {}",
+                s.step, status, s.seconds, rss, s.detail
             )?;
         }
         let total: usize = self.counts.values().flat_map(|t| t.values()).sum();

@@ -226,7 +226,7 @@ pub fn write(
     html.push_str("</table>");
     // Timings.
     html.push_str(
-        "<h2>Steps</h2><table><tr><th>step</th><th>status</th><th>seconds</th><th>what</th></tr>",
+        "<h2>Steps</h2><table><tr><th>step</th><th>status</th><th>seconds</th><th>peak RSS (MiB)</th><th>what</th></tr>",
     );
     for s in steps {
         let status = match s.status {
@@ -235,9 +235,10 @@ pub fn write(
         };
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{status}</td><td>{:.1}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{status}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
             esc(&s.step),
             s.seconds,
+            s.peak_rss_mib.map_or("–".into(), |m| format!("{m:.0}")),
             esc(&s.detail)
         );
     }
