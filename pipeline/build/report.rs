@@ -245,6 +245,13 @@ pub fn write(
     html.push_str("</table>");
     let items: Vec<(String, f64)> = steps.iter().map(|s| (s.step.clone(), s.seconds)).collect();
     html.push_str(&hbars("Seconds per step", &items, "s"));
+    let rss: Vec<(String, f64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.step.clone(), s.peak_rss_mib?)))
+        .collect();
+    if !rss.is_empty() {
+        html.push_str(&hbars("Peak resident memory per step", &rss, "MiB"));
+    }
     // Balancing.
     html.push_str("<h2>Class balance per question type</h2>");
     balance_section(&opts.work, &mut html);
