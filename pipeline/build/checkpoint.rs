@@ -24,6 +24,9 @@ pub struct Checkpoint {
     /// The process's peak resident memory during the step, in MiB (Linux only).
     #[serde(default)]
     pub peak_rss_mib: Option<f64>,
+    /// The resident memory when the step started, in MiB (Linux only).
+    #[serde(default)]
+    pub start_rss_mib: Option<f64>,
     /// One line on what it made.
     pub detail: String,
 }
@@ -44,6 +47,7 @@ pub struct StepRecord {
     pub status: StepStatus,
     pub seconds: f64,
     pub peak_rss_mib: Option<f64>,
+    pub start_rss_mib: Option<f64>,
     pub detail: String,
     pub key: String,
 }
@@ -106,6 +110,7 @@ impl Checkpoints {
                 status: StepStatus::Reused,
                 seconds: c.seconds,
                 peak_rss_mib: c.peak_rss_mib,
+                start_rss_mib: c.start_rss_mib,
                 detail: c.detail,
                 key: key.into(),
             });
@@ -117,6 +122,7 @@ impl Checkpoints {
         eprintln!("[{n}] {step} …");
         let t0 = Instant::now();
         super::memory::reset_peak();
+        let start_rss_mib = super::memory::current_mib();
         let detail = f().map_err(|e| Error::Stage {
             stage: step.into(),
             detail: e.to_string(),
@@ -130,6 +136,7 @@ impl Checkpoints {
             key: key.into(),
             seconds,
             peak_rss_mib,
+            start_rss_mib,
             detail: detail.clone(),
         };
         let json = serde_json::to_string_pretty(&c).unwrap_or_default() + "\n";
@@ -139,6 +146,7 @@ impl Checkpoints {
             status: StepStatus::Ran,
             seconds,
             peak_rss_mib,
+            start_rss_mib,
             detail,
             key: key.into(),
         });

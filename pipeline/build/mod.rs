@@ -74,18 +74,22 @@ impl fmt::Display for BuildSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{:<22} {:>8} {:>9} {:>9}  what",
-            "step", "status", "seconds", "peak MiB"
+            "{:<22} {:>8} {:>9} {:>16}  what",
+            "step", "status", "seconds", "peak MiB (step)"
         )?;
         for s in &self.steps {
             let status = match s.status {
                 checkpoint::StepStatus::Ran => "ran",
                 checkpoint::StepStatus::Reused => "reused",
             };
-            let rss = s.peak_rss_mib.map_or("-".into(), |m| format!("{m:.0}"));
+            let rss = match (s.peak_rss_mib, s.start_rss_mib) {
+                (Some(p), Some(s)) => format!("{p:.0} (+{:.0})", p - s),
+                (Some(p), None) => format!("{p:.0}"),
+                _ => "-".into(),
+            };
             writeln!(
                 f,
-                "{:<22} {:>8} {:>9.1} {:>9}  {}",
+                "{:<22} {:>8} {:>9.1} {:>16}  {}",
                 s.step, status, s.seconds, rss, s.detail
             )?;
         }

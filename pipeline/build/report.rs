@@ -238,7 +238,11 @@ pub fn write(
             "<tr><td>{}</td><td>{status}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
             esc(&s.step),
             s.seconds,
-            s.peak_rss_mib.map_or("–".into(), |m| format!("{m:.0}")),
+            match (s.peak_rss_mib, s.start_rss_mib) {
+                (Some(p), Some(s)) => format!("{p:.0} (step: +{:.0})", p - s),
+                (Some(p), None) => format!("{p:.0}"),
+                _ => "–".into(),
+            },
             esc(&s.detail)
         );
     }
