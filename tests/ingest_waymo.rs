@@ -589,23 +589,81 @@ fn projection_with_distortion_matches_projected_lidar_box() {
 }
 
 #[test]
-fn a_release_refuses_to_embed_waymo_segments_as_images() {
+fn a_release_embeds_the_images_of_waymo_segments() {
+    use arrow::array::{AsArray, StructArray};
     let dir = tempfile::tempdir().unwrap();
     let root = synth(dir.path(), 1, 2.0);
     let store = dir.path().join("store");
     ingest(&root, &store);
-    let opts = |images| drivegen::release::ReleaseOptions {
+    let cams: Vec<drivegen::store::CameraRow> = Store::open(&store)
+        .unwrap()
+        .read_all(drivegen::store::Table::Cameras)
+        .unwrap();
+    // Three questions showing two images each, from different frames and cameras.
+    let picks = [(0, 7), (3, 11), (19, cams.len() - 1)];
+    let rows: Vec<drivegen::qa::QaRecord> = picks
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| drivegen::qa::QaRecord {
+            qa_id: format!("q{i}"),
+            family: "egodyn".into(),
+            question_type: "t".into(),
+            choices: vec!["x".into(), "y".into()],
+            answer: "x".into(),
+            answer_letter: "A".into(),
+            source: "waymo".into(),
+            scene_id: cams[a].scene_id.clone(),
+            frame_idx: Some(i as u32),
+            cameras: vec![cams[a].camera.clone(), cams[b].camera.clone()],
+            camera_frame_ids: vec![
+                cams[a].camera_frame_id.clone(),
+                cams[b].camera_frame_id.clone(),
+            ],
+            marks: "{}".into(),
+            params: "{}".into(),
+            evidence: "{}".into(),
+            ..Default::default()
+        })
+        .collect();
+    let qa_file = dir.path().join("qa.arrow");
+    let mut w = drivegen::qa::ipc::QaWriter::create(&qa_file).unwrap();
+    for r in rows {
+        w.push(r).unwrap();
+    }
+    w.finish().unwrap();
+    let out = dir.path().join("release");
+    drivegen::release::run(&drivegen::release::ReleaseOptions {
+        qa: vec![qa_file],
         stores: vec![store.clone()],
-        out: dir.path().join("release"),
-        images,
+        out: out.clone(),
         ..Default::default()
-    };
-    let err = drivegen::release::run(&opts(drivegen::release::ImageMode::Embed))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("Waymo") && err.contains("--images paths"),
-        "{err}"
-    );
-    drivegen::release::run(&opts(drivegen::release::ImageMode::Paths)).unwrap();
+    })
+    .unwrap();
+    let shard = std::fs::File::open(out.join("data/test-00000-of-00001.parquet")).unwrap();
+    let reader =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(shard, 64).unwrap();
+    let mut seen = 0;
+    for b in reader {
+        let b = b.unwrap();
+        let images = b.column_by_name("images").unwrap().as_list::<i32>();
+        for (row, &(a, c)) in picks.iter().enumerate() {
+            let list = images.value(row);
+            let st: &StructArray = list.as_struct();
+            for (k, cam) in [&cams[a], &cams[c]].into_iter().enumerate() {
+                let bytes = st.column(0).as_binary::<i32>().value(k);
+                // The whole-segment reader is independent of the release's cached one.
+                let want = waymo::image::read_jpeg(&root, cam).unwrap();
+                assert_eq!(bytes, want.as_slice(), "{}", cam.camera_frame_id);
+                let img = image::load_from_memory(bytes).unwrap();
+                assert_eq!((img.width(), img.height()), (cam.width, cam.height));
+                let path = st.column(1).as_string::<i32>().value(k);
+                assert!(
+                    path.ends_with(".jpg") && path.contains(&cam.camera),
+                    "{path}"
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 6);
 }

@@ -61,7 +61,7 @@ fn default_split() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
 pub enum InputConfig {
-    /// The built-in synthetic corpus, written in the nuScenes layout, then ingested.
+    /// The built-in synthetic corpus, written in one of the source layouts, then ingested.
     Synth {
         scenes: usize,
         #[serde(default)]
@@ -70,6 +70,8 @@ pub enum InputConfig {
         width: Option<u32>,
         #[serde(default)]
         height: Option<u32>,
+        #[serde(default)]
+        format: SynthFormat,
     },
     /// A nuScenes dataroot.
     Nuscenes {
@@ -77,8 +79,22 @@ pub enum InputConfig {
         #[serde(default)]
         version: Option<String>,
     },
+    /// A Waymo Open Dataset v2 split: the folder holding `camera_image/`, `vehicle_pose/`, …
+    Waymo { root: PathBuf },
+    /// A Bench2Drive route folder, or a folder of routes (up to two levels down).
+    Carla { root: PathBuf },
     /// An existing scene store (reused as it is).
     Store { path: PathBuf },
+}
+
+/// The layout the synthetic corpus is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SynthFormat {
+    #[default]
+    Nuscenes,
+    WaymoV2,
+    Bench2drive,
 }
 
 /// Which stages run.
@@ -316,5 +332,49 @@ mod tests {
             }
         }
         assert!(n >= 4, "{n} configs in {}", dir.display());
+    }
+
+    #[test]
+    fn input_kinds_parse() {
+        let with = |input: &str| {
+            BuildConfig::from_toml(
+                &format!("name = \"x\"\nseed = 1\nout = \"o\"\n[input]\n{input}\n[stages]\n"),
+                Path::new("t.toml"),
+            )
+        };
+        let c = with("kind = \"waymo\"\nroot = \"w\"").unwrap();
+        assert_eq!(c.input, InputConfig::Waymo { root: "w".into() });
+        let c = with("kind = \"carla\"\nroot = \"r\"").unwrap();
+        assert_eq!(c.input, InputConfig::Carla { root: "r".into() });
+        let c = with("kind = \"synth\"\nscenes = 1\nformat = \"waymo-v2\"").unwrap();
+        assert!(matches!(
+            c.input,
+            InputConfig::Synth {
+                format: SynthFormat::WaymoV2,
+                ..
+            }
+        ));
+        let c = with("kind = \"synth\"\nscenes = 1\nformat = \"bench2drive\"").unwrap();
+        assert!(matches!(
+            c.input,
+            InputConfig::Synth {
+                format: SynthFormat::Bench2drive,
+                ..
+            }
+        ));
+        let c = with("kind = \"synth\"\nscenes = 1").unwrap();
+        assert!(matches!(
+            c.input,
+            InputConfig::Synth {
+                format: SynthFormat::Nuscenes,
+                ..
+            }
+        ));
+        let e = with("kind = \"synth\"\nscenes = 1\nformat = \"kitti\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.toml") && e.contains("kitti"), "{e}");
+        let e = with("kind = \"waymo\"").unwrap_err().to_string();
+        assert!(e.contains("root"), "{e}");
     }
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
-use self::config::{BuildConfig, DeviceChoice, InputConfig};
+use self::config::{BuildConfig, DeviceChoice, InputConfig, SynthFormat};
 use crate::shard::Shard;
 use crate::store::atomic::write_atomic;
 use crate::store::Store;
@@ -273,6 +273,7 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
             duration_s,
             width,
             height,
+            format,
         } => {
             let corpus = w.join("corpus");
             let d = crate::synth::SynthOptions::default();
@@ -284,17 +285,41 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
                 image_height: height.unwrap_or(d.image_height),
                 ..d
             };
-            let ck = key(
-                "corpus",
-                &json!({"scenes": so.scenes, "seed": so.seed, "duration_s": so.duration_s,
-                        "w": so.image_width, "h": so.image_height}),
-                &[],
-            );
+            let mut params = json!({"scenes": so.scenes, "seed": so.seed,
+                                    "duration_s": so.duration_s,
+                                    "w": so.image_width, "h": so.image_height});
+            // nuScenes keeps the key it had before formats existed.
+            if *format != SynthFormat::Nuscenes {
+                params["format"] = json!(format);
+            }
+            let ck = key("corpus", &params, &[]);
             cp.step("corpus", &ck, &[&corpus], || {
-                let s = crate::synth::write_nuscenes(&corpus, &so)?;
-                Ok(s.to_string().lines().next().unwrap_or("").to_string())
+                let first = |s: String| s.lines().next().unwrap_or("").to_string();
+                Ok(match format {
+                    SynthFormat::Nuscenes => {
+                        first(crate::synth::write_nuscenes(&corpus, &so)?.to_string())
+                    }
+                    SynthFormat::WaymoV2 => first(
+                        crate::synth::waymo::write(
+                            &corpus,
+                            &crate::synth::waymo::WaymoSynthOptions {
+                                base: so.clone(),
+                                ..Default::default()
+                            },
+                        )?
+                        .to_string(),
+                    ),
+                    SynthFormat::Bench2drive => {
+                        first(crate::synth::bench2drive::write(&corpus, &so)?.to_string())
+                    }
+                })
             })?;
-            ingest(cp, &corpus, &so.version, w, &ck)
+            let source = match format {
+                SynthFormat::Nuscenes => Source::Nuscenes(so.version.clone()),
+                SynthFormat::WaymoV2 => Source::Waymo,
+                SynthFormat::Bench2drive => Source::Carla,
+            };
+            ingest(cp, &corpus, &source, w, &ck)
         }
         InputConfig::Nuscenes { root, version } => {
             let version = match version {
@@ -302,32 +327,71 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
                 None => crate::ingest::nuscenes::only_version(root)?,
             };
             let k = key("source", &json!({"root": root, "version": version}), &[]);
-            ingest(cp, root, &version, w, &k)
+            ingest(cp, root, &Source::Nuscenes(version), w, &k)
+        }
+        InputConfig::Waymo { root } => {
+            let k = key("source", &json!({"kind": "waymo", "root": root}), &[]);
+            ingest(cp, root, &Source::Waymo, w, &k)
+        }
+        InputConfig::Carla { root } => {
+            let k = key("source", &json!({"kind": "carla", "root": root}), &[]);
+            ingest(cp, root, &Source::Carla, w, &k)
         }
     }
+}
+
+/// The layout of a source folder to ingest.
+enum Source {
+    /// nuScenes, with its version.
+    Nuscenes(String),
+    Waymo,
+    Carla,
 }
 
 fn ingest(
     cp: &mut Checkpoints,
     root: &Path,
-    version: &str,
+    source: &Source,
     work: &Path,
     upstream: &str,
 ) -> Result<(PathBuf, String)> {
     let store = work.join("store");
-    let k = key("ingest", &json!({"version": version}), &[upstream]);
+    let k = match source {
+        Source::Nuscenes(version) => key("ingest", &json!({"version": version}), &[upstream]),
+        Source::Waymo => key("ingest", &json!({"source": "waymo"}), &[upstream]),
+        Source::Carla => key("ingest", &json!({"source": "carla"}), &[upstream]),
+    };
     cp.step("ingest", &k, &[&store], || {
         // An absolute root keeps the store's image paths valid from any working folder.
         let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
-        let o = crate::ingest::nuscenes::IngestOptions {
-            root: root.clone(),
-            version: version.into(),
-            out: store.clone(),
-            taxonomy: crate::taxonomy::Taxonomy::load(None)?,
-            rules: Default::default(),
-            chunk_scenes: 8,
+        let taxonomy = crate::taxonomy::Taxonomy::load(None)?;
+        let s = match source {
+            Source::Nuscenes(version) => {
+                crate::ingest::nuscenes::ingest(&crate::ingest::nuscenes::IngestOptions {
+                    root: root.clone(),
+                    version: version.clone(),
+                    out: store.clone(),
+                    taxonomy,
+                    rules: Default::default(),
+                    chunk_scenes: 8,
+                })?
+            }
+            Source::Waymo => {
+                crate::ingest::waymo::run(&crate::ingest::waymo::Options {
+                    root: root.clone(),
+                    out: store.clone(),
+                    taxonomy,
+                    config: crate::ingest::sources::SourcesConfig::load(None)?,
+                })?
+                .ingest
+            }
+            Source::Carla => crate::ingest::carla::run(&crate::ingest::carla::Options {
+                root: root.clone(),
+                out: store.clone(),
+                taxonomy,
+                config: crate::ingest::sources::SourcesConfig::load(None)?,
+            })?,
         };
-        let s = crate::ingest::nuscenes::ingest(&o)?;
         if s.scenes_written == 0 {
             return Err(Error::Usage(format!(
                 "{}: no scene could be ingested",
@@ -709,14 +773,16 @@ fn contact_sheet(
     let k = key(
         "contact_sheet",
         &json!({"config": file_text(&c.corrupt.config)?, "seed": c.seed,
-                "subject": subject.file_name().map(|n| n.to_string_lossy().into_owned())}),
+                "subject": subject.name()}),
         &[],
     );
     cp.step("contact_sheet", &k, &[&sheet], || {
         let cfg = crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?;
-        crate::corrupt::sheet::contact_sheet(
+        crate::corrupt::sheet::contact_sheet_of(
             &cfg,
-            &subject,
+            &subject.rgb()?,
+            &subject.name(),
+            &subject.source(),
             &sheet,
             c.seed,
             corrupt_device(c.corrupt.device),
@@ -724,7 +790,7 @@ fn contact_sheet(
         )?;
         Ok(format!(
             "{} under 15 corruptions × 5 severities",
-            subject.display()
+            subject.source()
         ))
     })
 }

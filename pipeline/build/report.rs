@@ -11,6 +11,8 @@ use super::checkpoint::{StepRecord, StepStatus};
 use super::svg::{esc, grouped_bars, hbars, Series};
 use super::BuildOptions;
 use crate::store::atomic::write_atomic;
+use crate::store::images::ImageReader;
+use crate::store::CameraRow;
 use crate::{Error, Result};
 
 /// What the report shows besides the steps.
@@ -21,18 +23,55 @@ pub struct Inputs {
     pub stores: Vec<PathBuf>,
 }
 
+/// The contact sheet's subject: a store camera image.
+#[derive(Debug, Clone)]
+pub struct SheetSubject {
+    /// Where the store's `image_path`s are relative to.
+    pub root: PathBuf,
+    pub cam: CameraRow,
+}
+
+impl SheetSubject {
+    /// The image's file name (keys the sheet's random draws).
+    pub fn name(&self) -> String {
+        let rel = ImageReader::file_name(&self.cam);
+        Path::new(&rel)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(rel)
+    }
+
+    /// Where the image came from, for the legend.
+    pub fn source(&self) -> String {
+        let file = self.root.join(&self.cam.image_path);
+        if ImageReader::is_parquet_row(&self.cam) {
+            format!("{} ({})", file.display(), self.cam.camera_frame_id)
+        } else {
+            file.display().to_string()
+        }
+    }
+
+    pub fn rgb(&self) -> Result<image::RgbImage> {
+        ImageReader::with_root(self.root.clone()).rgb(&self.cam)
+    }
+}
+
 /// The first keyframe front-camera image of the stores (the contact sheet's subject).
-pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<PathBuf>> {
+pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
     for s in stores {
         let store = crate::store::Store::open(s)?;
         let root = crate::store::subset::absolute_source_root(&store);
-        let cams: Vec<crate::store::CameraRow> = store.read_all(crate::store::Table::Cameras)?;
+        let cams: Vec<CameraRow> = store.read_all(crate::store::Table::Cameras)?;
+        // nuScenes and CARLA call it CAM_FRONT, Waymo FRONT.
         if let Some(c) = cams
             .iter()
-            .filter(|c| c.is_keyframe && c.camera == "CAM_FRONT")
+            .filter(|c| c.is_keyframe && (c.camera == "CAM_FRONT" || c.camera == "FRONT"))
             .min_by(|a, b| (&a.scene_id, a.frame_idx).cmp(&(&b.scene_id, b.frame_idx)))
         {
-            return Ok(Some(root.join(&c.image_path)));
+            return Ok(Some(SheetSubject {
+                root,
+                cam: c.clone(),
+            }));
         }
     }
     Ok(None)

@@ -23,7 +23,8 @@ use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
 use crate::store::atomic::{write_atomic, AtomicFile};
-use crate::store::Store;
+use crate::store::images::ImageReader;
+use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
 /// Where the images come from.
@@ -120,8 +121,11 @@ impl fmt::Display for CorruptSummary {
 struct ViewIn {
     image_id: String,
     camera: String,
+    /// The file the image is in (for a Waymo store, the segment's `camera_image` file).
     path: PathBuf,
-    /// Relative path kept under the output folders.
+    /// The store row the image belongs to (None: a plain file).
+    cam: Option<CameraRow>,
+    /// Relative path kept under the output folders; its extension is the output format.
     rel: PathBuf,
 }
 
@@ -159,7 +163,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<FrameIn>> {
+fn frames_of(
+    input: &Input,
+    frames_per_scene: Option<usize>,
+) -> Result<(Vec<FrameIn>, Option<ImageReader>)> {
     match input {
         Input::Images(dir) => {
             let mut files = Vec::new();
@@ -171,7 +178,7 @@ fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<Frame
                     dir.display()
                 )));
             }
-            Ok(files
+            let frames = files
                 .into_iter()
                 .map(|p| {
                     let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
@@ -193,22 +200,17 @@ fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<Frame
                             image_id: id,
                             camera,
                             path: p,
+                            cam: None,
                             rel,
                         }],
                     }
                 })
-                .collect())
+                .collect();
+            Ok((frames, None))
         }
         Input::Store(dir) => {
             let store = Store::open(dir)?;
-            let root = {
-                let r = PathBuf::from(&store.meta().source_root);
-                if r.is_relative() && !r.exists() {
-                    dir.parent().unwrap_or(Path::new(".")).join(r)
-                } else {
-                    r
-                }
-            };
+            let images = ImageReader::new(&store, None);
             let source = store.meta().source.clone();
             let mut frames = Vec::new();
             for scene in store.scenes()? {
@@ -218,8 +220,10 @@ fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<Frame
                     by_frame.entry(c.frame_idx).or_default().push(ViewIn {
                         image_id: c.camera_frame_id.clone(),
                         camera: c.camera.clone(),
-                        path: root.join(&c.image_path),
-                        rel: PathBuf::from(&c.image_path),
+                        path: images.source_path(c),
+                        cam: Some(c.clone()),
+                        // Waymo images are rows of one file: each gets a name of its own.
+                        rel: PathBuf::from(ImageReader::file_name(c)),
                     });
                 }
                 let keep = frames_per_scene.unwrap_or(usize::MAX);
@@ -244,7 +248,7 @@ fn frames_of(input: &Input, frames_per_scene: Option<usize>) -> Result<Vec<Frame
                     });
                 }
             }
-            Ok(frames)
+            Ok((frames, Some(images)))
         }
     }
 }
@@ -348,7 +352,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     } else {
         open_device(opts.device)?
     };
-    let mut frames = frames_of(&opts.input, opts.frames_per_scene)?;
+    let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
     if let Some(m) = opts.max_frames {
         frames.truncate(m);
     }
@@ -367,15 +371,19 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     // Three stages joined by bounded queues, so decoding the next frame and encoding the last
     // one overlap the corruption of this one, and at most a few frames are in memory at once.
     let (frame_tx, frame_rx) = crossbeam_channel::bounded::<Result<(usize, Vec<RgbImage>)>>(2);
-    let (write_tx, write_rx) = crossbeam_channel::bounded::<Vec<(PathBuf, RgbImage, PathBuf)>>(4);
+    let (write_tx, write_rx) = crossbeam_channel::bounded::<Vec<(PathBuf, RgbImage)>>(4);
     std::thread::scope(|scope| -> Result<()> {
         let frames_ref = &frames;
+        let reader = images.as_ref();
         let decoder = scope.spawn(move || {
             for (i, f) in frames_ref.iter().enumerate() {
                 let images = f
                     .views
                     .par_iter()
-                    .map(|v| load_rgb(&v.path))
+                    .map(|v| match (&v.cam, reader) {
+                        (Some(cam), Some(r)) => r.rgb(cam),
+                        _ => load_rgb(&v.path),
+                    })
                     .collect::<Result<Vec<_>>>();
                 let failed = images.is_err();
                 if frame_tx.send(images.map(|im| (i, im))).is_err() || failed {
@@ -386,8 +394,8 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         let out_dir = &opts.out;
         let writer = scope.spawn(move || -> Result<()> {
             for batch in write_rx {
-                batch.par_iter().try_for_each(|(rel, img, src)| {
-                    let bytes = encode_like(img, src, quality)?;
+                batch.par_iter().try_for_each(|(rel, img)| {
+                    let bytes = encode_like(img, rel, quality)?;
                     write_atomic(&out_dir.join(rel), &bytes)
                 })?;
             }
@@ -480,7 +488,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
                         let batch = outs
                             .iter()
                             .zip(done)
-                            .map(|((rel, v), (img, _, _))| (rel.clone(), img, v.path.clone()))
+                            .map(|((rel, _), (img, _, _))| (rel.clone(), img))
                             .collect();
                         if write_tx.send(batch).is_err() {
                             // The writer stopped on an error, which its join reports.

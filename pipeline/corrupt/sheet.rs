@@ -28,6 +28,27 @@ pub fn contact_sheet(
     cell_w: u32,
 ) -> Result<PathBuf> {
     let img = load_rgb(image)?;
+    let id = image
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let source = image.to_string_lossy();
+    contact_sheet_of(cfg, &img, &id, &source, out, seed, device, cell_w)
+}
+
+/// Draws the sheet of a decoded image: `id` keys the random draws, `source` is where the
+/// legend says the image came from.
+#[allow(clippy::too_many_arguments)]
+pub fn contact_sheet_of(
+    cfg: &CorruptConfig,
+    img: &RgbImage,
+    id: &str,
+    source: &str,
+    out: &Path,
+    seed: u64,
+    device: Device,
+    cell_w: u32,
+) -> Result<PathBuf> {
     let gpu = open_device(device)?;
     let cell_w = cell_w.max(8);
     let cell_h = ((u64::from(img.height()) * u64::from(cell_w)) / u64::from(img.width().max(1)))
@@ -43,12 +64,8 @@ pub fn contact_sheet(
         let x = left + GAP + col as u32 * (cell_w + GAP);
         text(&mut sheet, x, GAP, scale, label);
     }
-    let id = image
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let thumb = |i: &RgbImage| imageops::resize(i, cell_w, cell_h, imageops::FilterType::Triangle);
-    let clean = thumb(&img);
+    let clean = thumb(img);
     let mut legend = Vec::new();
     for (r, c) in Corruption::ALL.into_iter().enumerate() {
         let y = top + GAP + r as u32 * (cell_h + GAP);
@@ -64,11 +81,11 @@ pub fn contact_sheet(
         for sev in 1..=5u8 {
             let x = left + GAP + u32::from(sev) * (cell_w + GAP);
             let view = [View {
-                image_id: &id,
+                image_id: id,
                 camera: "CAM_FRONT",
-                image: &img,
+                image: img,
             }];
-            match corrupt_frame(cfg, gpu.as_ref(), c, sev, seed, &id, &view) {
+            match corrupt_frame(cfg, gpu.as_ref(), c, sev, seed, id, &view) {
                 Ok(mut v) => {
                     let (out_img, _, params) = v.remove(0);
                     imageops::replace(&mut sheet, &thumb(&out_img), i64::from(x), i64::from(y));
@@ -95,7 +112,7 @@ pub fn contact_sheet(
     let bytes = encode_like(&sheet, Path::new("sheet.png"), 100)?;
     write_atomic(out, &bytes)?;
     let legend_path = PathBuf::from(format!("{}.json", out.display()));
-    let doc = json!({"image": image.to_string_lossy(), "seed": seed,
+    let doc = json!({"image": source, "seed": seed,
                      "columns": ["clean", "1", "2", "3", "4", "5"], "rows": legend});
     write_atomic(
         &legend_path,

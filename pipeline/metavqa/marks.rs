@@ -17,6 +17,8 @@ use crate::som::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use crate::som::font::mark_colour;
 use crate::som::layout::{layout_numbered, MarkIn, Rect};
 use crate::store::atomic::write_atomic;
+use crate::store::images::ImageReader;
+use crate::store::CameraRow;
 use crate::{Error, Result};
 
 /// White, the grounding target's box.
@@ -106,20 +108,29 @@ pub fn draw(
     Ok((px, labels.iter().filter(|l| l.overlaps).count() as u64))
 }
 
-/// Reads an image as packed RGBA, checking its size.
-pub fn read_image(path: &Path, width: u32, height: u32) -> Result<Vec<u32>> {
-    let img = image::open(path)
-        .map_err(|e| Error::Usage(format!("{}: cannot read the image: {e}", path.display())))?
-        .to_rgba8();
+/// Reads a store image as packed RGBA, checking its size.
+pub fn read_image(
+    images: &ImageReader,
+    cam: &CameraRow,
+    width: u32,
+    height: u32,
+) -> Result<Vec<u32>> {
+    let img = images.rgb(cam)?;
     if img.dimensions() != (width, height) {
-        return Err(Error::Usage(format!(
-            "{}: the image is {}×{}, cameras.arrow says {width}×{height}",
-            path.display(),
-            img.width(),
-            img.height()
-        )));
+        return Err(Error::input(
+            images.source_path(cam),
+            &cam.camera_frame_id,
+            format!(
+                "the image is {}×{}, cameras.arrow says {width}×{height}",
+                img.width(),
+                img.height()
+            ),
+        ));
     }
-    Ok(img.pixels().map(|p| pack(p.0)).collect())
+    Ok(img
+        .pixels()
+        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
+        .collect())
 }
 
 /// Writes packed pixels as a lossless RGB PNG, atomically.

@@ -44,6 +44,7 @@ use crate::gpu::Gpu;
 use crate::qa::record::{self, QaRecord, SplitMix64};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::images::ImageReader;
 use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, Store};
 use crate::visibility::output::safe_name;
 use crate::{Error, Result};
@@ -528,7 +529,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let cfg = &opts.config;
     let store = Store::open(&opts.store)?;
     let kept = read_kept(&opts.visibility)?;
-    let root = PathBuf::from(&store.meta().source_root);
+    let images = ImageReader::new(&store, None);
     let gpu = if opts.images {
         open_gpu(opts.device)?
     } else {
@@ -583,7 +584,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
                         .ok_or_else(|| {
                             Error::Usage(format!("no camera image {}", g.camera_frame_id))
                         })?;
-                    let base = marks::read_image(&root.join(&cam.image_path), g.width, g.height)?;
+                    let base = marks::read_image(&images, cam, g.width, g.height)?;
                     for r in &q.renders {
                         let (specs, white) = r.specs(g);
                         let (px, o) =

@@ -28,6 +28,7 @@ use self::shards::{hex, ImageRef, ShardInfo};
 use crate::qa::ipc::QaFile;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
+use crate::store::images::ImageReader;
 use crate::store::{CameraRow, Store, Table};
 use crate::{Error, Result};
 
@@ -98,29 +99,16 @@ pub struct ReleaseSummary {
     pub options_hash: String,
 }
 
-/// Image files by `camera_frame_id` (path as recorded, file to read), from the stores.
-fn image_index(
-    stores: &[Store],
-    over: Option<&Path>,
-) -> Result<BTreeMap<String, (String, PathBuf)>> {
+/// The stores' camera rows by `camera_frame_id`, with the index of the store's reader.
+fn image_index(stores: &[Store]) -> Result<BTreeMap<String, (usize, CameraRow)>> {
     let mut index = BTreeMap::new();
-    for store in stores {
-        let root = images_root(store, over);
+    for (k, store) in stores.iter().enumerate() {
         let cams: Vec<CameraRow> = store.read_all(Table::Cameras)?;
         for c in cams {
-            let file = root.join(&c.image_path);
-            index.insert(c.camera_frame_id, (c.image_path, file));
+            index.insert(c.camera_frame_id.clone(), (k, c));
         }
     }
     Ok(index)
-}
-
-/// Where the store's `image_path`s are relative to: `images_root`, else the store's source root.
-fn images_root(store: &Store, over: Option<&Path>) -> PathBuf {
-    over.map_or_else(
-        || crate::store::subset::absolute_source_root(store),
-        Path::to_path_buf,
-    )
 }
 
 fn sha256_file(path: &Path) -> Result<String> {
@@ -157,21 +145,16 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         .iter()
         .map(|p| Store::open(p))
         .collect::<Result<_>>()?;
-    if opts.images == ImageMode::Embed {
-        // A Waymo store's `image_path` is the segment's camera_image Parquet file, not an
-        // image: embedding it would publish Parquet bytes as pictures.
-        if let Some(s) = stores.iter().find(|s| s.meta().source == "waymo") {
-            return Err(Error::Usage(format!(
-                "{}: embedding images from a Waymo store is not supported yet (its images live \
-                 inside the segments' camera_image Parquet files); use --images paths",
-                s.dir().display()
-            )));
-        }
-    }
-    let index = image_index(&stores, opts.images_root.as_deref())?;
+    // `images_root` overrides where the stores' image paths are relative to.
+    let readers: Vec<ImageReader> = stores
+        .iter()
+        .map(|s| ImageReader::new(s, opts.images_root.as_deref()))
+        .collect();
+    let index = image_index(&stores)?;
     let finder = ImageFinder {
         opts,
         index: &index,
+        readers: &readers,
         has_store: !stores.is_empty(),
     };
     let mut splits = vec![(opts.split.clone(), false)];
@@ -284,17 +267,46 @@ pub fn control_split(split: &str) -> String {
     format!("{split}_text_only")
 }
 
-/// Where a row's images are: its own `image_paths` (under `image_dirs`), else the store's
-/// files by `camera_frame_id`.
+/// Where a row's images are: its own `image_paths` (under `image_dirs`), else the stores'
+/// images by `camera_frame_id` (files, or rows of a Waymo segment's camera_image table).
 struct ImageFinder<'a> {
     opts: &'a ReleaseOptions,
-    index: &'a BTreeMap<String, (String, PathBuf)>,
+    index: &'a BTreeMap<String, (usize, CameraRow)>,
+    readers: &'a [ImageReader],
     has_store: bool,
 }
 
-impl ImageFinder<'_> {
-    /// (path recorded in the shard, file to read) per shown image.
-    fn files(&self, r: &QaRecord) -> Result<Vec<(String, PathBuf)>> {
+/// One image a row shows: the path recorded in the shard and where its bytes are.
+struct Shown<'a> {
+    path: String,
+    from: From<'a>,
+}
+
+enum From<'a> {
+    File(PathBuf),
+    Camera(&'a ImageReader, &'a CameraRow),
+}
+
+impl Shown<'_> {
+    /// Identifies the bytes (for the per-group cache and for errors).
+    fn source(&self) -> PathBuf {
+        match &self.from {
+            From::File(f) => f.clone(),
+            From::Camera(r, c) => r.source_path(c).join(&c.camera_frame_id),
+        }
+    }
+
+    fn read(&self) -> Result<Vec<u8>> {
+        match &self.from {
+            From::File(f) => std::fs::read(f).map_err(|e| Error::io(f, e)),
+            From::Camera(r, c) => r.bytes(c),
+        }
+    }
+}
+
+impl<'a> ImageFinder<'a> {
+    /// The images `r` shows, in order.
+    fn images(&self, r: &QaRecord) -> Result<Vec<Shown<'a>>> {
         let missing = |detail: String| Error::Input {
             file: self.opts.qa.first().cloned().unwrap_or_default(),
             record: r.qa_id.clone(),
@@ -310,7 +322,10 @@ impl ImageFinder<'_> {
                         .iter()
                         .map(|d| d.join(p))
                         .find(|f| f.is_file())
-                        .map(|f| (p.clone(), f))
+                        .map(|f| Shown {
+                            path: p.clone(),
+                            from: From::File(f),
+                        })
                         .ok_or_else(|| {
                             missing(format!(
                                 "image {p} is in none of the image folders ({})",
@@ -328,7 +343,10 @@ impl ImageFinder<'_> {
         let mut v = Vec::with_capacity(r.camera_frame_ids.len());
         for id in &r.camera_frame_ids {
             match self.index.get(id) {
-                Some((rel, file)) => v.push((rel.clone(), file.clone())),
+                Some((k, cam)) => v.push(Shown {
+                    path: ImageReader::file_name(cam),
+                    from: From::Camera(&self.readers[*k], cam),
+                }),
                 None if self.has_store => {
                     return Err(missing(format!(
                         "image {id} is not in the store's cameras.arrow"
@@ -405,23 +423,33 @@ fn write_split(
                 .or_default()
                 .entry(r.question_type.clone())
                 .or_default() += 1;
-            let files = finder.files(&r)?;
-            let mut v = Vec::with_capacity(files.len());
-            for (rel, file) in files {
+            let shown = finder.images(&r)?;
+            let mut v = Vec::with_capacity(shown.len());
+            for im in shown {
                 let bytes = match opts.images {
                     ImageMode::Paths => None,
-                    ImageMode::Embed => Some(match cache.get(&file) {
-                        Some(b) => b.clone(),
-                        None => {
-                            let raw = std::fs::read(&file).map_err(|e| Error::io(&file, e))?;
-                            let b = Arc::new(if black { black_like(&raw, &file)? } else { raw });
-                            cache.insert(file.clone(), b.clone());
-                            b
-                        }
-                    }),
+                    ImageMode::Embed => {
+                        let source = im.source();
+                        Some(match cache.get(&source) {
+                            Some(b) => b.clone(),
+                            None => {
+                                let raw = im.read()?;
+                                let b = Arc::new(if black {
+                                    black_like(&raw, &source)?
+                                } else {
+                                    raw
+                                });
+                                cache.insert(source, b.clone());
+                                b
+                            }
+                        })
+                    }
                 };
                 group_bytes += bytes.as_ref().map_or(0, |b| b.len());
-                v.push(ImageRef { bytes, path: rel });
+                v.push(ImageRef {
+                    bytes,
+                    path: im.path,
+                });
             }
             images_total += v.len();
             group.push(r);

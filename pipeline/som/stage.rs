@@ -34,6 +34,7 @@ use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
 use crate::rejects::RejectLog;
 use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::images::ImageReader;
 use crate::store::Store;
 use crate::visibility::config::VisibilityConfig;
 use crate::visibility::output::safe_name;
@@ -212,7 +213,7 @@ pub fn run(
 ) -> Result<SomSummary> {
     let store = Store::open(store_dir)?;
     let kept = read_kept(vis_file)?;
-    let root = PathBuf::from(&store.meta().source_root);
+    let images = ImageReader::new(&store, None);
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let marks_path = out_dir.join("marks.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
@@ -253,7 +254,8 @@ pub fn run(
                         let key = (sid.clone(), w.cam.camera_frame_id.clone());
                         match kept.get(&key) {
                             Some(anns) if !anns.is_empty() => {
-                                mark_image(w, out, anns, cfg, rasteriser, &root, out_dir).map(Some)
+                                mark_image(w, out, anns, cfg, rasteriser, &images, out_dir)
+                                    .map(Some)
                             }
                             _ => Ok(None),
                         }
@@ -310,7 +312,7 @@ fn mark_image(
     anns: &[String],
     cfg: &SomConfig,
     rasteriser: &dyn Rasteriser,
-    root: &Path,
+    images: &ImageReader,
     out_dir: &Path,
 ) -> Result<(Vec<MarkRow>, u64)> {
     let cam = w.cam;
@@ -375,21 +377,24 @@ fn mark_image(
             )
         })
         .collect();
-    let src = root.join(&cam.image_path);
-    let img = image::open(&src)
-        .map_err(|e| Error::Usage(format!("{}: cannot read the image: {e}", src.display())))?
-        .to_rgba8();
+    let img = images.rgb(cam)?;
     if img.dimensions() != (out.width, out.height) {
-        return Err(Error::Usage(format!(
-            "{}: the image is {}×{}, cameras.arrow says {}×{}",
-            src.display(),
-            img.width(),
-            img.height(),
-            out.width,
-            out.height
-        )));
+        return Err(Error::input(
+            images.source_path(cam),
+            &cam.camera_frame_id,
+            format!(
+                "the image is {}×{}, cameras.arrow says {}×{}",
+                img.width(),
+                img.height(),
+                out.width,
+                out.height
+            ),
+        ));
     }
-    let mut px: Vec<u32> = img.pixels().map(|p| pack(p.0)).collect();
+    let mut px: Vec<u32> = img
+        .pixels()
+        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
+        .collect();
     match rasteriser.gpu() {
         Some(gpu) => draw_gpu(gpu, &mut px, out.width, out.height, &draws, &cfg.draw)?,
         None => draw_cpu(&mut px, out.width, out.height, &draws, &cfg.draw)?,

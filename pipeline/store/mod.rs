@@ -12,6 +12,7 @@
 //! scene's index is the same in every table, which is what `--shard i/N` splits on.
 
 pub mod atomic;
+pub mod images;
 pub mod rows;
 pub mod schema;
 pub mod subset;
