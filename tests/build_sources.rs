@@ -24,8 +24,8 @@ fn drivegen(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The stages after `[input]`; Waymo and CARLA boxes carry no visibility bin, so the
-/// visibility config lets them through that test.
+/// The stages after `[input]`, with the built-in stage configs: Waymo and CARLA boxes carry no
+/// visibility bin and Waymo's front camera is `FRONT`, which the defaults handle.
 const STAGES: &str = r#"
 [stages]
 egomotion = true
@@ -35,7 +35,6 @@ corrupt = true
 
 [visibility]
 device = "cpu"
-config = "visibility.toml"
 
 [som]
 device = "cpu"
@@ -52,16 +51,6 @@ rows_per_shard = 1000
 
 fn setup(dir: &Path, input: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/visibility.toml"),
-    )
-    .unwrap();
-    let lenient = text.replace(
-        "allow_missing_visibility = false",
-        "allow_missing_visibility = true",
-    );
-    assert_ne!(text, lenient);
-    std::fs::write(dir.join("visibility.toml"), lenient).unwrap();
     let cfg = format!("name = \"sources\"\nseed = 5\nout = \"release\"\n\n{input}\n{STAGES}");
     std::fs::write(dir.join("build.toml"), cfg).unwrap();
 }
@@ -148,17 +137,7 @@ fn build_from_a_waymo_split() {
             "segments",
         ],
     );
-    // EgoDyn follows the front camera, which Waymo calls FRONT.
-    let ego =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/egodyn.toml"))
-            .unwrap();
-    let front = ego.replace("camera = \"CAM_FRONT\"", "camera = \"FRONT\"");
-    assert_ne!(ego, front);
-    std::fs::write(d.join("egodyn.toml"), front).unwrap();
-    setup(
-        d,
-        "[input]\nkind = \"waymo\"\nroot = \"segments\"\n\n[egomotion]\nconfig = \"egodyn.toml\"\n",
-    );
+    setup(d, "[input]\nkind = \"waymo\"\nroot = \"segments\"\n");
     let out = drivegen(d, &["build", "build.toml"]);
     assert!(out.contains("questions:"), "{out}");
     check_release(d, 5);

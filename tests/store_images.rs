@@ -316,22 +316,8 @@ fn stages_open_waymo_images() {
             .collect::<HashMap<_, _>>()
     };
     let vis = dir.path().join("vis.arrow");
-    // Waymo boxes have no visibility bin: let them through the bin test.
-    let vis_cfg = dir.path().join("visibility.toml");
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/visibility.toml"),
-    )
-    .unwrap();
-    let lenient = text.replace(
-        "allow_missing_visibility = false",
-        "allow_missing_visibility = true",
-    );
-    assert_ne!(text, lenient);
-    std::fs::write(&vis_cfg, lenient).unwrap();
     drivegen(&[
         os("visibility"),
-        os("--config"),
-        vis_cfg.as_os_str(),
         os("--device"),
         os("cpu"),
         os("--store"),

@@ -571,7 +571,12 @@ fn passing() -> FilterInput<'static> {
 
 #[test]
 fn every_reject_reason_is_triggered_and_the_first_failure_wins() {
-    let cfg = VisibilityConfig::default_config().unwrap().filters;
+    let defaults = VisibilityConfig::default_config().unwrap().filters;
+    // The default lets sources without bins (Waymo, CARLA) through the bin test; the strict
+    // setting is what makes a missing bin a failure.
+    assert!(defaults.allow_missing_visibility);
+    let mut cfg = defaults;
+    cfg.allow_missing_visibility = false;
     assert_eq!(
         evaluate(&cfg, &passing()),
         None,

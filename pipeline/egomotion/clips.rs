@@ -80,10 +80,14 @@ pub fn extract(
     let scene_id = scene.scene.scene_id.as_str();
     // The camera's images in time order (ties broken by id, so the order never depends on
     // how the store happened to list them).
+    let camera = std::iter::once(&cfg.camera)
+        .chain(&cfg.camera_aliases)
+        .find(|n| scene.cameras.iter().any(|c| &c.camera == *n))
+        .unwrap_or(&cfg.camera);
     let mut cams: Vec<&CameraRow> = scene
         .cameras
         .iter()
-        .filter(|c| c.camera == cfg.camera)
+        .filter(|c| &c.camera == camera)
         .collect();
     cams.sort_by(|a, b| {
         a.timestamp_us
@@ -145,7 +149,7 @@ pub fn extract(
                     rejects.push(ClipReject {
                         clip_id,
                         kind: "no_anchor_image",
-                        reason: format!("keyframe {} has no {} image", kf.frame_idx, cfg.camera),
+                        reason: format!("keyframe {} has no {camera} image", kf.frame_idx),
                     });
                     continue;
                 };

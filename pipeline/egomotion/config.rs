@@ -63,6 +63,10 @@ pub struct ClipConfig {
     pub pose_source: PoseSource,
     /// The camera whose images are shown (and, with `pose_source = "camera"`, whose poses are used).
     pub camera: String,
+    /// Other names of `camera` in other sources (Waymo calls the front camera `FRONT`): a scene
+    /// with no `camera` image uses the first of these it has.
+    #[serde(default)]
+    pub camera_aliases: Vec<String>,
     /// Clip length (s); the grid spans exactly this long for keyframe clips.
     pub duration_s: f64,
     /// Resampling rate (Hz); the grid has ceil(duration·rate) + 1 samples.
