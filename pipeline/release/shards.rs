@@ -13,6 +13,7 @@ use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use sha2::{Digest, Sha256};
 
 use crate::qa::{self, QaRecord};
@@ -124,14 +125,31 @@ fn schema_err(what: &str) -> Error {
 
 /// Writer settings: zstd, row groups small enough that image-heavy rows stay streamable, and
 /// no timestamps or host names anywhere, so identical rows give identical bytes.
+///
+/// The questions of one clip or frame show the same images, so a row group holds each image
+/// many times (EgoDyn: 14 questions on the same 6 views). The image bytes column keeps its
+/// dictionary for the whole row group, so every image is stored once per group and the rows
+/// point at it; with the default 1 MiB dictionary limit the writer would fall back to plain
+/// values after the first few images. A group's distinct images are bounded by the release's
+/// `row_group_bytes` cut, which bounds the dictionary too.
 pub fn writer_properties(row_group_rows: usize) -> WriterProperties {
+    let image_bytes = ColumnPath::from(
+        ["images", "list", "item", "bytes"]
+            .map(String::from)
+            .to_vec(),
+    );
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap_or_default()))
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
         .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_column_dictionary_page_size_limit(image_bytes, IMAGE_DICTIONARY_LIMIT)
         .set_created_by(format!("drivegen {}", env!("CARGO_PKG_VERSION")))
         .build()
 }
+
+/// Large enough never to be reached within a row group (those end at `row_group_bytes` of
+/// images, 64 MiB by default), small enough for every reader's page size limits.
+const IMAGE_DICTIONARY_LIMIT: usize = 1 << 30;
 
 /// A written shard.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
