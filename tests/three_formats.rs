@@ -37,7 +37,8 @@
 //!   instant. Bench2Drive's rig is CARLA's (other mounts, fov 70°/110°): there is no shared
 //!   camera, so nuScenes' side uses Bench2Drive's camera rows (intrinsics, cam → ego) at
 //!   nuScenes' ego poses, and the pair checks that the boxes and ego poses give the same
-//!   answers (the Bench2Drive camera conversion itself is checked by `tests/ingest_carla.rs`).
+//!   answers; the Bench2Drive camera rows themselves are checked against the CARLA rig
+//!   (mounts, yaws, fovs of formats.md §3.2) in [`check_carla_rig`].
 //! * Visibility ([`compare_visibility`]): per object per camera, projected and visible pixel
 //!   counts, modal boxes and `kept` exactly equal, amodal boxes to 1e-6 px, truncation to 1e-9.
 //!   Exact is right: the projected vertices differ by ~1e-9 px and are snapped to the
@@ -476,6 +477,9 @@ fn pair(
                 rx.objects.push(b);
             }
             for c in x.cameras.iter().filter(|c| c.frame_idx == xf.frame_idx) {
+                if own_cameras {
+                    check_carla_rig(c);
+                }
                 let mut c = c.clone();
                 c.frame_idx = ki;
                 rx.cameras.push(c);
@@ -521,6 +525,50 @@ fn pair(
         out.other.push(rx);
     }
     out
+}
+
+/// A Bench2Drive camera row is the CARLA rig of `shared/spec/formats.md` §3.2 in the store's
+/// right-handed ego frame: mount (x, −y, z), optical axis at yaw −yaw°, image y down, and
+/// f = W / (2 tan(fov/2)) with the principal point at the image centre. (The pair projects
+/// both sides through these rows, so they are checked against the rig here.)
+fn check_carla_rig(c: &drivegen::store::CameraRow) {
+    let cam = drivegen::synth::bench2drive::CAMERAS
+        .iter()
+        .find(|k| k.key == c.camera)
+        .unwrap_or_else(|| panic!("no CARLA camera {}", c.camera));
+    let iso = c.cam.isometry();
+    let t = iso.translation.vector;
+    let want_t = [cam.mount[0], -cam.mount[1], cam.mount[2]];
+    assert!(
+        (0..3).all(|k| (t[k] - want_t[k]).abs() < 1e-9),
+        "{}: mount {t:?}",
+        c.camera
+    );
+    let yaw = -cam.yaw_deg.to_radians();
+    let axes = [
+        (nalgebra::Vector3::z(), [yaw.cos(), yaw.sin(), 0.0]),
+        (nalgebra::Vector3::x(), [yaw.sin(), -yaw.cos(), 0.0]),
+        (nalgebra::Vector3::y(), [0.0, 0.0, -1.0]),
+    ];
+    for (axis, want) in axes {
+        let got = iso.rotation * axis;
+        assert!(
+            (0..3).all(|k| (got[k] - want[k]).abs() < 1e-9),
+            "{}: camera axis {axis:?} → {got:?}, want {want:?}",
+            c.camera
+        );
+    }
+    let f = f64::from(c.width) / (2.0 * (cam.fov_deg.to_radians() / 2.0).tan());
+    let want_k = [f, f, f64::from(c.width) / 2.0, f64::from(c.height) / 2.0];
+    assert!(
+        [c.fx, c.fy, c.cx, c.cy]
+            .iter()
+            .zip(want_k)
+            .all(|(a, b)| (a - b).abs() < 1e-9),
+        "{}: intrinsics {:?}",
+        c.camera,
+        [c.fx, c.fy, c.cx, c.cy]
+    );
 }
 
 /// The keyframe stores of a pair and their visibility tables.
