@@ -34,11 +34,15 @@
 //!   cameras fire 2.5–45 ms before the lidar keyframe, while the synthetic Waymo cameras are
 //!   global-shutter at the frame time: nuScenes' keyframe camera poses are moved to the
 //!   keyframe's ego pose (what a camera firing at the sample time would have), so both see one
-//!   instant. Bench2Drive's rig is CARLA's (other mounts, fov 70°/110°): there is no shared
-//!   camera, so nuScenes' side uses Bench2Drive's camera rows (intrinsics, cam → ego) at
-//!   nuScenes' ego poses, and the pair checks that the boxes and ego poses give the same
-//!   answers; the Bench2Drive camera rows themselves are checked against the CARLA rig
-//!   (mounts, yaws, fovs of formats.md §3.2) in [`check_carla_rig`].
+//!   instant. Bench2Drive's rig is CARLA's (other mounts, fov 70°/110°) and shares no camera
+//!   with nuScenes', so Bench2Drive is compared twice: (a) its CARLA-rig routes, with
+//!   nuScenes' side projected through Bench2Drive's camera rows (intrinsics, cam → ego) at
+//!   nuScenes' ego poses, which checks boxes and poses, while the camera rows themselves are
+//!   checked against the CARLA rig (mounts, yaws, fovs of formats.md §3.2) in
+//!   [`check_carla_rig`]; (b) the same routes written with the nuScenes rig
+//!   (`bench2drive::write_with_rig`, `Rig::NuScenes`: the rig's intrinsics and cam → ego in
+//!   Bench2Drive's left-handed `cam2ego`/`world2cam`), compared like Waymo on all six
+//!   nuScenes cameras, which checks the adapter's camera conversion end to end.
 //! * Visibility ([`compare_visibility`]): per object per camera, projected and visible pixel
 //!   counts, modal boxes and `kept` exactly equal, amodal boxes to 1e-6 px, truncation to 1e-9.
 //!   Exact is right: the projected vertices differ by ~1e-9 px and are snapped to the
@@ -82,6 +86,7 @@ use drivegen::sig::{SigConfig, SigOptions};
 use drivegen::store::{ObjectRow, SceneData, Store, StoreMeta, StoreWriter};
 use drivegen::stsbench::mine::{mine_scene, window_starts};
 use drivegen::stsbench::{tracks_with_map, StsConfig};
+use drivegen::synth::bench2drive::Rig;
 use drivegen::synth::waymo::WaymoSynthOptions;
 use drivegen::synth::SynthOptions;
 use drivegen::taxonomy::Taxonomy;
@@ -100,6 +105,8 @@ struct Stores {
     nuscenes: Vec<SceneData>,
     waymo: Vec<SceneData>,
     b2d: Vec<SceneData>,
+    /// The same routes written with the nuScenes camera rig.
+    b2d_nuscenes_rig: Vec<SceneData>,
     _dir: tempfile::TempDir,
 }
 
@@ -147,17 +154,23 @@ fn build() -> Stores {
         config: cfg.clone(),
     })
     .unwrap();
-    drivegen::synth::bench2drive::write(&d.join("b2d"), &base).unwrap();
-    carla::run(&carla::Options {
-        root: d.join("b2d"),
-        out: d.join("s_b2d"),
-        taxonomy: tax,
-        config: cfg,
-    })
-    .unwrap();
-    let mut b2d = load(&d.join("s_b2d"));
-    // Routes are found in path order (by script name); put them back in world order.
-    b2d.sort_by_key(|s| s.scene.scene_id.clone());
+    let mut b2d = Vec::new();
+    for (rig, name) in [(Rig::Carla, "b2d"), (Rig::NuScenes, "b2d_nusc_rig")] {
+        drivegen::synth::bench2drive::write_with_rig(&d.join(name), &base, rig).unwrap();
+        carla::run(&carla::Options {
+            root: d.join(name),
+            out: d.join(format!("s_{name}")),
+            taxonomy: tax.clone(),
+            config: cfg.clone(),
+        })
+        .unwrap();
+        let mut scenes = load(&d.join(format!("s_{name}")));
+        // Routes are found in path order (by script name); put them back in world order.
+        scenes.sort_by_key(|s| s.scene.scene_id.clone());
+        b2d.push(scenes);
+    }
+    let b2d_nuscenes_rig = b2d.pop().unwrap();
+    let b2d = b2d.pop().unwrap();
     // Segments are ingested in segment-name order; put them in time (world) order.
     let mut waymo = load(&d.join("s_waymo"));
     waymo.sort_by_key(|s| s.frames[0].timestamp_us);
@@ -165,6 +178,7 @@ fn build() -> Stores {
         nuscenes: load(&d.join("s_nusc")),
         waymo,
         b2d,
+        b2d_nuscenes_rig,
         _dir: dir,
     }
 }
@@ -322,6 +336,13 @@ fn three_formats_agree() {
     for p in [
         pair("waymo", &s.nuscenes, &s.waymo, false, false),
         pair("bench2drive", &s.nuscenes, &s.b2d, true, true),
+        pair(
+            "bench2drive-nuscenes-rig",
+            &s.nuscenes,
+            &s.b2d_nuscenes_rig,
+            true,
+            false,
+        ),
     ] {
         let st = Staged::new(dir.path(), &p);
         let v = compare_visibility(&p, &st);
