@@ -160,8 +160,24 @@ fn gz(value: &Value) -> Result<Vec<u8>> {
         .map_err(|e| Error::io("anno.json.gz", e))
 }
 
-/// Writes one route per scene under `out`.
+/// The camera rig a route is written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rig {
+    /// Bench2Drive's own ([`CAMERAS`]).
+    #[default]
+    Carla,
+    /// The nuScenes rig ([`super::rig::CAMERAS`]) under the same camera names, so that
+    /// camera-image results can be compared with the other formats camera for camera.
+    NuScenes,
+}
+
+/// Writes one route per scene under `out`, with Bench2Drive's camera rig.
 pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
+    write_with_rig(out, opts, Rig::Carla)
+}
+
+/// [`write`] with a chosen camera rig.
+pub fn write_with_rig(out: &Path, opts: &SynthOptions, rig: Rig) -> Result<FormatSummary> {
     opts.validate()?;
     let started = Instant::now();
     let mut summary = FormatSummary {
@@ -179,7 +195,7 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
             .enumerate()
             .map(|(fi, &ts)| {
                 let t = scene_time(&world, opts.duration_s, ts);
-                let (anno, cams) = frame_anno(&world, opts.seed, t, w, h)?;
+                let (anno, cams) = frame_anno(&world, opts.seed, t, (w, h), rig)?;
                 let boxes = anno["bounding_boxes"].as_array().map_or(0, |a| a.len() - 1);
                 write_atomic(
                     &route.join("anno").join(format!("{fi:05}.json.gz")),
@@ -218,7 +234,54 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
     Ok(summary)
 }
 
-type CameraViews = Vec<(nalgebra::Isometry3<f64>, [f64; 4])>;
+/// A camera's right-handed OpenCV pose in the world and its `[fx, fy, cx, cy]`.
+type CameraView = (nalgebra::Isometry3<f64>, [f64; 4]);
+type CameraViews = Vec<CameraView>;
+
+/// A nuScenes rig camera as a Bench2Drive sensor entry, and its right-handed OpenCV pose and
+/// intrinsics (for rendering). The camera actor's axes (x forward, y right, z up, left-handed)
+/// are the OpenCV axes turned: actor forward = optical axis, right = image x, up = −image y.
+fn nuscenes_camera(
+    key: &str,
+    e: &super::world::EgoState,
+    ego_m: &Matrix4<f64>,
+    w: u32,
+    h: u32,
+) -> Result<(Value, CameraView)> {
+    let spec = super::rig::CAMERAS
+        .iter()
+        .find(|c| c.channel == key)
+        .ok_or_else(|| Error::Usage(format!("no nuScenes rig camera {key}")))?;
+    let cv_to_ego = crate::geometry::pose(spec.translation, spec.rotation);
+    // Right-handed actor axes (x forward, y left, z up) in OpenCV axes.
+    let actor_in_cv = Matrix4::new(
+        0.0, -1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+    );
+    let flip = Matrix4::from_diagonal(&Vector4::new(1.0, -1.0, 1.0, 1.0));
+    let cam2ego = flip * cv_to_ego.to_homogeneous() * actor_in_cv * flip;
+    let cam_world = ego_m * cam2ego;
+    // CARLA's [pitch, roll, yaw] of the actor (inverting `carla_matrix`).
+    let pitch = cam_world[(2, 0)].clamp(-1.0, 1.0).asin();
+    let roll = (-cam_world[(2, 1)]).atan2(cam_world[(2, 2)]);
+    let yaw = cam_world[(1, 0)].atan2(cam_world[(0, 0)]);
+    let k = spec.intrinsic(w, h);
+    let sensor = json!({
+        "location": [cam_world[(0, 3)], cam_world[(1, 3)], cam_world[(2, 3)]],
+        "rotation": [pitch.to_degrees(), roll.to_degrees(), yaw.to_degrees()],
+        "intrinsic": k,
+        "world2cam": mat_json(&inverse(&cam_world)?),
+        "cam2ego": mat_json(&cam2ego),
+        "fov": 2.0 * (f64::from(w) / (2.0 * k[0][0])).atan().to_degrees(),
+        "image_size_x": w,
+        "image_size_y": h,
+    });
+    let ego_rh =
+        nalgebra::Isometry3::new(Vector3::new(e.x, e.y, 0.0), Vector3::new(0.0, 0.0, e.yaw));
+    Ok((
+        sensor,
+        (ego_rh * cv_to_ego, [k[0][0], k[1][1], k[0][2], k[1][2]]),
+    ))
+}
 
 /// One frame's annotation, and each camera's right-handed OpenCV pose and intrinsics (for
 /// rendering).
@@ -226,8 +289,8 @@ fn frame_anno(
     world: &SceneWorld,
     seed: u64,
     t: f64,
-    w: u32,
-    h: u32,
+    (w, h): (u32, u32),
+    rig: Rig,
 ) -> Result<(Value, CameraViews)> {
     let e = world.ego_state(t);
     // Left-handed: y and yaw negated.
@@ -237,6 +300,12 @@ fn frame_anno(
     let mut sensors = serde_json::Map::new();
     let mut views = Vec::new();
     for cam in &CAMERAS {
+        if rig == Rig::NuScenes {
+            let (sensor, view) = nuscenes_camera(cam.key, &e, &ego_m, w, h)?;
+            sensors.insert(cam.key.into(), sensor);
+            views.push(view);
+            continue;
+        }
         let cam2ego = carla_matrix(cam.mount, [0.0, 0.0, cam.yaw_deg]);
         let cam_world = ego_m * cam2ego;
         let f = f64::from(w) / (2.0 * (cam.fov_deg.to_radians() / 2.0).tan());
@@ -422,6 +491,54 @@ fn box_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nuscenes_rig_cameras_read_back_as_the_rig() {
+        use crate::ingest::carla::convert::{isometry_rh, opencv_in_actor};
+        let world = SceneWorld::build(0, 1, 2.0).unwrap();
+        let e = world.ego_state(0.7);
+        let ego_m = carla_matrix([e.x, -e.y, 0.0], [0.0, 0.0, -e.yaw.to_degrees()]);
+        for cam in &CAMERAS {
+            let (sensor, (view, k)) = nuscenes_camera(cam.key, &e, &ego_m, 800, 450).unwrap();
+            let spec = super::super::rig::CAMERAS
+                .iter()
+                .find(|c| c.channel == cam.key)
+                .unwrap();
+            let m = Matrix4::from_fn(|r, c| sensor["cam2ego"][r][c].as_f64().unwrap());
+            // The reader's conversion (flip y, then OpenCV axes in the actor's) gives back the
+            // rig's OpenCV camera → ego pose.
+            let got = isometry_rh(&m, 1e-9).unwrap()
+                * nalgebra::Isometry3::from_parts(
+                    nalgebra::Translation3::identity(),
+                    opencv_in_actor(),
+                );
+            let want = crate::geometry::pose(spec.translation, spec.rotation);
+            assert!(
+                (got.to_homogeneous() - want.to_homogeneous()).abs().max() < 1e-9,
+                "{}",
+                cam.key
+            );
+            // world2cam is the inverse of the actor's world matrix, location its translation.
+            let w2c = Matrix4::from_fn(|r, c| sensor["world2cam"][r][c].as_f64().unwrap());
+            let loc = w2c.try_inverse().unwrap();
+            for (i, l) in sensor["location"].as_array().unwrap().iter().enumerate() {
+                assert!((loc[(i, 3)] - l.as_f64().unwrap()).abs() < 1e-6);
+            }
+            // The rendering pose is the ego's right-handed pose times the rig pose.
+            let ego = nalgebra::Isometry3::new(
+                Vector3::new(e.x, e.y, 0.0),
+                Vector3::new(0.0, 0.0, e.yaw),
+            );
+            assert!(
+                ((ego * want).to_homogeneous() - view.to_homogeneous())
+                    .abs()
+                    .max()
+                    < 1e-9
+            );
+            let kk = spec.intrinsic(800, 450);
+            assert_eq!(k, [kk[0][0], kk[1][1], kk[0][2], kk[1][2]]);
+        }
+    }
 
     #[test]
     fn carla_matrix_is_a_left_handed_yaw() {
