@@ -4,8 +4,9 @@
 //!
 //! `drivegen balance` reads QA tables (the common record of `schemas/qa.json`), groups rows
 //! into items (`clip_id` when set, else `scene_id` + `frame_idx`), selects items, keeps their
-//! rows in a canonical order (item, family, type, id), and writes `balanced_qa.arrow`, `balance_report.md` and `balance_report.json`. The
-//! output is a pure function of the input rows and the options.
+//! rows in a canonical order (scene, item, family, type, id), and writes `balanced_qa.arrow`,
+//! `balance_report.md` and `balance_report.json`. The output is a pure function of the input
+//! rows and the options; deciding needs only compact facts per row ([`plan`]).
 
 pub mod greedy;
 pub mod plan;
