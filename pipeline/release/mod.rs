@@ -29,7 +29,7 @@ use crate::qa::ipc::QaFile;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
 use crate::store::images::ImageReader;
-use crate::store::{CameraRow, Store, Table};
+use crate::store::{CameraRow, Store, StoreRow, Table};
 use crate::{Error, Result};
 
 /// How images go into the shards.
@@ -99,16 +99,69 @@ pub struct ReleaseSummary {
     pub options_hash: String,
 }
 
-/// The stores' camera rows by `camera_frame_id`, with the index of the store's reader.
-fn image_index(stores: &[Store]) -> Result<BTreeMap<String, (usize, CameraRow)>> {
-    let mut index = BTreeMap::new();
-    for (k, store) in stores.iter().enumerate() {
-        let cams: Vec<CameraRow> = store.read_all(Table::Cameras)?;
-        for c in cams {
-            index.insert(c.camera_frame_id.clone(), (k, c));
+/// The stores' camera rows, loaded one scene at a time: the questions come scene by scene (the
+/// canonical order), and a store's cameras table holds one record batch per scene, in the
+/// order of its scenes table. Holding every camera row instead (sweeps included, about six per
+/// keyframe image) made the release's memory grow with the dataset.
+struct SceneCameras {
+    /// `scene_id` → (store, batch).
+    scenes: BTreeMap<String, (usize, usize)>,
+    readers: Vec<arrow::ipc::reader::FileReader<std::fs::File>>,
+    dirs: Vec<PathBuf>,
+    /// The scene loaded last: its camera rows by `camera_frame_id`.
+    current: Option<(String, usize, BTreeMap<String, CameraRow>)>,
+}
+
+impl SceneCameras {
+    fn open(stores: &[Store]) -> Result<Self> {
+        let mut scenes = BTreeMap::new();
+        for (k, store) in stores.iter().enumerate() {
+            let rows: Vec<crate::store::SceneRow> = store.read_all(Table::Scenes)?;
+            for (batch, r) in rows.into_iter().enumerate() {
+                scenes.insert(r.scene_id, (k, batch));
+            }
         }
+        Ok(Self {
+            scenes,
+            readers: stores
+                .iter()
+                .map(|s| s.reader(Table::Cameras))
+                .collect::<Result<_>>()?,
+            dirs: stores.iter().map(|s| s.dir().to_path_buf()).collect(),
+            current: None,
+        })
     }
-    Ok(index)
+
+    /// The camera row `id` of `scene` and the index of its store, if the stores have it.
+    fn get(&mut self, scene: &str, id: &str) -> Result<Option<(usize, CameraRow)>> {
+        if self.current.as_ref().is_none_or(|c| c.0 != scene) {
+            let Some(&(k, batch)) = self.scenes.get(scene) else {
+                return Ok(None);
+            };
+            let file = self.dirs[k].join(Table::Cameras.file_name());
+            let bad = |detail: String| Error::Input {
+                file: file.clone(),
+                record: format!("record batch {batch} (scene {scene})"),
+                detail,
+            };
+            let r = &mut self.readers[k];
+            r.set_index(batch).map_err(|e| bad(e.to_string()))?;
+            let b = r
+                .next()
+                .ok_or_else(|| bad("missing".into()))?
+                .map_err(|e| bad(e.to_string()))?;
+            let rows = CameraRow::from_batch(&b)?;
+            let by_id = rows
+                .into_iter()
+                .map(|c| (c.camera_frame_id.clone(), c))
+                .collect();
+            self.current = Some((scene.to_string(), k, by_id));
+        }
+        Ok(self
+            .current
+            .as_ref()
+            .and_then(|(_, k, m)| m.get(id).map(|c| (*k, c.clone()))))
+    }
 }
 
 fn sha256_file(path: &Path) -> Result<String> {
@@ -150,10 +203,9 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         .iter()
         .map(|s| ImageReader::new(s, opts.images_root.as_deref()))
         .collect();
-    let index = image_index(&stores)?;
     let finder = ImageFinder {
         opts,
-        index: &index,
+        cameras: std::cell::RefCell::new(SceneCameras::open(&stores)?),
         readers: &readers,
         has_store: !stores.is_empty(),
     };
@@ -271,7 +323,7 @@ pub fn control_split(split: &str) -> String {
 /// images by `camera_frame_id` (files, or rows of a Waymo segment's camera_image table).
 struct ImageFinder<'a> {
     opts: &'a ReleaseOptions,
-    index: &'a BTreeMap<String, (usize, CameraRow)>,
+    cameras: std::cell::RefCell<SceneCameras>,
     readers: &'a [ImageReader],
     has_store: bool,
 }
@@ -284,7 +336,7 @@ struct Shown<'a> {
 
 enum From<'a> {
     File(PathBuf),
-    Camera(&'a ImageReader, &'a CameraRow),
+    Camera(&'a ImageReader, Box<CameraRow>),
 }
 
 impl Shown<'_> {
@@ -342,10 +394,10 @@ impl<'a> ImageFinder<'a> {
         }
         let mut v = Vec::with_capacity(r.camera_frame_ids.len());
         for id in &r.camera_frame_ids {
-            match self.index.get(id) {
+            match self.cameras.borrow_mut().get(&r.scene_id, id)? {
                 Some((k, cam)) => v.push(Shown {
-                    path: ImageReader::file_name(cam),
-                    from: From::Camera(&self.readers[*k], cam),
+                    path: ImageReader::file_name(&cam),
+                    from: From::Camera(&self.readers[k], Box::new(cam)),
                 }),
                 None if self.has_store => {
                     return Err(missing(format!(
