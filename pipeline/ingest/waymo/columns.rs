@@ -9,10 +9,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeListArray, Float64Array, Int64Array, LargeListArray,
-    ListArray, RecordBatch, StringArray,
-};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::compute::{cast, concat_batches};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatchReader;
@@ -286,54 +283,28 @@ impl Component {
             Ok(m)
         };
         let null = |i: usize| row_err(&self.path, i, format!("`{name}` is null"));
-        match c.data_type() {
+        // The three list layouts writers use for the same 16 numbers differ only in type.
+        let value: Box<dyn Fn(usize) -> Option<ArrayRef> + '_> = match c.data_type() {
             DataType::FixedSizeList(_, _) => {
-                let a = c
-                    .as_any()
-                    .downcast_ref::<FixedSizeListArray>()
-                    .ok_or_else(bad_type)?;
-                (0..a.len())
-                    .map(|i| {
-                        if a.is_valid(i) {
-                            row(i, a.value(i))
-                        } else {
-                            Err(null(i))
-                        }
-                    })
-                    .collect()
+                let a = c.as_fixed_size_list_opt().ok_or_else(bad_type)?;
+                Box::new(move |i| a.is_valid(i).then(|| a.value(i)))
             }
             DataType::List(_) => {
-                let a = c
-                    .as_any()
-                    .downcast_ref::<ListArray>()
-                    .ok_or_else(bad_type)?;
-                (0..a.len())
-                    .map(|i| {
-                        if a.is_valid(i) {
-                            row(i, a.value(i))
-                        } else {
-                            Err(null(i))
-                        }
-                    })
-                    .collect()
+                let a = c.as_list_opt::<i32>().ok_or_else(bad_type)?;
+                Box::new(move |i| a.is_valid(i).then(|| a.value(i)))
             }
             DataType::LargeList(_) => {
-                let a = c
-                    .as_any()
-                    .downcast_ref::<LargeListArray>()
-                    .ok_or_else(bad_type)?;
-                (0..a.len())
-                    .map(|i| {
-                        if a.is_valid(i) {
-                            row(i, a.value(i))
-                        } else {
-                            Err(null(i))
-                        }
-                    })
-                    .collect()
+                let a = c.as_list_opt::<i64>().ok_or_else(bad_type)?;
+                Box::new(move |i| a.is_valid(i).then(|| a.value(i)))
             }
-            _ => Err(bad_type()),
-        }
+            _ => return Err(bad_type()),
+        };
+        (0..c.len())
+            .map(|i| match value(i) {
+                Some(v) => row(i, v),
+                None => Err(null(i)),
+            })
+            .collect()
     }
 
     /// Checks that the segment key column holds only `segment`.

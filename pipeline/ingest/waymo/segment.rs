@@ -407,59 +407,24 @@ pub fn assemble(
 
     // Label components the store has no table for: checked (keys, frames, finite boxes) and
     // counted, so a broken one still rejects the segment.
-    if let Some(c) = read_optional(
-        root,
-        "projected_lidar_box",
-        segment,
-        &[
-            SEG,
-            TS,
-            CAM,
-            LASER_ID,
-            &col(PB, "box.center.x"),
-            &col(PB, "box.center.y"),
-            &col(PB, "box.size.x"),
-            &col(PB, "box.size.y"),
-        ],
-        &[],
-        rules,
-        &mut stats,
-    )? {
-        check_label_rows(
-            &c,
-            &frame_of,
-            &calib,
-            PB,
-            &["box.center.x", "box.center.y", "box.size.x", "box.size.y"],
-        )?;
-        stats.projected_boxes = c.rows() as u64;
-    }
-    if let Some(c) = read_optional(
-        root,
-        "camera_box",
-        segment,
-        &[
-            SEG,
-            TS,
-            CAM,
-            CAMERA_OBJECT_ID,
-            &col(CB, "box.center.x"),
-            &col(CB, "box.center.y"),
-            &col(CB, "box.size.x"),
-            &col(CB, "box.size.y"),
-        ],
-        &[],
-        rules,
-        &mut stats,
-    )? {
-        check_label_rows(
-            &c,
-            &frame_of,
-            &calib,
-            CB,
-            &["box.center.x", "box.center.y", "box.size.x", "box.size.y"],
-        )?;
-        stats.camera_boxes = c.rows() as u64;
+    // The two 2D box components: checked the same way, counted apart.
+    let fields = ["box.center.x", "box.center.y", "box.size.x", "box.size.y"];
+    type Count = fn(&mut SegmentStats) -> &mut u64;
+    let boxes_2d: [(&str, &str, &str, Count); 2] = [
+        ("projected_lidar_box", PB, LASER_ID, |s| {
+            &mut s.projected_boxes
+        }),
+        ("camera_box", CB, CAMERA_OBJECT_ID, |s| &mut s.camera_boxes),
+    ];
+    for (component, prefix, id, count) in boxes_2d {
+        let named: Vec<String> = fields.iter().map(|f| col(prefix, f)).collect();
+        let mut required = vec![SEG, TS, CAM, id];
+        required.extend(named.iter().map(String::as_str));
+        if let Some(c) = read_optional(root, component, segment, &required, &[], rules, &mut stats)?
+        {
+            check_label_rows(&c, &frame_of, &calib, prefix, &fields)?;
+            *count(&mut stats) = c.rows() as u64;
+        }
     }
     let synced_fields = [
         "camera_synced_box.center.x",
