@@ -6,7 +6,9 @@
 //!   `u' = u d + 2 p1 u v + p2 (r² + 2u²)`, `v' = v d + p1 (r² + 2v²) + 2 p2 u v`, then
 //!   `fx u' + cx`, `fy v' + cy`.
 //! * **Validity.** Where `d ∉ [0.8, 1.2]` the model is invalid (Waymo reports such points as
-//!   not projectable); a corner there gets no pixel, and geometry there is left out.
+//!   not projectable); a corner there gets no pixel. `d` depends on the radius `r` alone, so
+//!   every face is first clipped to the disk around the axis where the model is valid (a
+//!   256-sided cone inscribed in it): the surface up to that edge is drawn and nothing beyond.
 //! * **Silhouettes.** A straight box edge images as a curve, so each near-clipped face triangle
 //!   is split in four, recursively, until the image of every edge's midpoint lies within
 //!   `projection.lens_chord_tolerance_px` of its chord (pieces that cannot reach the image are
@@ -28,7 +30,8 @@ use super::project::{
 /// Halvings of a face triangle at most (4^10 pieces), a guard for pathological lenses.
 pub const MAX_DEPTH: u32 = 10;
 /// Halvings spent looking for the valid part of a piece with a vertex where the model is
-/// invalid (only at the edge of the reach of very strong lenses).
+/// invalid. Faces are clipped to the valid disk first, so this only guards against a lens
+/// whose invalid range is a ring too thin for [`reach`]'s scan to see.
 pub const MAX_INVALID_DEPTH: u32 = 4;
 /// The radial factor range where Waymo's model is valid.
 pub const VALID_RADIAL: (f64, f64) = (0.8, 1.2);
@@ -125,9 +128,15 @@ fn refine(
     }
 }
 
-/// The normalised radius beyond which no point can image near the picture: where the lens
-/// model turns invalid (scanned outwards in steps of 0.01), and at most four times the radius
-/// that reaches the image's farthest corner at the model's strongest valid compression (0.8).
+/// The normalised radius of the cone the faces are clipped to before refinement: the largest
+/// radius within which the lens model is valid everywhere (scanned outwards in steps of 0.01,
+/// the crossing then bisected), and at most four times the radius that reaches the image's
+/// farthest corner at the model's strongest valid compression (0.8), beyond which nothing can
+/// image near the picture.
+///
+/// Validity depends on the radius alone, so the valid region around the axis is a disk. Some
+/// lenses turn valid again farther out, but there the image folds back over itself; the model
+/// means nothing there, and such points image far outside the picture.
 fn reach(cam: &Camera, lens: &Lens) -> f64 {
     let (w, h) = (f64::from(cam.width), f64::from(cam.height));
     let corner = [(0.0, 0.0), (w, 0.0), (0.0, h), (w, h)]
@@ -135,40 +144,72 @@ fn reach(cam: &Camera, lens: &Lens) -> f64 {
         .map(|&(u, v)| ((u - cam.cx) / cam.fx).hypot((v - cam.cy) / cam.fy))
         .fold(0.0, f64::max);
     let cap = 4.0 * corner / VALID_RADIAL.0;
+    let valid = |r: f64| lens.distort(r, 0.0).is_some();
     let mut r: f64 = 0.0;
-    while r < cap && lens.distort(r, 0.0).is_some() {
-        r += 0.01;
+    loop {
+        let next = r + 0.01;
+        if next >= cap {
+            return cap;
+        }
+        if !valid(next) {
+            let (mut lo, mut hi) = (r, next);
+            for _ in 0..48 {
+                let mid = 0.5 * (lo + hi);
+                if valid(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            // A hair inside, so the vertices a clip puts on the edge stay valid after
+            // round-off.
+            return lo * (1.0 - 1e-9);
+        }
+        r = next;
     }
-    r.min(cap)
 }
 
-/// Clips a camera-frame polygon (z > 0) to the pyramid `|x| ≤ a z`, `|y| ≤ a z`.
-fn clip_pyramid(poly: &[Vector3<f64>], a: f64) -> Vec<Vector3<f64>> {
-    let planes = [(0, 1.0), (0, -1.0), (1, 1.0), (1, -1.0)];
+/// Sides of the polygon inscribed in the circle of [`reach`] that stands in for it: at 256
+/// the polygon's edges come within 0.008 % of the radius of the circle.
+pub const CONE_SIDES: usize = 256;
+
+/// Clips a camera-frame convex polygon (z > 0) to the half-space `n · p ≥ 0`.
+fn clip_plane(poly: Vec<Vector3<f64>>, n: Vector3<f64>) -> Vec<Vector3<f64>> {
+    if poly.iter().all(|p| n.dot(p) >= 0.0) {
+        return poly;
+    }
+    let mut out = Vec::with_capacity(poly.len() + 1);
+    for k in 0..poly.len() {
+        let (c, q) = (poly[k], poly[(k + 1) % poly.len()]);
+        let (dc, dq) = (n.dot(&c), n.dot(&q));
+        if dc >= 0.0 {
+            out.push(c);
+        }
+        if (dc >= 0.0) != (dq >= 0.0) {
+            // Interpolated from the inside end, so the result does not depend on direction.
+            let (p, o, dp, dox) = if dc >= 0.0 {
+                (c, q, dc, dq)
+            } else {
+                (q, c, dq, dc)
+            };
+            out.push(p + (o - p) * (dp / (dp - dox)));
+        }
+    }
+    out
+}
+
+/// Clips a camera-frame polygon (z > 0) to the cone of normalised radius `radius` around the
+/// optical axis, as the [`CONE_SIDES`]-sided pyramid inscribed in it, so every point kept is
+/// within `radius` (and inside the lens's valid range when `radius` comes from [`reach`]).
+fn clip_cone(poly: &[Vector3<f64>], radius: f64) -> Vec<Vector3<f64>> {
+    let apothem = radius * (std::f64::consts::PI / CONE_SIDES as f64).cos();
     let mut cur = poly.to_vec();
-    for (axis, sign) in planes {
+    for k in 0..CONE_SIDES {
         if cur.len() < 3 {
             return Vec::new();
         }
-        // Inside where a z − sign·p[axis] ≥ 0.
-        let dist = |p: &Vector3<f64>| a * p.z - sign * p[axis];
-        let mut out = Vec::with_capacity(cur.len() + 1);
-        for k in 0..cur.len() {
-            let (c, n) = (cur[k], cur[(k + 1) % cur.len()]);
-            let (dc, dn) = (dist(&c), dist(&n));
-            if dc >= 0.0 {
-                out.push(c);
-            }
-            if (dc >= 0.0) != (dn >= 0.0) {
-                let (p, q, dp, dq) = if dc >= 0.0 {
-                    (c, n, dc, dn)
-                } else {
-                    (n, c, dn, dc)
-                };
-                out.push(p + (q - p) * (dp / (dp - dq)));
-            }
-        }
-        cur = out;
+        let (s, c) = (std::f64::consts::TAU * k as f64 / CONE_SIDES as f64).sin_cos();
+        cur = clip_plane(cur, Vector3::new(-c, -s, apothem));
     }
     cur
 }
@@ -185,14 +226,16 @@ pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> 
     ];
     let mut tris = Vec::new();
     let mut any_front = false;
+    let radius = reach(cam, lens);
     for t in BOX_TRIANGLES {
         let poly = clip_near(&[corners[t[0]], corners[t[1]], corners[t[2]]], near_m);
         if poly.len() < 3 {
             continue;
         }
         any_front = true;
-        // Only the part that can image near the picture is refined (see `reach`).
-        let poly = clip_pyramid(&poly, reach(cam, lens));
+        // Only the part where the model is valid and that can image near the picture is
+        // refined (see `reach`).
+        let poly = clip_cone(&poly, radius);
         for k in 1..poly.len().saturating_sub(1) {
             let mut pieces = Vec::new();
             refine(cam, lens, [poly[0], poly[k], poly[k + 1]], 0, &mut pieces);
@@ -234,5 +277,48 @@ mod tests {
         // r² = 2.5: d = 1 − 0.25 + 0.0625 + 0.0078 ≈ 0.82, valid; r² = 4: d ≈ 0.79, not.
         assert!(lens.distort(2.5f64.sqrt(), 0.0).is_some());
         assert!(lens.distort(2.0, 0.0).is_none());
+    }
+
+    fn identity_camera(width: u32, height: u32, f: f64) -> Camera {
+        let pose = crate::store::Pose {
+            t: [0.0; 3],
+            q: [1.0, 0.0, 0.0, 0.0],
+        };
+        let k = [f, f, f64::from(width) / 2.0, f64::from(height) / 2.0];
+        super::super::project::camera(width, height, k, pose, pose)
+    }
+
+    #[test]
+    fn faces_are_clipped_to_the_disk_where_the_lens_is_valid() {
+        // d = 1 − 0.3 r² leaves [0.8, 1.2] at r = √(2/3); the picture's corner is at r = 0.36,
+        // so the cap (4 × 0.36 / 0.8 = 1.8) does not bind.
+        let lens = Lens {
+            k: [-0.3, 0.0, 0.0, 0.0, 0.0],
+            chord_tolerance_px: 0.5,
+        };
+        let cam = identity_camera(600, 400, 1000.0);
+        let r = reach(&cam, &lens);
+        assert!((r - (2.0f64 / 3.0).sqrt()).abs() < 1e-8, "reach {r}");
+        // A 4 × 4 square at z = 2 around the axis: what is left is the disk of radius 2r,
+        // every vertex on or inside it, its area that of the disk to within the polygon's gap.
+        let sq = [(-2.0, -2.0), (2.0, -2.0), (2.0, 2.0), (-2.0, 2.0)]
+            .map(|(x, y)| Vector3::new(x, y, 2.0));
+        let cut = clip_cone(&sq, r);
+        assert!(cut.len() >= CONE_SIDES);
+        for p in &cut {
+            assert!((p.x / p.z).hypot(p.y / p.z) <= r + 1e-12);
+            assert!(lens.distort(p.x / p.z, p.y / p.z).is_some());
+        }
+        let area: f64 = (0..cut.len())
+            .map(|k| {
+                let (a, b) = (cut[k], cut[(k + 1) % cut.len()]);
+                0.5 * (a.x * b.y - b.x * a.y)
+            })
+            .sum();
+        let disk = std::f64::consts::PI * (2.0 * r).powi(2);
+        assert!((area / disk - 1.0).abs() < 2e-4, "area {area} vs {disk}");
+        // A face inside the disk is left as it is.
+        let small = sq.map(|p| Vector3::new(p.x * 0.1, p.y * 0.1, p.z));
+        assert_eq!(clip_cone(&small, r), small.to_vec());
     }
 }
