@@ -355,8 +355,8 @@ pub struct ReleaseArgs {
     pub rows_per_shard: usize,
     #[arg(long, default_value_t = 256)]
     pub row_group_rows: usize,
-    /// A row group also ends once its images reach this many MiB.
-    #[arg(long, default_value_t = 64)]
+    /// A row group also ends once its distinct images reach this many MiB (bounds memory).
+    #[arg(long, default_value_t = 16)]
     pub row_group_mib: usize,
     /// `embed` the image files or publish `paths` only.
     #[arg(long, value_enum, default_value_t = ImagesArg::Embed)]

@@ -1,13 +1,16 @@
 //! The release end to end on a tiny synthetic corpus: synth → ingest → egomotion → balance →
 //! release. The shards must be read as they are by pyarrow, DuckDB, polars and Hugging Face
 //! `datasets` (images decode, lists intact, row counts right), the manifest's checksums must
-//! match the files, and a rebuild must be byte-identical.
+//! match the files, a rebuild must be byte-identical, and row groups must end where the byte
+//! and row caps say.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::path::Path;
+
+use arrow::array::{Array, AsArray};
 use std::process::Command;
 
 fn drivegen(args: &[&str], paths: &[(&str, &Path)]) -> String {
@@ -164,6 +167,64 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
         &[("--qa", &balanced), ("--store", &store), ("--out", &again)],
     );
     assert!(files(&rel) == files(&again), "rebuild differs");
+
+    // Row groups end at the row cap, or at the row whose images take the group's distinct
+    // image bytes to the byte cap, and nowhere else (read back from the file, images told
+    // apart by their bytes).
+    let grouped = d.join("release_grouped");
+    let (cap_rows, cap_bytes) = (40usize, 150_000usize);
+    drivegen::release::run(&drivegen::release::ReleaseOptions {
+        qa: vec![balanced.clone()],
+        stores: vec![store.clone()],
+        out: grouped.clone(),
+        rows_per_shard: 84,
+        row_group_rows: cap_rows,
+        row_group_bytes: cap_bytes,
+        ..Default::default()
+    })
+    .unwrap();
+    let shard = grouped.join("data/test-00000-of-00001.parquet");
+    let open = || {
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&shard).unwrap(),
+        )
+        .unwrap()
+    };
+    let groups = open().metadata().num_row_groups();
+    let (mut rows_seen, mut byte_cuts) = (0, 0);
+    for g in 0..groups {
+        let mut seen = std::collections::HashSet::new();
+        let (mut rows, mut distinct, mut before_last) = (0usize, 0usize, 0usize);
+        for batch in open().with_row_groups(vec![g]).build().unwrap() {
+            let batch = batch.unwrap();
+            let list = batch.column_by_name("images").unwrap().as_list::<i32>();
+            for r in 0..batch.num_rows() {
+                before_last = distinct;
+                let items = list.value(r);
+                let bytes = items.as_struct().column(0).as_binary::<i32>().clone();
+                for k in 0..bytes.len() {
+                    if seen.insert(bytes.value(k).to_vec()) {
+                        distinct += bytes.value(k).len();
+                    }
+                }
+                rows += 1;
+            }
+        }
+        assert!(
+            rows <= cap_rows && before_last < cap_bytes,
+            "row group {g} ends late: {rows} rows, {before_last} bytes before its last row"
+        );
+        if g + 1 < groups {
+            assert!(
+                rows == cap_rows || distinct >= cap_bytes,
+                "row group {g} ends early: {rows} rows, {distinct} bytes"
+            );
+            byte_cuts += usize::from(rows < cap_rows);
+        }
+        rows_seen += rows;
+    }
+    assert_eq!(rows_seen, 84);
+    assert!(byte_cuts >= 1, "no row group was cut by its images' bytes");
 
     // The oracle's own answers, phrased as a chatty model would: everything parses, all
     // correct, and no consistency rule is broken (EMCR 1).

@@ -200,7 +200,7 @@ fn default_mode() -> String {
 pub struct ReleaseSection {
     pub rows_per_shard: usize,
     pub row_group_rows: usize,
-    /// A row group also ends once its images reach this many MiB.
+    /// A row group also ends once its distinct images reach this many MiB (bounds memory).
     pub row_group_mib: usize,
     /// `embed` or `paths`.
     pub images: String,
@@ -212,7 +212,7 @@ impl Default for ReleaseSection {
         Self {
             rows_per_shard: 5000,
             row_group_rows: 256,
-            row_group_mib: 64,
+            row_group_mib: 16,
             images: "embed".into(),
             text_only_controls: false,
         }

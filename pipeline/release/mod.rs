@@ -56,8 +56,10 @@ pub struct ReleaseOptions {
     pub split: String,
     pub rows_per_shard: usize,
     pub row_group_rows: usize,
-    /// A row group also ends once its images reach this many bytes (bounds memory and keeps
-    /// groups readable with images of any size).
+    /// A row group also ends once its distinct images reach this many bytes. The writer holds
+    /// a group's distinct images a few times over (its dictionary, then the compressed
+    /// dictionary page), so this bounds the release's memory and keeps groups readable with
+    /// images of any size.
     pub row_group_bytes: usize,
     pub images: ImageMode,
     pub name: String,
@@ -80,7 +82,7 @@ impl Default for ReleaseOptions {
             split: "test".into(),
             rows_per_shard: 5000,
             row_group_rows: 256,
-            row_group_bytes: 64 << 20,
+            row_group_bytes: 16 << 20,
             images: ImageMode::Embed,
             name: "drivegen release".into(),
             image_dirs: Vec::new(),
@@ -458,10 +460,10 @@ fn write_split(
         let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
         let want = per.min(total - i * per);
         let mut w = shards::ShardWriter::create(&opts.out, &rel)?;
-        // Row groups end at `row_group_rows` rows or `row_group_bytes` of images, whichever
-        // comes first: only one group's rows and images are in memory, and the cut depends on
-        // the data alone. Images repeat across the questions of one clip or frame: read each
-        // once per group.
+        // Row groups end at `row_group_rows` rows or `row_group_bytes` of distinct images,
+        // whichever comes first: only one group's rows and images are in memory, and the cut
+        // depends on the data alone. Images repeat across the questions of one clip or frame:
+        // read each once per group (the Parquet dictionary stores each once per group too).
         let mut cache: BTreeMap<PathBuf, Arc<Vec<u8>>> = BTreeMap::new();
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
         for k in 0..want {
@@ -491,13 +493,13 @@ fn write_split(
                                 } else {
                                     raw
                                 });
+                                group_bytes += b.len();
                                 cache.insert(source, b.clone());
                                 b
                             }
                         })
                     }
                 };
-                group_bytes += bytes.as_ref().map_or(0, |b| b.len());
                 v.push(ImageRef {
                     bytes,
                     path: im.path,

@@ -130,8 +130,8 @@ fn schema_err(what: &str) -> Error {
 /// many times (EgoDyn: 14 questions on the same 6 views). The image bytes column keeps its
 /// dictionary for the whole row group, so every image is stored once per group and the rows
 /// point at it; with the default 1 MiB dictionary limit the writer would fall back to plain
-/// values after the first few images. A group's distinct images are bounded by the release's
-/// `row_group_bytes` cut, which bounds the dictionary too.
+/// values after the first few images. The release's `row_group_bytes` cut bounds a group's
+/// distinct images, so it bounds the dictionary too.
 pub fn writer_properties(row_group_rows: usize) -> WriterProperties {
     let image_bytes = ColumnPath::from(
         ["images", "list", "item", "bytes"]
@@ -148,8 +148,11 @@ pub fn writer_properties(row_group_rows: usize) -> WriterProperties {
 }
 
 /// Large enough never to be reached within a row group (those end at `row_group_bytes` of
-/// images, 64 MiB by default), small enough for every reader's page size limits.
+/// distinct images, 16 MiB by default), small enough for every reader's page size limits.
 const IMAGE_DICTIONARY_LIMIT: usize = 1 << 30;
+
+/// Rows per Arrow batch within a row group (see [`ShardWriter::write_group`]).
+const BATCH_ROWS: usize = 32;
 
 /// A written shard.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -208,7 +211,11 @@ impl ShardWriter {
 
     /// Writes `rows` with their images as one row group.
     pub fn write_group(&mut self, rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<()> {
-        self.w.write(&shard_batch(rows, images)?)?;
+        // An Arrow batch holds a copy of an image for every row that shows it; the writer's
+        // dictionary keeps one. Handing the group over in small batches keeps the copies few.
+        for (r, im) in rows.chunks(BATCH_ROWS).zip(images.chunks(BATCH_ROWS)) {
+            self.w.write(&shard_batch(r, im)?)?;
+        }
         self.w.flush()?;
         self.rows += rows.len();
         Ok(())
