@@ -5,7 +5,7 @@
 //! file (`--config`) replaces it whole. Unknown keys are errors (`deny_unknown_fields` on each
 //! struct), so a typo in a threshold name never silently falls back to a default.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -37,6 +37,31 @@ pub fn load_or_default<T: DeserializeOwned>(
         Some(p) => load_toml(p),
         None => parse_toml(default_text, Path::new(default_name)),
     }
+}
+
+/// [`load_or_default`], then `validate` with the file errors should name (the built-in
+/// default's `default_name` when no path is given): how every stage config loads.
+pub fn load_validated<T: DeserializeOwned>(
+    path: Option<&Path>,
+    default_text: &str,
+    default_name: &str,
+    validate: impl FnOnce(&T, &Path) -> Result<()>,
+) -> Result<T> {
+    let cfg: T = load_or_default(path, default_text, default_name)?;
+    let file = path.map_or_else(|| PathBuf::from(default_name), Path::to_path_buf);
+    validate(&cfg, &file)?;
+    Ok(cfg)
+}
+
+/// [`parse_toml`], then `validate`.
+pub fn parse_validated<T: DeserializeOwned>(
+    text: &str,
+    name: &Path,
+    validate: impl FnOnce(&T, &Path) -> Result<()>,
+) -> Result<T> {
+    let cfg: T = parse_toml(text, name)?;
+    validate(&cfg, name)?;
+    Ok(cfg)
 }
 
 /// The first 8 bytes of SHA-256 of `text`, in hex: the short hash every config, checkpoint and

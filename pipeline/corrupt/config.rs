@@ -4,7 +4,7 @@
 //! must name every key (unknown or missing keys are errors); [`CorruptConfig::load`] refuses
 //! values the algorithms cannot use, naming the key.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -256,12 +256,7 @@ impl Check<'_> {
 impl CorruptConfig {
     /// Loads `path`, or the built-in default, and validates it.
     pub fn load(path: Option<&Path>) -> Result<Self> {
-        let cfg: Self = crate::config::load_or_default(path, DEFAULT_TOML, DEFAULT_NAME)?;
-        let file = path
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_NAME));
-        cfg.validate(&file)?;
-        Ok(cfg)
+        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
     }
 
     /// The built-in default.
@@ -271,9 +266,7 @@ impl CorruptConfig {
 
     /// Parses and validates TOML text; `name` is shown in errors.
     pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        let cfg: Self = crate::config::parse_toml(text, name)?;
-        cfg.validate(name)?;
-        Ok(cfg)
+        crate::config::parse_validated(text, name, Self::validate)
     }
 
     /// The default severity of every corruption, by [`super::Corruption`].

@@ -197,12 +197,7 @@ pub struct QuestionConfig {
 impl EgodynConfig {
     /// Loads `path`, or the built-in default, and validates it.
     pub fn load(path: Option<&Path>) -> Result<Self> {
-        let cfg: Self = crate::config::load_or_default(path, DEFAULT_TOML, DEFAULT_NAME)?;
-        let file = path
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_NAME));
-        cfg.validate(&file)?;
-        Ok(cfg)
+        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
     }
 
     /// The built-in default.
@@ -212,9 +207,7 @@ impl EgodynConfig {
 
     /// Parses and validates TOML text.
     pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        let cfg: Self = crate::config::parse_toml(text, name)?;
-        cfg.validate(name)?;
-        Ok(cfg)
+        crate::config::parse_validated(text, name, Self::validate)
     }
 
     /// The config as TOML (what `calibrate` writes).

@@ -5,7 +5,7 @@
 //! must name every key (unknown or missing keys are errors).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -92,12 +92,7 @@ pub struct ActionConfig {
 impl MetavqaConfig {
     /// Loads `path`, or the built-in default, and validates it.
     pub fn load(path: Option<&Path>) -> Result<Self> {
-        let cfg: Self = crate::config::load_or_default(path, DEFAULT_TOML, DEFAULT_NAME)?;
-        let file = path
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_NAME));
-        cfg.validate(&file)?;
-        Ok(cfg)
+        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
     }
 
     /// The built-in default.
@@ -107,9 +102,7 @@ impl MetavqaConfig {
 
     /// Parses and validates TOML text.
     pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        let cfg: Self = crate::config::parse_toml(text, name)?;
-        cfg.validate(name)?;
-        Ok(cfg)
+        crate::config::parse_validated(text, name, Self::validate)
     }
 
     /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).

@@ -2,7 +2,7 @@
 //! metric weights.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -79,18 +79,11 @@ pub struct SigConfig {
 
 impl SigConfig {
     pub fn load(path: Option<&Path>) -> Result<Self> {
-        let cfg: Self = crate::config::load_or_default(path, DEFAULT_TOML, DEFAULT_NAME)?;
-        let file = path
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_NAME));
-        cfg.validate(&file)?;
-        Ok(cfg)
+        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
     }
 
     pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        let cfg: Self = crate::config::parse_toml(text, name)?;
-        cfg.validate(name)?;
-        Ok(cfg)
+        crate::config::parse_validated(text, name, Self::validate)
     }
 
     pub fn hash(&self) -> Result<String> {
