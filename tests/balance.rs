@@ -4,8 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::random::Rng;
 use drivegen::balance::greedy::{select, BalanceSpec, Item, Mode};
 use drivegen::balance::{balance_letters, balance_rows, BalanceOptions};
 use drivegen::qa::{check_invariants, QaRecord};
@@ -161,29 +164,18 @@ fn naive(pool: &[Item], target: usize, caps: &BTreeMap<String, usize>) -> Vec<St
     chosen.iter().map(|i| i.id.clone()).collect()
 }
 
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 fn random_pool(rng: &mut Rng, n: usize) -> Vec<Item> {
     let types = [("turn", 3), ("brake", 4), ("yesno", 2), ("peak", 3)];
     (0..n)
         .map(|i| {
             let mut answers: Vec<(String, String)> = Vec::new();
             for (q, k) in types {
-                if rng.below(10) == 0 {
+                if rng.below_u64(10) == 0 {
                     continue;
                 }
                 // Skewed: class 0 far more common, as in real driving logs.
-                let r = rng.below(100);
-                let c = if r < 60 { 0 } else { 1 + rng.below(k - 1) };
+                let r = rng.below_u64(100);
+                let c = if r < 60 { 0 } else { 1 + rng.below_u64(k - 1) };
                 answers.push((q.to_string(), format!("c{c}")));
             }
             let refs: Vec<(&str, &str)> = answers
@@ -191,8 +183,8 @@ fn random_pool(rng: &mut Rng, n: usize) -> Vec<Item> {
                 .map(|(a, b)| (a.as_str(), b.as_str()))
                 .collect();
             item(
-                &format!("clip{:04}", rng.below(100_000) * 1000 + i as u64),
-                ["nuscenes", "carla"][rng.below(2) as usize],
+                &format!("clip{:04}", rng.below_u64(100_000) * 1000 + i as u64),
+                ["nuscenes", "carla"][rng.below_u64(2) as usize],
                 &refs,
             )
         })
@@ -354,13 +346,13 @@ fn table(rng: &mut Rng) -> Vec<QaRecord> {
     for s in 0..12 {
         for c in 0..5 {
             for ty in ["turn", "brake", "other"] {
-                let a = if rng.below(10) < 7 {
+                let a = if rng.below_u64(10) < 7 {
                     0
                 } else {
-                    1 + rng.below(2) as usize
+                    1 + rng.below_u64(2) as usize
                 };
                 let mut r = qa(
-                    &format!("egodyn-{:016x}", rng.below(u64::MAX)),
+                    &format!("egodyn-{:016x}", rng.below_u64(u64::MAX)),
                     ty,
                     a,
                     &format!("clip-{s:02}-{c}"),
@@ -413,7 +405,7 @@ fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_fil
     // Shuffle, so that scenes are spread over every file and batch.
     let mut shuffled = rows.clone();
     for i in (1..shuffled.len()).rev() {
-        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+        shuffled.swap(i, rng.below_u64(i as u64 + 1) as usize);
     }
     let dir = tempfile::tempdir().unwrap();
     let files = write_files(dir.path(), &shuffled, 3, 7);

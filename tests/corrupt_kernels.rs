@@ -8,57 +8,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
+mod common;
 
+use common::gpu::gpu;
+use common::random::{seed, Rng};
 use drivegen::corrupt::gpu::apply_gpu;
 use drivegen::corrupt::{apply_cpu, plan_frame, CorruptConfig, Corruption, View};
-use drivegen::gpu::Gpu;
 use image::RgbImage;
-
-fn gpu() -> Option<&'static Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping a GPU test");
-        return None;
-    }
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    Some(GPU.get_or_init(|| {
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-        }
-        let gpu = Gpu::open()
-            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)"));
-        eprintln!("GPU tests run on {}", gpu.info());
-        gpu
-    }))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next_u64() % u64::from(n.max(1))) as u32
-    }
-}
-
-fn seed() -> u64 {
-    if let Ok(s) = std::env::var("DRIVEGEN_TEST_SEED") {
-        return s.trim().parse().expect("DRIVEGEN_TEST_SEED must be a u64");
-    }
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("DRIVEGEN_TEST_SEED={s}");
-    s
-}
 
 /// A random image: smooth gradients with noise, flat patches and saturated corners, so
 /// HSV edge cases (greys, ties, black, white) all occur.

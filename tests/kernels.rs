@@ -8,11 +8,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
+use common::gpu::gpu;
+use common::random::{seed, Rng};
 use drivegen::cpu::project_points::{
     agreement_tolerance, project_points_f64, ProjectParams, Projected, IN_FRONT, IN_IMAGE,
 };
@@ -24,60 +28,6 @@ use wgpu::naga;
 // ---------------------------------------------------------------------------------------
 // Shared helpers
 // ---------------------------------------------------------------------------------------
-
-/// The shared device, or `None` (after saying so) when GPU tests are switched off.
-fn gpu() -> Option<&'static Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping a GPU test");
-        return None;
-    }
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    Some(GPU.get_or_init(|| {
-        // Mesa's window-system probing complains on stderr without it; set before any
-        // driver code runs (all GPU tests come through here first).
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-        }
-        let gpu = Gpu::open()
-            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)"));
-        eprintln!("GPU tests run on {}", gpu.info());
-        gpu
-    }))
-}
-
-/// splitmix64: small, seedable, good enough for test data (no extra dependency).
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.range(0.0, 1.0) < p
-    }
-}
-
-/// The seed of this run: `DRIVEGEN_TEST_SEED` or the clock.
-fn seed() -> u64 {
-    if let Ok(s) = std::env::var("DRIVEGEN_TEST_SEED") {
-        return s.trim().parse().expect("DRIVEGEN_TEST_SEED must be a u64");
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    now.as_nanos() as u64
-}
 
 /// A random camera somewhere in a nuScenes-sized map, looking anywhere.
 struct Camera {

@@ -8,62 +8,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
+mod common;
 
-use drivegen::gpu::{Gpu, GpuRasteriser};
+use common::gpu::gpu;
+use common::random::{seed, Rng};
+use drivegen::gpu::GpuRasteriser;
 use drivegen::visibility::raster::{raster_cpu, RasterJob, RasterOut, Rasteriser, Tri, EMPTY};
-
-fn gpu() -> Option<&'static Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping a GPU test");
-        return None;
-    }
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    Some(GPU.get_or_init(|| {
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-        }
-        let gpu = Gpu::open()
-            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)"));
-        eprintln!("GPU tests run on {}", gpu.info());
-        gpu
-    }))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next_u64() % u64::from(n.max(1))) as u32
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.range(0.0, 1.0) < p
-    }
-}
-
-fn seed() -> u64 {
-    if let Ok(s) = std::env::var("DRIVEGEN_TEST_SEED") {
-        return s.trim().parse().expect("DRIVEGEN_TEST_SEED must be a u64");
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-}
 
 /// A random image: boxes as clusters of triangles (shared vertices, so the fill rule and the
 /// union count matter), some huge, some slivers, some off-image, a few with exactly equal
@@ -174,7 +124,6 @@ fn gpu_zbuffer_equals_the_cpu_twin_on_random_scenes() {
     let Some(gpu) = gpu() else { return };
     let raster = GpuRasteriser::new(gpu).unwrap();
     let seed = seed();
-    eprintln!("DRIVEGEN_TEST_SEED={seed}");
     let mut rng = Rng(seed);
     let mut drawn = 0u64;
     for case in 0..24 {
@@ -213,7 +162,6 @@ fn gpu_zbuffer_equals_the_cpu_twin_on_random_scenes() {
 fn batches_split_by_budget_give_the_same_results_as_single_images() {
     let Some(gpu) = gpu() else { return };
     let seed = seed() ^ 0x5EED;
-    eprintln!("DRIVEGEN_TEST_SEED={seed} (xor 0x5EED)");
     let mut rng = Rng(seed);
     let scenes: Vec<(u32, u32, u32, Vec<Tri>)> = (0..11)
         .map(|_| {

@@ -7,10 +7,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
+mod common;
 
-use drivegen::gpu::Gpu;
+use std::collections::HashMap;
+
+use common::gpu::gpu;
+use common::random::{seed, Rng};
 use drivegen::som::anchor::{
     argmax_cpu, choose_anchor, edt_cpu, edt_gpu, interior_anchors_cpu, interior_anchors_gpu,
     ring_anchor, Anchor, AnchorRule, EdtParams,
@@ -21,53 +23,6 @@ use drivegen::som::font::{mark_colour, DIGITS};
 use drivegen::som::layout::{label_size, layout, MarkIn};
 use drivegen::som::SomConfig;
 use drivegen::visibility::raster::EMPTY;
-
-fn gpu() -> Option<&'static Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping a GPU test");
-        return None;
-    }
-    static GPU: OnceLock<Gpu> = OnceLock::new();
-    Some(GPU.get_or_init(|| {
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-        }
-        let gpu = Gpu::open()
-            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)"));
-        eprintln!("GPU tests run on {}", gpu.info());
-        gpu
-    }))
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next_u64() % u64::from(n.max(1))) as u32
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-}
-
-fn seed() -> u64 {
-    if let Ok(s) = std::env::var("DRIVEGEN_TEST_SEED") {
-        return s.trim().parse().expect("DRIVEGEN_TEST_SEED must be a u64");
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-}
 
 /// A random ID map: overlapping rectangles and discs of ids `0..objects + 2` (the last two
 /// out of range, so they must count as empty), painted in random order over [`EMPTY`], with
@@ -180,7 +135,6 @@ fn labels_of(w: u32, h: u32, border: u32, objects: u32, ids: &[u32]) -> Vec<Opti
 #[test]
 fn edt_cpu_and_gpu_equal_brute_force_on_random_maps() {
     let s = seed();
-    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
     let mut rng = Rng(s);
     let gpu = gpu();
     for case in 0..60 {
@@ -220,7 +174,6 @@ fn edt_cpu_and_gpu_equal_brute_force_on_random_maps() {
 fn edt_gpu_equals_cpu_on_full_size_maps() {
     let Some(gpu) = gpu() else { return };
     let s = seed();
-    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
     let mut rng = Rng(s);
     for (w, h) in [(1600, 900), (401 + rng.below(300), 1 + rng.below(700))] {
         let objects = 1 + rng.below(40);
@@ -373,7 +326,6 @@ fn choose_anchor_prefers_the_ring_for_small_objects() {
 #[test]
 fn layout_never_overlaps_or_covers_an_anchor_on_random_scenes() {
     let s = seed();
-    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
     let mut rng = Rng(s);
     let cfg = SomConfig::default_config().unwrap();
     for case in 0..200 {
@@ -481,7 +433,6 @@ fn random_draw_config(rng: &mut Rng) -> DrawConfig {
 fn draw_gpu_equals_cpu_on_random_images() {
     let Some(gpu) = gpu() else { return };
     let s = seed();
-    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
     let mut rng = Rng(s);
     for case in 0..25 {
         let (w, h) = if case == 0 {
@@ -588,7 +539,6 @@ fn read_label(img: &[u32], w: u32, rect: [u32; 4], colour: u32, draw: &DrawConfi
 #[test]
 fn drawn_labels_are_legible() {
     let s = seed();
-    eprintln!("seed {s} (DRIVEGEN_TEST_SEED={s} replays)");
     let mut rng = Rng(s);
     let cfg = SomConfig::default_config().unwrap();
     let (w, h) = (1600, 900);

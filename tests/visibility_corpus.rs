@@ -4,9 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// Only the venv finder of tests/common (the rest of it is not needed here).
-#[path = "common/oracle.rs"]
-mod oracle;
+mod common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -15,7 +13,9 @@ use std::process::Command;
 
 use arrow::array::{Array, BooleanArray, Float64Array, ListArray, StringArray, UInt32Array};
 use arrow::ipc::reader::FileReader;
-use drivegen::gpu::{Gpu, GpuRasteriser};
+use common::gpu::gpu;
+use common::oracle;
+use drivegen::gpu::GpuRasteriser;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
@@ -418,20 +418,6 @@ fn brute_anchor(
         }
     }
     best.1
-}
-
-fn gpu() -> Option<Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping the GPU run");
-        return None;
-    }
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-    Some(
-        Gpu::open()
-            .unwrap_or_else(|e| panic!("{e}\n(set DRIVEGEN_GPU_TESTS=no to skip GPU tests)")),
-    )
 }
 
 #[test]

@@ -9,16 +9,18 @@
 //! camera axes), and the rasterised silhouette and amodal box of single boxes against dense
 //! samples of the box surface pushed through that formula.
 //!
-//! Random inputs are seeded from the clock (printed); `DRIVEGEN_TEST_SEED` replays one. Without
-//! an adapter (or with `DRIVEGEN_GPU_TESTS=no`) the GPU comparisons are skipped, saying why;
-//! the CPU reference checks always run.
+//! Random inputs are seeded from the clock (printed); `DRIVEGEN_TEST_SEED` replays one. A
+//! missing adapter fails the GPU comparisons; `DRIVEGEN_GPU_TESTS=no` skips them, saying so.
+//! The CPU reference checks always run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
+mod common;
 
+use common::gpu::gpu;
+use common::random::{seed, Rng};
 use drivegen::geometry::{quat_wxyz, wxyz};
-use drivegen::gpu::{Gpu, GpuRasteriser};
+use drivegen::gpu::GpuRasteriser;
 use drivegen::som::anchor::image_anchors;
 use drivegen::som::SomConfig;
 use drivegen::store::Pose;
@@ -28,62 +30,6 @@ use drivegen::visibility::raster::{
     raster_cpu, CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, EMPTY,
 };
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
-
-/// The device, or `None` after saying why the GPU checks are skipped.
-fn gpu() -> Option<&'static Gpu> {
-    if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {
-        eprintln!("DRIVEGEN_GPU_TESTS=no: skipping the GPU comparison");
-        return None;
-    }
-    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    GPU.get_or_init(|| {
-        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-            std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-        }
-        match Gpu::open() {
-            Ok(g) => {
-                eprintln!("GPU checks run on {}", g.info());
-                Some(g)
-            }
-            Err(e) => {
-                eprintln!("no GPU adapter ({e}): skipping the GPU comparison");
-                None
-            }
-        }
-    })
-    .as_ref()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        lo + (hi - lo) * unit
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.range(0.0, 1.0) < p
-    }
-}
-
-fn seed() -> u64 {
-    if let Ok(s) = std::env::var("DRIVEGEN_TEST_SEED") {
-        return s.trim().parse().expect("DRIVEGEN_TEST_SEED must be a u64");
-    }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-}
 
 /// A Waymo-like camera up to `max_width` px wide: 3:2 (front) or ~2.17:1 (side) images, f ≈ 1.0–1.15 × width (Waymo's
 /// 1920-px cameras have f ≈ 2000–2080 px), the principal point within 3 % of the centre,
@@ -252,7 +198,6 @@ fn lens_images_agree_between_gpu_and_cpu() {
     let raster = GpuRasteriser::new(gpu).unwrap();
     let anchor_cfg = SomConfig::default_config().unwrap().anchor;
     let seed = seed();
-    eprintln!("DRIVEGEN_TEST_SEED={seed}");
     let mut rng = Rng(seed);
     let (mut drawn, mut curved) = (0u64, 0usize);
     let mut cases = 0;
@@ -303,7 +248,6 @@ fn lens_images_agree_between_gpu_and_cpu() {
 #[test]
 fn lens_geometry_matches_the_spec_formula() {
     let seed = seed() ^ 0x1E45;
-    eprintln!("DRIVEGEN_TEST_SEED={seed} (xor 0x1E45)");
     let mut rng = Rng(seed);
     let (mut corners, mut silhouettes, mut samples_checked) = (0, 0, 0usize);
     for case in 0..400 {

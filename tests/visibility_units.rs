@@ -4,8 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 
+use common::random::Rng;
 use drivegen::store::Pose;
 use drivegen::visibility::config::VisibilityConfig;
 use drivegen::visibility::filters::{evaluate, FilterInput, RejectReason};
@@ -280,24 +283,6 @@ fn perspective_correct_depth_picks_the_right_surface() {
     assert_eq!(out.objects[1].visible_pixels, 500);
     assert_eq!(out.ids[49], 0);
     assert_eq!(out.ids[50], 1);
-}
-
-/// xorshift64*: a small deterministic generator for the randomised tests.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, a: f64, b: f64) -> f64 {
-        a + (b - a) * self.unit()
-    }
 }
 
 #[test]
