@@ -24,8 +24,9 @@
 //! that need the same instance-ID maps (`drivegen som`).
 //!
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
-//! rasterised in batches of [`raster::Rasteriser::batch_size`], so memory stays bounded. The
-//! output is byte-identical across runs and thread counts.
+//! rasterised in batches of [`raster::Rasteriser::batch_size`], the next batch projected on the
+//! CPU while the GPU rasterises this one, so at most two batches are in memory. The output is
+//! byte-identical across runs and thread counts.
 
 pub mod config;
 pub mod distortion;
@@ -306,28 +307,8 @@ pub fn scene_images(
     });
     summary.camera_images += cams.len() as u64;
     let near = cfg.projection.near_m;
-    let empty = Vec::new();
-    for chunk in cams.chunks(rasteriser.batch_size().max(1)) {
-        let work: Vec<ImageWork<'_>> = chunk
-            .par_iter()
-            .map(|(row, cam)| {
-                let boxes = by_frame.get(&row.frame_idx).unwrap_or(&empty);
-                let objects: Vec<(&ObjectRow, Projection)> = boxes
-                    .iter()
-                    .filter_map(|(o, b)| project_box(cam, b, near).map(|p| (*o, p)))
-                    .collect();
-                let tris = objects
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(k, (_, p))| p.raster_tris(k as u32))
-                    .collect();
-                ImageWork {
-                    cam: row,
-                    objects,
-                    tris,
-                }
-            })
-            .collect();
+    let project = |chunk| project_batch(chunk, &by_frame, near);
+    let raster = |work: &[ImageWork<'_>]| -> Result<Vec<RasterOut>> {
         let jobs: Vec<RasterJob<'_>> = work
             .iter()
             .map(|w| RasterJob {
@@ -346,9 +327,47 @@ pub fn scene_images(
                 detail: format!("returned {} results for {} images", outs.len(), work.len()),
             });
         }
-        each(&work, &outs)?;
+        Ok(outs)
+    };
+    // Two batches in flight: the next batch is projected on the CPU pool while this one is
+    // rasterised (on the GPU where there is one), and only then handed to `each`, in order.
+    let mut chunks = cams.chunks(rasteriser.batch_size().max(1));
+    let mut next = chunks.next().map(project);
+    while let Some(work) = next.take() {
+        let (outs, ahead) = rayon::join(|| raster(&work), || chunks.next().map(project));
+        next = ahead;
+        each(&work, &outs?)?;
     }
     Ok(())
+}
+
+/// The boxes of their frames projected into a batch of camera images, in parallel.
+fn project_batch<'a>(
+    chunk: &[(&'a CameraRow, Camera)],
+    by_frame: &BTreeMap<u32, Vec<(&'a ObjectRow, BoxGeom)>>,
+    near: f64,
+) -> Vec<ImageWork<'a>> {
+    chunk
+        .par_iter()
+        .map(|(row, cam)| {
+            let objects: Vec<(&ObjectRow, Projection)> = by_frame
+                .get(&row.frame_idx)
+                .into_iter()
+                .flatten()
+                .filter_map(|(o, b)| project_box(cam, b, near).map(|p| (*o, p)))
+                .collect();
+            let tris = objects
+                .iter()
+                .enumerate()
+                .flat_map(|(k, (_, p))| p.raster_tris(k as u32))
+                .collect();
+            ImageWork {
+                cam: row,
+                objects,
+                tris,
+            }
+        })
+        .collect()
 }
 
 /// Appends the rows of one image.
