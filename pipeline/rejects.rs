@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::store::atomic::write_atomic;
-use crate::Result;
+use crate::{Error, Result};
 
 /// One rejected item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +30,28 @@ pub struct Reject {
     pub record: Option<String>,
     /// Why it was rejected, as a user would read it.
     pub reason: String,
+}
+
+impl Reject {
+    /// The reject for an input image a stage could not use, when `err` is about the data (an
+    /// unreadable, undecodable or wrongly sized image: [`Error::Input`] or [`Error::Io`]);
+    /// `None` for every other error, which must stop the run (a GPU or output failure would
+    /// otherwise be recorded against every image in turn).
+    pub fn bad_image(stage: &str, scene_id: &str, image_id: &str, err: &Error) -> Option<Reject> {
+        let (file, record) = match err {
+            Error::Input { file, record, .. } => (file, Some(record.clone())),
+            Error::Io { path, .. } => (path, None),
+            _ => return None,
+        };
+        Some(Reject {
+            stage: stage.to_string(),
+            scene_id: Some(scene_id.to_string()),
+            item: Some(image_id.to_string()),
+            file: Some(file.display().to_string()),
+            record,
+            reason: err.to_string(),
+        })
+    }
 }
 
 /// Collects rejects and writes them as JSON Lines.

@@ -151,7 +151,8 @@ fn corrupt_a_store_deterministically() {
     // The first frame's images do not depend on the other frames being processed.
     let mut compared = 0;
     for (p, bytes) in &f1 {
-        if p.extension().is_some_and(|e| e == "arrow") {
+        // The tables and the (empty) rejects log cover the whole run.
+        if p.extension().is_some_and(|e| e == "arrow" || e == "jsonl") {
             continue;
         }
         assert!(

@@ -294,23 +294,19 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
             }
             let ck = key("corpus", &params, &[]);
             cp.step("corpus", &ck, &[&corpus], || {
-                let first = |s: String| s.lines().next().unwrap_or("").to_string();
                 Ok(match format {
                     SynthFormat::Nuscenes => {
-                        first(crate::synth::write_nuscenes(&corpus, &so)?.to_string())
+                        first_line(&crate::synth::write_nuscenes(&corpus, &so)?)
                     }
-                    SynthFormat::WaymoV2 => first(
-                        crate::synth::waymo::write(
-                            &corpus,
-                            &crate::synth::waymo::WaymoSynthOptions {
-                                base: so.clone(),
-                                ..Default::default()
-                            },
-                        )?
-                        .to_string(),
-                    ),
+                    SynthFormat::WaymoV2 => first_line(&crate::synth::waymo::write(
+                        &corpus,
+                        &crate::synth::waymo::WaymoSynthOptions {
+                            base: so.clone(),
+                            ..Default::default()
+                        },
+                    )?),
                     SynthFormat::Bench2drive => {
-                        first(crate::synth::bench2drive::write(&corpus, &so)?.to_string())
+                        first_line(&crate::synth::bench2drive::write(&corpus, &so)?)
                     }
                 })
             })?;
@@ -544,7 +540,7 @@ fn scene_steps(
         cp.step(&format!("egomotion{suffix}"), k, &[out], || {
             let cfg = crate::egomotion::config::EgodynConfig::load(c.egomotion.config.as_deref())?;
             let s = crate::egomotion::run_with(store, out, cfg)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s))
         })?;
     }
     let vis_file = p.vis.1.join("visibility.arrow");
@@ -555,7 +551,7 @@ fn scene_steps(
                 crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
             let r = rasteriser(c.visibility.device)?;
             let s = crate::visibility::run_with(store, &vis_file, &cfg, r.as_ref(), None)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s))
         })?;
     }
     if c.stages.som {
@@ -567,7 +563,7 @@ fn scene_steps(
             let r = rasteriser(c.som.device)?;
             let s =
                 crate::som::stage::run(store, &vis_file, out, &cfg, &vis_cfg, r.as_ref(), None)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s) + &skipped(s.rejected_images, "images", out))
         })?;
     }
     if c.stages.metavqa {
@@ -591,7 +587,7 @@ fn scene_steps(
                 scene: None,
             };
             let s = crate::metavqa::run(&o)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s) + &skipped(s.rejected_images, "images", out))
         })?;
     }
     if c.stages.stsbench {
@@ -605,7 +601,7 @@ fn scene_steps(
                 maps: c.stsbench.maps.clone(),
             };
             let s = crate::stsbench::run(&o)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s))
         })?;
     }
     if c.stages.sig {
@@ -619,7 +615,7 @@ fn scene_steps(
                 seed: c.seed,
             };
             let s = crate::sig::run(&o)?;
-            Ok(s.to_string().lines().next().unwrap_or("").to_string())
+            Ok(first_line(&s))
         })?;
     }
     if c.stages.corrupt {
@@ -639,12 +635,31 @@ fn scene_steps(
             };
             let s = cr::run(&o)?;
             Ok(format!(
-                "{} frames, {} images, {} questions on {}",
-                s.frames, s.images_out, s.questions, s.device
+                "{} frames, {} images, {} questions on {}{}",
+                s.frames,
+                s.images_out,
+                s.questions,
+                s.device,
+                skipped(s.rejected_frames as u64, "frames", out)
             ))
         })?;
     }
     scene_outputs(opts, store, store_key, dir)
+}
+
+fn first_line(summary: &impl fmt::Display) -> String {
+    summary.to_string().lines().next().unwrap_or("").to_string()
+}
+
+/// The step detail's note of the items a stage skipped for unusable images, if any.
+fn skipped(n: u64, what: &str, out: &Path) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "; {n} {what} skipped (unusable images, see {})",
+        out.join("rejects.jsonl").display()
+    )
 }
 
 /// Balancing, the release and its manifest; returns the release's counts.

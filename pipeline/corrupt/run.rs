@@ -22,6 +22,7 @@ use super::output::{self, CorruptionRow};
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
+use crate::rejects::{Reject, RejectLog};
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
 use crate::store::{CameraRow, Store};
@@ -99,6 +100,8 @@ pub struct CorruptSummary {
     pub images_in: usize,
     pub images_out: usize,
     pub questions: usize,
+    /// Frames skipped because one of their images was unusable (see `rejects.jsonl`).
+    pub rejected_frames: usize,
     pub device: String,
     pub seconds: f64,
     pub out: PathBuf,
@@ -112,9 +115,26 @@ impl fmt::Display for CorruptSummary {
             self.frames, self.images_in, self.images_out, self.questions, self.device, self.seconds
         )?;
         writeln!(f, "  {}", self.out.join("corruptions.arrow").display())?;
-        writeln!(f, "  {}", self.out.join("corruption_qa.arrow").display())
+        writeln!(f, "  {}", self.out.join("corruption_qa.arrow").display())?;
+        if self.rejected_frames > 0 {
+            writeln!(
+                f,
+                "  {} frames with an unusable image skipped (see {})",
+                self.rejected_frames,
+                self.out.join(REJECTS).display()
+            )?;
+        }
+        Ok(())
     }
 }
+
+/// The stage name in reject logs.
+pub const STAGE: &str = "corrupt";
+/// The rejects log, in the output folder.
+pub const REJECTS: &str = "rejects.jsonl";
+
+/// A decoded frame: its views' images, or why it is skipped.
+type Decoded = std::result::Result<Vec<RgbImage>, Reject>;
 
 /// One input view.
 #[derive(Debug, Clone)]
@@ -370,23 +390,40 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     let pb = crate::progress::bar(frames.len() as u64, "corrupt");
     // Three stages joined by bounded queues, so decoding the next frame and encoding the last
     // one overlap the corruption of this one, and at most a few frames are in memory at once.
-    let (frame_tx, frame_rx) = crossbeam_channel::bounded::<Result<(usize, Vec<RgbImage>)>>(2);
+    let (frame_tx, frame_rx) = crossbeam_channel::bounded::<Result<(usize, Decoded)>>(2);
+    let mut rejects = RejectLog::new();
     let (write_tx, write_rx) = crossbeam_channel::bounded::<Vec<(PathBuf, RgbImage)>>(4);
     std::thread::scope(|scope| -> Result<()> {
         let frames_ref = &frames;
         let reader = images.as_ref();
         let decoder = scope.spawn(move || {
             for (i, f) in frames_ref.iter().enumerate() {
-                let images = f
+                let decoded: Vec<Result<RgbImage>> = f
                     .views
                     .par_iter()
                     .map(|v| match (&v.cam, reader) {
-                        (Some(cam), Some(r)) => r.rgb(cam),
+                        (Some(cam), Some(r)) => r.rgb_checked(cam),
                         _ => load_rgb(&v.path),
                     })
-                    .collect::<Result<Vec<_>>>();
-                let failed = images.is_err();
-                if frame_tx.send(images.map(|im| (i, im))).is_err() || failed {
+                    .collect();
+                // A frame with an unusable image is skipped and recorded (its corruptions
+                // treat the views together); any other failure stops the run.
+                let all: std::result::Result<Vec<RgbImage>, _> = decoded
+                    .into_iter()
+                    .zip(&f.views)
+                    .map(|(d, v)| d.map_err(|e| (v, e)))
+                    .collect();
+                let msg = match all {
+                    Ok(images) => Ok((i, Ok(images))),
+                    Err((v, e)) => {
+                        match Reject::bad_image(STAGE, &f.frame.scene_id, &v.image_id, &e) {
+                            Some(r) => Ok((i, Err(r))),
+                            None => Err(e),
+                        }
+                    }
+                };
+                let failed = msg.is_err();
+                if frame_tx.send(msg).is_err() || failed {
                     break;
                 }
             }
@@ -404,6 +441,15 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         let corrupted = (|| -> Result<()> {
             for msg in frame_rx.iter() {
                 let (i, images) = msg?;
+                let images = match images {
+                    Ok(images) => images,
+                    Err(r) => {
+                        summary.rejected_frames += 1;
+                        rejects.push(r);
+                        pb.inc(1);
+                        continue;
+                    }
+                };
                 let f = &frames[i];
                 let views: Vec<View<'_>> = f
                     .views
@@ -520,6 +566,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         &opts.out.join("corruption_qa.arrow"),
         &crate::qa::to_batch(&questions)?,
     )?;
+    rejects.write(&opts.out.join(REJECTS))?;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)
 }

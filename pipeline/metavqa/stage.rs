@@ -18,7 +18,9 @@
 //! empty (the unmarked source image in `cameras`/`camera_frame_ids`). Output:
 //! `OUT/metavqa_qa.arrow` (the common QA record plus `image`, one record batch per store
 //! scene), `OUT/rollouts.json` (the rollout table and its parameters) and the images. Same
-//! inputs, config and seed give byte-identical files, with or without the GPU.
+//! inputs, config and seed give byte-identical files, with or without the GPU. A camera image
+//! whose source is missing, undecodable or of the wrong size loses its questions (they would
+//! show marks that cannot be drawn) and is recorded in `OUT/rejects.jsonl`; the rest go on.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -42,6 +44,7 @@ use super::templates::{prompt, refs, render};
 use super::types::QuestionType;
 use crate::gpu::Gpu;
 use crate::qa::record::{self, QaRecord, SplitMix64};
+use crate::rejects::{Reject, RejectLog};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
@@ -96,6 +99,8 @@ pub struct Summary {
     pub skipped_tied_rollouts: u64,
     /// Questions dropped by the per-frame cap.
     pub capped: u64,
+    /// Camera images whose source image was unusable: no questions, see `rejects.jsonl`.
+    pub rejected_images: u64,
     pub seconds: f64,
 }
 
@@ -128,8 +133,28 @@ impl fmt::Display for Summary {
         if self.overlapping_labels > 0 {
             writeln!(f, "  {} labels overlap", self.overlapping_labels)?;
         }
+        if self.rejected_images > 0 {
+            writeln!(
+                f,
+                "  {} camera images with unusable source images skipped (see {})",
+                self.rejected_images, REJECTS
+            )?;
+        }
         Ok(())
     }
+}
+
+/// The stage name in reject logs.
+pub const STAGE: &str = "metavqa";
+/// The rejects log, in the output folder.
+pub const REJECTS: &str = "rejects.jsonl";
+
+/// What became of one camera image's questions.
+enum ImageDone {
+    /// The questions, the images written and their overlapping labels.
+    Asked(ImageQuestions, u64, u64),
+    /// Its source image is unusable.
+    Skipped(Reject),
 }
 
 /// The schema of `metavqa_qa.arrow`: the common record plus `image`.
@@ -561,6 +586,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         ..Default::default()
     };
     let mut found = false;
+    let mut rejects = RejectLog::new();
     for data in store.scenes()? {
         let data = data?;
         let sid = data.scene.scene_id.clone();
@@ -571,7 +597,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         let empty = Vec::new();
         let rows = kept.get(&sid).unwrap_or(&empty);
         let graphs = scene_graphs(&data, rows, cfg, &opts.visibility)?;
-        let done: Vec<(ImageQuestions, u64, u64)> = graphs
+        let done: Vec<ImageDone> = graphs
             .par_iter()
             .map(|g| {
                 let q = image_questions(g, cfg, &ro)?;
@@ -584,7 +610,14 @@ pub fn run(opts: &Options) -> Result<Summary> {
                         .ok_or_else(|| {
                             Error::Usage(format!("no camera image {}", g.camera_frame_id))
                         })?;
-                    let base = marks::read_image(&images, cam, g.width, g.height)?;
+                    let base = match marks::read_image(&images, cam, g.width, g.height) {
+                        Ok(base) => base,
+                        Err(e) => {
+                            return Reject::bad_image(STAGE, &sid, &g.camera_frame_id, &e)
+                                .map(ImageDone::Skipped)
+                                .ok_or(e)
+                        }
+                    };
                     for r in &q.renders {
                         let (specs, white) = r.specs(g);
                         let (px, o) =
@@ -594,13 +627,21 @@ pub fn run(opts: &Options) -> Result<Summary> {
                         overlaps += o;
                     }
                 }
-                Ok((q, written, overlaps))
+                Ok(ImageDone::Asked(q, written, overlaps))
             })
             .collect::<Result<_>>()?;
         let mut records = Vec::new();
         let mut images = Vec::new();
         let mut keyframes = std::collections::BTreeSet::new();
-        for (g, (q, written, overlaps)) in graphs.iter().zip(done) {
+        for (g, d) in graphs.iter().zip(done) {
+            let (q, written, overlaps) = match d {
+                ImageDone::Asked(q, written, overlaps) => (q, written, overlaps),
+                ImageDone::Skipped(r) => {
+                    s.rejected_images += 1;
+                    rejects.push(r);
+                    continue;
+                }
+            };
             keyframes.insert(g.frame_idx);
             s.camera_images += 1;
             s.images_written += written;
@@ -634,6 +675,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
+    rejects.write(&opts.out.join(REJECTS))?;
     for t in QuestionType::ALL {
         s.by_type.entry(t.name().to_string()).or_default();
     }

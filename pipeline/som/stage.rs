@@ -11,8 +11,10 @@
 //!
 //! A kept row must name an object that projects into its image; otherwise the visibility
 //! table does not belong to this store and the run stops with the row named. A missing or
-//! unreadable source image, or one whose size differs from `cameras.arrow`, stops the run with
-//! its path. Nothing is left half-written: PNGs and `marks.arrow` are written atomically.
+//! unreadable source image, or one whose size differs from `cameras.arrow`, is skipped (no PNG,
+//! no marks) and recorded with its path and the reason in `<out>/rejects.jsonl`; the other
+//! images go on. Nothing is left half-written: PNGs, `marks.arrow` and the rejects log are
+//! written atomically.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,7 +34,7 @@ use super::config::{BoxKind, SomConfig};
 use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
-use crate::rejects::RejectLog;
+use crate::rejects::{Reject, RejectLog};
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
 use crate::store::Store;
@@ -131,6 +133,9 @@ pub struct SomSummary {
     pub marks: u64,
     /// Labels that found no free place (see [`super::layout`]); 0 in practice.
     pub overlapping_labels: u64,
+    /// Source images that could not be read or decoded, or whose size differs from
+    /// `cameras.arrow`: skipped and listed in `rejects.jsonl`.
+    pub rejected_images: u64,
 }
 
 impl fmt::Display for SomSummary {
@@ -152,8 +157,28 @@ impl fmt::Display for SomSummary {
                 self.overlapping_labels
             )?;
         }
+        if self.rejected_images > 0 {
+            writeln!(
+                f,
+                "  {} unusable source images skipped (see {})",
+                self.rejected_images,
+                self.out_dir.join(REJECTS).display()
+            )?;
+        }
         Ok(())
     }
+}
+
+/// The stage name in reject logs.
+pub const STAGE: &str = "som";
+/// The rejects log, in the output folder.
+pub const REJECTS: &str = "rejects.jsonl";
+
+/// What became of one image with kept rows.
+enum Marked {
+    Done(Vec<MarkRow>, u64),
+    /// Its source image is unusable.
+    Skipped(Reject),
 }
 
 /// The kept rows of a visibility table: annotation ids by (scene, camera image), in row order.
@@ -228,6 +253,7 @@ pub fn run(
         ..Default::default()
     };
     let mut found_scene = false;
+    let mut rejects = RejectLog::new();
     let pb = crate::progress::bar(store.meta().counts.scenes, "som");
     for data in store.scenes()? {
         let data = data?;
@@ -247,25 +273,44 @@ pub fn run(
             &mut log,
             &mut vis_summary,
             |work, outs| {
-                let done: Vec<Option<(Vec<MarkRow>, u64)>> = work
+                let done: Vec<Option<Marked>> = work
                     .par_iter()
                     .zip(outs)
                     .map(|(w, out)| {
-                        let key = (sid.clone(), w.cam.camera_frame_id.clone());
-                        match kept.get(&key) {
-                            Some(anns) if !anns.is_empty() => {
-                                mark_image(w, out, anns, cfg, rasteriser, &images, out_dir)
-                                    .map(Some)
-                            }
-                            _ => Ok(None),
+                        let id = &w.cam.camera_frame_id;
+                        let Some(anns) = kept.get(&(sid.clone(), id.clone())) else {
+                            return Ok(None);
+                        };
+                        if anns.is_empty() {
+                            return Ok(None);
                         }
+                        // One unusable image is skipped and recorded; the others go on.
+                        let img = match images.rgb_checked(w.cam) {
+                            Ok(img) => img,
+                            Err(e) => {
+                                return Reject::bad_image(STAGE, &sid, id, &e)
+                                    .map(|r| Some(Marked::Skipped(r)))
+                                    .ok_or(e)
+                            }
+                        };
+                        let (r, overlapping) =
+                            mark_image(w, out, anns, img, cfg, rasteriser, out_dir)?;
+                        Ok(Some(Marked::Done(r, overlapping)))
                     })
                     .collect::<Result<_>>()?;
-                for (r, overlapping) in done.into_iter().flatten() {
-                    summary.images += 1;
-                    summary.marks += r.len() as u64;
-                    summary.overlapping_labels += overlapping;
-                    rows.extend(r);
+                for m in done.into_iter().flatten() {
+                    match m {
+                        Marked::Done(r, overlapping) => {
+                            summary.images += 1;
+                            summary.marks += r.len() as u64;
+                            summary.overlapping_labels += overlapping;
+                            rows.extend(r);
+                        }
+                        Marked::Skipped(r) => {
+                            summary.rejected_images += 1;
+                            rejects.push(r);
+                        }
+                    }
                 }
                 Ok(())
             },
@@ -283,6 +328,7 @@ pub fn run(
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
+    rejects.write(&out_dir.join(REJECTS))?;
     Ok(summary)
 }
 
@@ -310,9 +356,9 @@ fn mark_image(
     w: &ImageWork<'_>,
     out: &RasterOut,
     anns: &[String],
+    img: image::RgbImage,
     cfg: &SomConfig,
     rasteriser: &dyn Rasteriser,
-    images: &ImageReader,
     out_dir: &Path,
 ) -> Result<(Vec<MarkRow>, u64)> {
     let cam = w.cam;
@@ -377,20 +423,6 @@ fn mark_image(
             )
         })
         .collect();
-    let img = images.rgb(cam)?;
-    if img.dimensions() != (out.width, out.height) {
-        return Err(Error::input(
-            images.source_path(cam),
-            &cam.camera_frame_id,
-            format!(
-                "the image is {}×{}, cameras.arrow says {}×{}",
-                img.width(),
-                img.height(),
-                out.width,
-                out.height
-            ),
-        ));
-    }
     let mut px: Vec<u32> = img
         .pixels()
         .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
