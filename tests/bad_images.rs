@@ -17,7 +17,10 @@ fn drivegen(args: &[&str], paths: &[(&str, &Path)]) -> String {
     let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
     c.env("DRIVEGEN_PROGRESS", "0").args(args);
     for (flag, p) in paths {
-        c.arg(flag).arg(p);
+        if !flag.is_empty() {
+            c.arg(flag);
+        }
+        c.arg(p);
     }
     let o = c.output().unwrap();
     assert!(
@@ -221,4 +224,55 @@ fn unusable_images_are_skipped_recorded_and_leave_the_rest_unchanged() {
         before.iter().filter(|(_, q)| !skipped(q)).collect();
     assert!(expected.len() < before.len());
     assert_eq!(after.iter().collect::<BTreeMap<_, _>>(), expected);
+
+    // The whole build goes through too, with the first front image (the contact sheet's usual
+    // subject) broken as well.
+    let front = first
+        .cameras
+        .iter()
+        .filter(|c| c.is_keyframe && c.camera == "CAM_FRONT")
+        .min_by_key(|c| c.frame_idx)
+        .unwrap();
+    let p = root.join(&front.image_path);
+    let bytes = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &bytes[..100]).unwrap();
+    let config = d.join("build.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"name = "broken images"
+seed = 0
+out = "{}"
+
+[input]
+kind = "store"
+path = "{}"
+
+[stages]
+egomotion = true
+visibility = true
+som = true
+metavqa = true
+corrupt = true
+
+[corrupt]
+corruptions = "brightness"
+severity = "default"
+frames_per_scene = 1
+"#,
+            d.join("release").display(),
+            store.display()
+        ),
+    )
+    .unwrap();
+    let summary = drivegen(&["build"], &[("", &config)]);
+    for step in ["som", "metavqa", "corrupt"] {
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(step))
+            .unwrap_or_else(|| panic!("no {step} line in\n{summary}"));
+        assert!(line.contains("skipped (unusable images"), "{line}");
+    }
+    assert!(d.join("release/report/contact_sheet.png").is_file());
+    assert!(d.join("release/data/test-00000-of-00001.parquet").is_file());
 }

@@ -56,22 +56,32 @@ impl SheetSubject {
     }
 }
 
-/// The first keyframe front-camera image of the stores (the contact sheet's subject).
+/// The first keyframe front-camera image of the stores that decodes (the contact sheet's
+/// subject): an unusable image, which the image stages skip and record, is passed over here
+/// too.
 pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
     for s in stores {
         let store = crate::store::Store::open(s)?;
         let root = crate::store::subset::absolute_source_root(&store);
         let cams: Vec<CameraRow> = store.read_all(crate::store::Table::Cameras)?;
         // nuScenes and CARLA call it CAM_FRONT, Waymo FRONT.
-        if let Some(c) = cams
+        let mut front: Vec<&CameraRow> = cams
             .iter()
             .filter(|c| c.is_keyframe && (c.camera == "CAM_FRONT" || c.camera == "FRONT"))
-            .min_by(|a, b| (&a.scene_id, a.frame_idx).cmp(&(&b.scene_id, b.frame_idx)))
-        {
-            return Ok(Some(SheetSubject {
-                root,
+            .collect();
+        front.sort_by(|a, b| (&a.scene_id, a.frame_idx).cmp(&(&b.scene_id, b.frame_idx)));
+        for c in front {
+            let subject = SheetSubject {
+                root: root.clone(),
                 cam: c.clone(),
-            }));
+            };
+            match subject.rgb() {
+                Ok(_) => return Ok(Some(subject)),
+                Err(e @ (Error::Input { .. } | Error::Io { .. })) => {
+                    eprintln!("drivegen: contact sheet: passing over {e}");
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(None)
