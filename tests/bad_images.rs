@@ -5,32 +5,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use arrow::array::AsArray;
 use drivegen::qa::QaRecord;
 use drivegen::rejects::{Reject, RejectLog};
 
-fn drivegen(args: &[&str], paths: &[(&str, &Path)]) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
-    c.env("DRIVEGEN_PROGRESS", "0").args(args);
-    for (flag, p) in paths {
-        if !flag.is_empty() {
-            c.arg(flag);
-        }
-        c.arg(p);
-    }
-    let o = c.output().unwrap();
-    assert!(
-        o.status.success(),
-        "drivegen {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::cli::drivegen;
 
 /// The image stages on the store, into `out`.
 fn image_stages(store: &Path, vis: &Path, out: &Path) {

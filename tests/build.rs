@@ -64,23 +64,15 @@ marked_images = 3
 "#;
 
 fn drivegen(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_drivegen"))
+    common::cli::bin()
         .current_dir(dir)
-        .env("DRIVEGEN_PROGRESS", "0")
         .args(args)
         .output()
         .unwrap()
 }
 
 fn ok(dir: &Path, args: &[&str]) -> String {
-    let o = drivegen(dir, args);
-    assert!(
-        o.status.success(),
-        "drivegen {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::cli::ok(drivegen(dir, args), &format!("drivegen {args:?}"))
 }
 
 /// The release's deterministic files (everything but the report), relative path → bytes.

@@ -5,23 +5,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 fn drivegen(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_drivegen"))
+    let o = common::cli::bin()
         .current_dir(dir)
-        .env("DRIVEGEN_PROGRESS", "0")
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "drivegen {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::cli::ok(o, &format!("drivegen {args:?}"))
 }
 
 /// The stages after `[input]`, with the built-in stage configs: Waymo and CARLA boxes carry no

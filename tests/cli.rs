@@ -2,25 +2,12 @@
 //! gpu-info and usage errors. Each step's output is checked by what a user would look at.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
-    c.env("DRIVEGEN_PROGRESS", "0");
-    c
-}
-
-fn ok(o: Output, what: &str) -> String {
-    assert!(
-        o.status.success(),
-        "{what} failed ({:?}):\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::cli::{bin, ok};
 
 fn run(args: &[&str], paths: &[&Path]) -> Output {
     let mut c = bin();

@@ -3,32 +3,14 @@
 //! how many frames a run processes; and the contact sheet.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use arrow::array::{Array, BooleanArray, StringArray};
 use arrow::ipc::reader::FileReader;
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
-    c.env("DRIVEGEN_PROGRESS", "0");
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        c.env("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-    c
-}
-
-fn ok(o: Output, what: &str) -> String {
-    assert!(
-        o.status.success(),
-        "{what} failed ({:?}):\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::cli::{bin, ok};
 
 fn device() -> &'static str {
     if std::env::var("DRIVEGEN_GPU_TESTS").is_ok_and(|v| v.eq_ignore_ascii_case("no")) {

@@ -5,8 +5,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
+use common::cli::bin;
 use common::nusc_fixture::*;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions, IngestSummary, SceneRules};
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
@@ -355,12 +355,6 @@ fn near_unit_quaternion_is_renormalised() {
     let store = Store::open(&dir.path().join("store")).unwrap();
     let objs: Vec<ObjectRow> = store.read_all(Table::Objects).unwrap();
     assert_eq!(objs[0].q, [1.0, 0.0, 0.0, 0.0]);
-}
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
-    c.env("DRIVEGEN_PROGRESS", "0");
-    c
 }
 
 #[test]

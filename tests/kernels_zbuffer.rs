@@ -12,6 +12,7 @@ mod common;
 
 use common::gpu::gpu;
 use common::random::{seed, Rng};
+use common::raster::assert_same;
 use drivegen::gpu::GpuRasteriser;
 use drivegen::visibility::raster::{raster_cpu, RasterJob, RasterOut, Rasteriser, Tri, EMPTY};
 
@@ -85,38 +86,6 @@ fn random_scene(rng: &mut Rng, width: u32, height: u32, objects: u32) -> Vec<Tri
         tris.swap(i, j);
     }
     tris
-}
-
-fn assert_same(gpu: &RasterOut, cpu: &RasterOut, what: &str) {
-    assert_eq!((gpu.width, gpu.height), (cpu.width, cpu.height), "{what}");
-    assert_eq!(gpu.objects.len(), cpu.objects.len(), "{what}: object count");
-    for (k, (g, c)) in gpu.objects.iter().zip(&cpu.objects).enumerate() {
-        assert_eq!(g, c, "{what}: object {k}");
-    }
-    assert_eq!(gpu.ids.len(), cpu.ids.len(), "{what}: id map size");
-    if let Some(p) = gpu.ids.iter().zip(&cpu.ids).position(|(a, b)| a != b) {
-        panic!(
-            "{what}: instance id differs at pixel ({}, {}): gpu {} cpu {}",
-            p as u32 % cpu.width,
-            p as u32 / cpu.width,
-            gpu.ids[p],
-            cpu.ids[p]
-        );
-    }
-    if let Some(p) = gpu
-        .depth_keys
-        .iter()
-        .zip(&cpu.depth_keys)
-        .position(|(a, b)| a != b)
-    {
-        panic!(
-            "{what}: depth key differs at pixel ({}, {}): gpu {:#x} cpu {:#x}",
-            p as u32 % cpu.width,
-            p as u32 / cpu.width,
-            gpu.depth_keys[p],
-            cpu.depth_keys[p]
-        );
-    }
 }
 
 #[test]

@@ -8,26 +8,12 @@
 
 mod common;
 
+use common::cli::drivegen;
+
 use std::path::Path;
 
 use arrow::array::{Array, AsArray};
 use std::process::Command;
-
-fn drivegen(args: &[&str], paths: &[(&str, &Path)]) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_drivegen"));
-    c.env("DRIVEGEN_PROGRESS", "0").args(args);
-    for (flag, p) in paths {
-        c.arg(flag).arg(p);
-    }
-    let o = c.output().unwrap();
-    assert!(
-        o.status.success(),
-        "drivegen {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();

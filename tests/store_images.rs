@@ -4,10 +4,11 @@
 //! and the stages that open images (som, corrupt, metavqa) work on a Waymo store.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
@@ -30,18 +31,8 @@ const CAMERAS: [&str; 6] = [
 ];
 
 fn drivegen(args: &[&std::ffi::OsStr]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_drivegen"))
-        .env("DRIVEGEN_PROGRESS", "0")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "drivegen {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let o = common::cli::bin().args(args).output().unwrap();
+    common::cli::ok(o, &format!("drivegen {args:?}"))
 }
 
 fn os(s: &str) -> &std::ffi::OsStr {

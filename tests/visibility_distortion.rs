@@ -19,6 +19,7 @@ mod common;
 
 use common::gpu::gpu;
 use common::random::{seed, Rng};
+use common::raster::assert_same;
 use drivegen::geometry::{quat_wxyz, wxyz};
 use drivegen::gpu::GpuRasteriser;
 use drivegen::som::anchor::image_anchors;
@@ -26,9 +27,7 @@ use drivegen::som::SomConfig;
 use drivegen::store::Pose;
 use drivegen::visibility::distortion::Lens;
 use drivegen::visibility::project::{camera, project_box, BoxGeom, Camera, Projection};
-use drivegen::visibility::raster::{
-    raster_cpu, CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, EMPTY,
-};
+use drivegen::visibility::raster::{raster_cpu, CpuRasteriser, RasterJob, Rasteriser, Tri, EMPTY};
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 
 /// A Waymo-like camera up to `max_width` px wide: 3:2 (front) or ~2.17:1 (side) images, f ≈ 1.0–1.15 × width (Waymo's
@@ -174,22 +173,6 @@ fn random_image(rng: &mut Rng) -> (Camera, Vec<(BoxGeom, Projection)>, Vec<Tri>)
         .flat_map(|(k, (_, p))| p.raster_tris(k as u32))
         .collect();
     (c, objects, tris)
-}
-
-fn assert_same(gpu: &RasterOut, cpu: &RasterOut, what: &str) {
-    assert_eq!((gpu.width, gpu.height), (cpu.width, cpu.height), "{what}");
-    assert_eq!(gpu.objects, cpu.objects, "{what}: per-object results");
-    if let Some(p) = gpu.ids.iter().zip(&cpu.ids).position(|(a, b)| a != b) {
-        panic!(
-            "{what}: instance id differs at pixel ({}, {}): gpu {} cpu {}",
-            p as u32 % cpu.width,
-            p as u32 / cpu.width,
-            gpu.ids[p],
-            cpu.ids[p]
-        );
-    }
-    assert_eq!(gpu.ids.len(), cpu.ids.len(), "{what}: id map size");
-    assert_eq!(gpu.depth_keys, cpu.depth_keys, "{what}: depth keys");
 }
 
 #[test]

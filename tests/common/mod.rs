@@ -1,5 +1,7 @@
 #![allow(dead_code)]
+pub mod cli;
 pub mod gpu;
 pub mod nusc_fixture;
 pub mod oracle;
 pub mod random;
+pub mod raster;
