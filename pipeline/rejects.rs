@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 
+/// The file name of a rejects log in a stage's output folder (and in a scene store).
+pub const LOG_FILE: &str = "rejects.jsonl";
+
 /// One rejected item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reject {

@@ -658,7 +658,7 @@ fn skipped(n: u64, what: &str, out: &Path) -> String {
     }
     format!(
         "; {n} {what} skipped (unusable images, see {})",
-        out.join("rejects.jsonl").display()
+        out.join(crate::rejects::LOG_FILE).display()
     )
 }
 

@@ -22,7 +22,7 @@ use super::output::{self, CorruptionRow};
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
-use crate::rejects::{Reject, RejectLog};
+use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
 use crate::store::{CameraRow, Store};
@@ -121,7 +121,7 @@ impl fmt::Display for CorruptSummary {
                 f,
                 "  {} frames with an unusable image skipped (see {})",
                 self.rejected_frames,
-                self.out.join(REJECTS).display()
+                self.out.join(LOG_FILE).display()
             )?;
         }
         Ok(())
@@ -130,8 +130,6 @@ impl fmt::Display for CorruptSummary {
 
 /// The stage name in reject logs.
 pub const STAGE: &str = "corrupt";
-/// The rejects log, in the output folder.
-pub const REJECTS: &str = "rejects.jsonl";
 
 /// A decoded frame: its views' images, or why it is skipped.
 type Decoded = std::result::Result<Vec<RgbImage>, Reject>;
@@ -566,7 +564,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         &opts.out.join("corruption_qa.arrow"),
         &crate::qa::to_batch(&questions)?,
     )?;
-    rejects.write(&opts.out.join(REJECTS))?;
+    rejects.write(&opts.out.join(LOG_FILE))?;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)
 }

@@ -44,7 +44,7 @@ use super::templates::{prompt, refs, render};
 use super::types::QuestionType;
 use crate::gpu::Gpu;
 use crate::qa::record::{self, QaRecord, SplitMix64};
-use crate::rejects::{Reject, RejectLog};
+use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
@@ -137,7 +137,7 @@ impl fmt::Display for Summary {
             writeln!(
                 f,
                 "  {} camera images with unusable source images skipped (see {})",
-                self.rejected_images, REJECTS
+                self.rejected_images, LOG_FILE
             )?;
         }
         Ok(())
@@ -146,8 +146,6 @@ impl fmt::Display for Summary {
 
 /// The stage name in reject logs.
 pub const STAGE: &str = "metavqa";
-/// The rejects log, in the output folder.
-pub const REJECTS: &str = "rejects.jsonl";
 
 /// What became of one camera image's questions.
 enum ImageDone {
@@ -675,7 +673,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
-    rejects.write(&opts.out.join(REJECTS))?;
+    rejects.write(&opts.out.join(LOG_FILE))?;
     for t in QuestionType::ALL {
         s.by_type.entry(t.name().to_string()).or_default();
     }

@@ -34,7 +34,7 @@ use super::config::{BoxKind, SomConfig};
 use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
-use crate::rejects::{Reject, RejectLog};
+use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
 use crate::store::Store;
@@ -162,7 +162,7 @@ impl fmt::Display for SomSummary {
                 f,
                 "  {} unusable source images skipped (see {})",
                 self.rejected_images,
-                self.out_dir.join(REJECTS).display()
+                self.out_dir.join(LOG_FILE).display()
             )?;
         }
         Ok(())
@@ -171,8 +171,6 @@ impl fmt::Display for SomSummary {
 
 /// The stage name in reject logs.
 pub const STAGE: &str = "som";
-/// The rejects log, in the output folder.
-pub const REJECTS: &str = "rejects.jsonl";
 
 /// What became of one image with kept rows.
 enum Marked {
@@ -328,7 +326,7 @@ pub fn run(
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
-    rejects.write(&out_dir.join(REJECTS))?;
+    rejects.write(&out_dir.join(LOG_FILE))?;
     Ok(summary)
 }
 

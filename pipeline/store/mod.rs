@@ -160,7 +160,7 @@ impl StoreWriter {
             w.finish()?;
             w.into_inner()?.commit()?;
         }
-        rejects.write(&self.dir.join("rejects.jsonl"))?;
+        rejects.write(&self.dir.join(crate::rejects::LOG_FILE))?;
         self.meta.rejected_scenes =
             rejects.items().iter().filter(|r| r.item.is_none()).count() as u64;
         let json = serde_json::to_vec_pretty(&self.meta).map_err(|e| Error::Schema {
@@ -263,7 +263,7 @@ impl Store {
 
     /// The rejects recorded at ingest.
     pub fn rejects(&self) -> Result<Vec<crate::rejects::Reject>> {
-        RejectLog::read(&self.dir.join("rejects.jsonl"))
+        RejectLog::read(&self.dir.join(crate::rejects::LOG_FILE))
     }
 }
 
