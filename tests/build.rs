@@ -178,10 +178,8 @@ fn build_resume_and_shards_give_the_same_release() {
     // Killed at random points, then resumed.
     let b = tmp.path().join("b");
     let cfg_b = setup(&b);
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
+    // DRIVEGEN_TEST_SEED replays a run's kill times.
+    let seed = common::random::seed();
     let mut rng = drivegen::qa::record::SplitMix64::new(seed);
     let mut kills = Vec::new();
     for _ in 0..3 {
