@@ -795,7 +795,7 @@ fn contact_sheet(
         let cfg = crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?;
         crate::corrupt::sheet::contact_sheet_of(
             &cfg,
-            &subject.rgb()?,
+            &subject.image,
             &subject.name(),
             &subject.source(),
             &sheet,

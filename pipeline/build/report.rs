@@ -23,12 +23,14 @@ pub struct Inputs {
     pub stores: Vec<PathBuf>,
 }
 
-/// The contact sheet's subject: a store camera image.
+/// The contact sheet's subject: a store camera image, decoded once (choosing it needs the
+/// pixels anyway).
 #[derive(Debug, Clone)]
 pub struct SheetSubject {
     /// Where the store's `image_path`s are relative to.
     pub root: PathBuf,
     pub cam: CameraRow,
+    pub image: image::RgbImage,
 }
 
 impl SheetSubject {
@@ -50,10 +52,6 @@ impl SheetSubject {
             file.display().to_string()
         }
     }
-
-    pub fn rgb(&self) -> Result<image::RgbImage> {
-        ImageReader::with_root(self.root.clone()).rgb(&self.cam)
-    }
 }
 
 /// The first keyframe front-camera image of the stores that decodes (the contact sheet's
@@ -70,17 +68,26 @@ pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
             .filter(|c| c.is_keyframe && (c.camera == "CAM_FRONT" || c.camera == "FRONT"))
             .collect();
         front.sort_by(|a, b| (&a.scene_id, a.frame_idx).cmp(&(&b.scene_id, b.frame_idx)));
+        let reader = ImageReader::with_root(root.clone());
         for c in front {
-            let subject = SheetSubject {
-                root: root.clone(),
-                cam: c.clone(),
-            };
-            match subject.rgb() {
-                Ok(_) => return Ok(Some(subject)),
-                Err(e @ (Error::Input { .. } | Error::Io { .. })) => {
-                    eprintln!("drivegen: contact sheet: passing over {e}");
+            match reader.rgb(c) {
+                Ok(image) => {
+                    return Ok(Some(SheetSubject {
+                        root,
+                        cam: c.clone(),
+                        image,
+                    }))
                 }
-                Err(e) => return Err(e),
+                // The image stages' rule for what is the data's fault.
+                Err(e) => match crate::rejects::Reject::bad_image(
+                    "contact_sheet",
+                    &c.scene_id,
+                    &c.camera_frame_id,
+                    &e,
+                ) {
+                    Some(r) => eprintln!("drivegen: contact sheet: passing over {}", r.reason),
+                    None => return Err(e),
+                },
             }
         }
     }
