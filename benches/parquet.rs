@@ -64,12 +64,15 @@ fn rows() -> Vec<QaRecord> {
                 qa_id: format!("egodyn-{i:016x}"),
                 family: "egodyn".into(),
                 question_type: "speed_change".into(),
-                question: format!(
-                    "You are the driver of the ego vehicle (clip {i}). Over the 3 seconds shown \
-                     by the six cameras, is the ego vehicle accelerating, decelerating or \
-                     keeping a constant speed? [{}]\nAnswer with ONLY the option.",
-                    choices.join(" / ")
-                ),
+                prompt: drivegen::qa::Prompt::new(
+                    drivegen::qa::Layout::EgoDyn,
+                    format!(
+                        "You are the driver of the ego vehicle (clip {i}). Over the 3 seconds \
+                         shown by the six cameras, is the ego vehicle accelerating, \
+                         decelerating or keeping a constant speed?"
+                    ),
+                )
+                .postamble("Answer with ONLY the option."),
                 answer: choices[i % 3].clone(),
                 answer_index: (i % 3) as u8,
                 answer_letter: ["A", "B", "C"][i % 3].into(),
@@ -171,6 +174,8 @@ fn main() {
                 .map(|c| ImageRef {
                     bytes: Some(jpegs[(i * 6 + c) % IMAGES].clone()),
                     path: format!("samples/CAM_{c}/{i:05}.jpg"),
+                    width: 1600,
+                    height: 900,
                 })
                 .collect()
         })

@@ -62,6 +62,9 @@ pub enum Command {
     Sig(crate::cli_sts::SigArgs),
     /// MetaVQA questions on Set-of-Mark images: metavqa_qa.arrow, rollouts.json, images/.
     Metavqa(crate::cli_metavqa::MetavqaArgs),
+    /// Check a release as users get it: every answer key against its prompt, every image,
+    /// ids, control splits, letter balance, the manifest and the card. Exit 1 on a violation.
+    Validate(crate::cli_validate::ValidateArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -381,12 +384,20 @@ pub enum ImagesArg {
 
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
-    /// The release folder (reads `data/*.parquet`).
+    /// The release folder (reads the shards manifest.json lists).
     #[arg(long, required_unless_present = "sig_pred")]
     pub release: Option<PathBuf>,
-    /// JSON lines `{"qa_id": ..., "prediction": ...}`.
+    /// JSON lines `{"qa_id": ..., "prediction": ..., "split": ...}` (`split` optional).
     #[arg(long, required_unless_present = "sig_pred")]
     pub predictions: Option<PathBuf>,
+    /// The split that predictions naming none answer (default: the release's main split; the
+    /// text-only control is `<split>_text_only`).
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Read shards whose sha256 no longer matches manifest.json (edited by hand), and ignore
+    /// Parquet files in data/ that it does not list.
+    #[arg(long)]
+    pub no_verify: bool,
     #[command(flatten)]
     pub sig: crate::cli_sts::SigScoreArgs,
     /// Write the full report as JSON here.

@@ -38,6 +38,7 @@ pub mod som;
 pub mod store;
 pub mod synth;
 pub mod taxonomy;
+pub mod validate;
 pub mod visibility;
 
 pub use error::{Error, Result};

@@ -9,6 +9,7 @@ mod cli_build;
 mod cli_corrupt;
 mod cli_metavqa;
 mod cli_sts;
+mod cli_validate;
 mod run;
 mod run_sources;
 

@@ -71,6 +71,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stsbench(a) => crate::cli_sts::stsbench(a),
         Command::Sig(a) => crate::cli_sts::sig(a),
         Command::Metavqa(a) => crate::cli_metavqa::metavqa(a),
+        Command::Validate(a) => crate::cli_validate::validate(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)
@@ -324,9 +325,9 @@ fn score(a: ScoreArgs) -> Result<ExitCode> {
             "score: give --release and --predictions (or --sig-pred and --sig-truth)".into(),
         ));
     };
-    let questions = score::read_release(release)?;
+    let questions = score::read_release_splits(release, !a.no_verify)?;
     let predictions = score::read_predictions(preds)?;
-    let report = score::score(&questions, &predictions);
+    let report = score::score_release(&questions, &predictions, a.split.as_deref())?;
     if let Some(out) = &a.out {
         let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Config {
             file: out.clone(),
@@ -334,6 +335,6 @@ fn score(a: ScoreArgs) -> Result<ExitCode> {
         })?;
         drivegen::store::atomic::write_atomic(out, (json + "\n").as_bytes())?;
     }
-    print!("{}", score::summary(&report));
+    print!("{}", score::release_summary(&report));
     Ok(ExitCode::SUCCESS)
 }

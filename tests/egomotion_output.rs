@@ -215,7 +215,8 @@ fn writes_clips_qa_and_rejects() {
                 "unknown image {c} {id}"
             );
         }
-        let lines: Vec<&str> = r.question.lines().collect();
+        let question = r.question();
+        let lines: Vec<&str> = question.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0], "The 10 images show the forward camera view at evenly spaced moments across a 3-second driving clip.");
         assert!(

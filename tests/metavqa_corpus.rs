@@ -194,7 +194,7 @@ fn corpus_questions_hold_the_invariants_and_reference_the_store() {
             assert!(out.path().join(image).is_file(), "{image}");
         }
         // Labels in the text are labels of the image.
-        for l in r.question.split('<').skip(1) {
+        for l in r.question().split('<').skip(1) {
             let l = l.split('>').next().unwrap();
             assert!(
                 marks.contains_key(l),

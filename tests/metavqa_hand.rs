@@ -482,15 +482,18 @@ fn check(r: &QaRecord, truth: &HashMap<&str, Truth>, scene: usize) {
     let obj = |k: usize| r.objects[k].as_str();
     let expect = |want: &str| {
         assert_eq!(
-            r.answer, want,
+            r.answer,
+            want,
             "{} {:?}: {}",
-            r.question_type, r.objects, r.question
+            r.question_type,
+            r.objects,
+            r.question()
         );
         assert_eq!(
             r.choices[letter_index(&r.answer_letter).unwrap()],
             want,
             "{}",
-            r.question
+            r.question()
         );
     };
     use QuestionType as Q;
@@ -545,7 +548,7 @@ fn check(r: &QaRecord, truth: &HashMap<&str, Truth>, scene: usize) {
         Q::DescribeSector => {
             let k = ["our left-front sector", "our right-front sector", "our front sector"]
                 .iter()
-                .position(|p| r.question.contains(p))
+                .position(|p| r.question().contains(p))
                 .unwrap();
             let want = [
                 ["[<1>]", "[<4>]", "[<0>]"],
@@ -557,7 +560,7 @@ fn check(r: &QaRecord, truth: &HashMap<&str, Truth>, scene: usize) {
         Q::DescribeDistance => {
             let k = ["\"very close\" range", "\"close\" range", "\"medium\" range", "\"far\" range"]
                 .iter()
-                .position(|p| r.question.contains(p))
+                .position(|p| r.question().contains(p))
                 .unwrap();
             let want = [
                 ["[]", "[<2>]", "[<0>, <1>, <3>]", "[<4>]"],
@@ -578,12 +581,12 @@ fn check(r: &QaRecord, truth: &HashMap<&str, Truth>, scene: usize) {
              <1>: A barrier positioned in our right-front sector at far distance. It doesn't have a heading.",
         ][scene - 1]),
         Q::EmbodiedDistance | Q::EmbodiedSideness | Q::EmbodiedCollision => {
-            let (bin, action, steps) = embodied_config(&r.question);
+            let (bin, action, steps) = embodied_config(&r.question());
             let Some(a) = straight_accel(action) else {
                 // Turns: a left turn never ends right of us, nor a right turn left of us.
                 if t == Q::EmbodiedSideness {
                     let bad = if action == "TURN_LEFT" { "right-front" } else { "left-front" };
-                    assert_ne!(r.answer, bad, "{}", r.question);
+                    assert_ne!(r.answer, bad, "{}", r.question());
                 }
                 return;
             };
@@ -695,7 +698,7 @@ fn pick_closer_letter_names_the_nearer_object() {
         }
         let near = if da < db { a } else { b };
         let shown = &r.choices[letter_index(&r.answer_letter).unwrap()];
-        assert_eq!(*shown, label_of(r, near), "{}", r.question);
+        assert_eq!(*shown, label_of(r, near), "{}", r.question());
         n += 1;
     }
     assert!(n > 50, "only {n} decisive pick_closer questions");

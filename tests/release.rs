@@ -241,7 +241,10 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
     );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(r["egodyn_consistency"]["emcr"], 1.0, "{out}");
+    assert_eq!(
+        r["splits"]["test"]["egodyn_consistency"]["emcr"], 1.0,
+        "{out}"
+    );
 
     // The readers, as a user would call them.
     let Some(py) = common::oracle::python("interop") else {

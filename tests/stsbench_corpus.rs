@@ -111,7 +111,7 @@ fn synthetic_corpus_questions() {
             assert!(images.contains(&(r.scene_id.as_str(), c.as_str(), id.as_str())));
         }
         for c in &r.choices {
-            assert!(r.question.contains(c.as_str()));
+            assert!(r.question().contains(c.as_str()));
         }
     }
     // All five roles occur, and scenarios that need the synthetic map layers were mined.

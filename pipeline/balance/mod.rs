@@ -96,39 +96,6 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
     }
 }
 
-/// Rewrites the options shown in a question to the new order: an inline list
-/// `[opt1 / opt2 / …]` (EgoDyn's format), or lines `A. text` / `(A) text`. A question whose
-/// text shows its options neither way is returned unchanged.
-pub fn relabel_options(question: &str, before: &[String], choices: &[String]) -> String {
-    let inline_old = format!("[{}]", before.join(" / "));
-    if question.contains(&inline_old) {
-        return question.replace(&inline_old, &format!("[{}]", choices.join(" / ")));
-    }
-    let mut out = Vec::new();
-    let mut k = 0;
-    for line in question.lines() {
-        let t = line.trim_start();
-        let lead = &line[..line.len() - t.len()];
-        let want = qa::letter(k).unwrap_or_default();
-        let dot = format!("{want}. ");
-        let paren = format!("({want}) ");
-        if k < choices.len() && t.starts_with(&dot) {
-            out.push(format!("{lead}{dot}{}", choices[k]));
-            k += 1;
-        } else if k < choices.len() && t.starts_with(&paren) {
-            out.push(format!("{lead}{paren}{}", choices[k]));
-            k += 1;
-        } else {
-            out.push(line.to_string());
-        }
-    }
-    let mut s = out.join("\n");
-    if question.ends_with('\n') {
-        s.push('\n');
-    }
-    s
-}
-
 /// `drivegen balance`: balances `inputs` into `out_dir` (`balanced_qa.arrow` and the reports).
 /// Only compact facts about each row are held while deciding; the chosen rows are then read
 /// back and written one scene at a time.
@@ -147,11 +114,13 @@ pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<
     Ok(outcome)
 }
 
-/// Writes every row of `inputs` to `out` in the canonical order, unbalanced; returns the row
-/// count.
+/// Writes every row of `inputs` to `out` in the canonical order, answers unbalanced but
+/// answer letters balanced (as [`balance_letters`] does): a release must not let "always
+/// answer A" beat chance in any family. Returns the row count.
 pub fn gather(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     let facts = scan(inputs)?;
-    let plan = plan::plan(&facts, None);
+    let mut plan = plan::plan(&facts, None);
+    plan.moves = plan::letter_moves(&facts, &plan.order);
     write_plan(inputs, &facts, &plan, out)
 }
 

@@ -241,19 +241,36 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
 }
 
 /// Within every (family, type, number of options), the k-th row of `order` by `qa_id` gets its
-/// correct option at position `k mod n`, so the letters are as uniform as the count allows and
-/// a model cannot win by always answering "A". Aligned with `order`; None for rows with fewer
-/// than two options.
+/// correct option at position `(offset + k) mod n`, so the letters are as uniform as the count
+/// allows and a model cannot win by always answering "A". The offset carries on from the
+/// previous type of the same family and option count (types in name order), so the remainders
+/// of successive types fall on successive letters instead of all on "A" and "B": the family's
+/// letters are as uniform as its count allows too. Aligned with `order`; None for rows with
+/// fewer than two options.
 pub fn letter_moves(facts: &Facts, order: &[usize]) -> Vec<Option<u8>> {
-    first_by_id(
-        facts,
-        order,
-        |r| (r.family, r.qtype, r.n_choices),
-        |rank, r| {
-            let n = usize::from(r.n_choices);
-            (n >= 2).then(|| (rank % n) as u8)
-        },
-    )
+    let mut groups: BTreeMap<(&str, u8, &str), Vec<usize>> = BTreeMap::new();
+    for (pos, &k) in order.iter().enumerate() {
+        let r = &facts.rows[k];
+        groups
+            .entry((facts.name(r.family), r.n_choices, facts.name(r.qtype)))
+            .or_default()
+            .push(pos);
+    }
+    let mut out = vec![None; order.len()];
+    let mut offset: BTreeMap<(&str, u8), usize> = BTreeMap::new();
+    for ((family, n_choices, _), mut positions) in groups {
+        let n = usize::from(n_choices);
+        if n < 2 {
+            continue;
+        }
+        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        let off = offset.entry((family, n_choices)).or_default();
+        for (rank, &pos) in positions.iter().enumerate() {
+            out[pos] = Some(((*off + rank) % n) as u8);
+        }
+        *off = (*off + positions.len()) % n;
+    }
+    out
 }
 
 /// Ranks the rows of `order` by `qa_id` within their group and maps `(rank, row)` through `f`;
@@ -279,17 +296,16 @@ fn first_by_id<T>(
 }
 
 /// Puts the correct option of `r` at position `to` (the option there moves to where the
-/// correct one was) and rewrites the letter, the answer and the options shown in the question.
+/// correct one was) and rewrites the letter and the answer. The prompt follows by itself: it is
+/// rendered from `choices` when the record is written.
 pub fn move_answer(r: &mut QaRecord, to: usize) {
     let n = r.choices.len();
     if to >= n {
         return;
     }
     let from = usize::from(r.answer_index).min(n - 1);
-    let before = r.choices.clone();
     r.choices.swap(from, to);
     r.answer_index = to as u8;
     r.answer_letter = qa::letter(to).unwrap_or_default();
     r.answer = r.choices[to].clone();
-    r.question = super::relabel_options(&r.question, &before, &r.choices);
 }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
+use sha2::Digest as _;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
 use self::config::{BuildConfig, DeviceChoice, InputConfig, SynthFormat};
@@ -243,6 +244,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
     }
     let report = opts.out.join("report.html");
     report::write(opts, &cp.records, &outputs_for_report(&outputs), &report)?;
+    validate(opts, &mut cp)?;
     Ok(BuildSummary {
         steps: cp.records,
         out: opts.out.clone(),
@@ -806,6 +808,38 @@ fn contact_sheet(
         Ok(format!(
             "{} under 15 corruptions × 5 severities",
             subject.source()
+        ))
+    })
+}
+
+/// The last step: `drivegen validate` on the release as written; a violation fails the build
+/// and names the rows. Keyed by the manifest, which holds every shard's sha256, so a release
+/// that changed in any byte is checked again.
+fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
+    let manifest = opts.out.join("manifest.json");
+    let text = std::fs::read(&manifest).map_err(|e| Error::io(&manifest, e))?;
+    let k = key(
+        "validate",
+        &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
+        &[],
+    );
+    let json_out = opts.work.join("validate.json");
+    cp.step("validate", &k, &[&json_out], || {
+        let rep = crate::validate::run(&opts.out)?;
+        crate::validate::write_json(&rep, &json_out)?;
+        if !rep.ok() {
+            return Err(Error::Usage(format!(
+                "the release breaks {} checks (all of them in {}):\n{}",
+                rep.violations.len(),
+                json_out.display(),
+                rep.summary(20)
+            )));
+        }
+        let rows: usize = rep.rows.values().sum();
+        Ok(format!(
+            "{rows} rows in {} splits, {} distinct images decoded: every check passed",
+            rep.rows.len(),
+            rep.distinct_images
         ))
     })
 }

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::Corruption;
-use crate::qa::{qa_id, set_answer, QaRecord};
+use crate::qa::{qa_id, set_answer, Layout, Prompt, QaRecord};
 use crate::Result;
 
 /// One view of the frame a question is asked about.
@@ -29,18 +29,6 @@ pub struct FrameRef {
 
 pub const TYPE_QUESTION: &str = "What is the current type of corruption?";
 pub const COUNT_QUESTION: &str = "How many cameras don't have any images?";
-
-fn prompt(question: &str, choices: &[String]) -> String {
-    let opts: Vec<String> = choices
-        .iter()
-        .enumerate()
-        .map(|(i, c)| format!("{}. {c}.", crate::qa::letter(i).unwrap_or_default()))
-        .collect();
-    format!(
-        "{question} Please select the correct answer from the following options: {}",
-        opts.join(" ")
-    )
-}
 
 #[allow(clippy::too_many_arguments)]
 fn record(
@@ -121,7 +109,7 @@ pub fn frame_questions(
             evidence,
         );
         set_answer(&mut r, &names, corruption.index() as usize, true)?;
-        r.question = prompt(TYPE_QUESTION, &r.choices);
+        r.prompt = Prompt::new(Layout::DriveBench, TYPE_QUESTION);
         out.push(r);
     }
     if sensor {
@@ -139,7 +127,7 @@ pub fn frame_questions(
             evidence,
         );
         set_answer(&mut r, &counts, black, true)?;
-        r.question = prompt(COUNT_QUESTION, &r.choices);
+        r.prompt = Prompt::new(Layout::DriveBench, COUNT_QUESTION);
         out.push(r);
     }
     Ok(out)
@@ -183,7 +171,8 @@ mod tests {
             .map(|r| r.answer.clone());
         assert_eq!(count.as_deref(), Some("4"));
         let t = &all[0];
-        assert!(t.question.starts_with(TYPE_QUESTION) && t.question.contains("A. "));
+        let q = t.question();
+        assert!(q.starts_with(TYPE_QUESTION) && q.contains("A. "));
         assert_eq!(t.cameras, vec!["CAM_0", "CAM_1", "CAM_3", "CAM_5"]);
     }
 }

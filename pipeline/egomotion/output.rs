@@ -196,10 +196,9 @@ pub fn qa_records(
             ..Default::default()
         };
         set_answer(&mut r, &q.choices, a.class, cfg.qa.shuffle_choices)?;
-        r.question = question_prompt(
+        r.prompt = question_prompt(
             frame_line.as_deref(),
             &q.text,
-            &r.choices,
             &cfg.prompt.answer_instruction,
         );
         out.push(r);

@@ -9,6 +9,7 @@
 use super::config::CoordinatesFrame;
 use super::kinematics::{Features, Kinematics};
 use super::oracle::fmt_num;
+use crate::qa::{Layout, Prompt};
 
 /// `k` indices spread evenly over `n` items: round(i·(n−1)/(k−1)) (Python's round, half to
 /// even), the middle item when k = 1, every item when k ≥ n.
@@ -46,31 +47,24 @@ pub fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
     }
 }
 
-/// The vision-only prompt of one question.
-pub fn question_prompt(
-    frame_line: Option<&str>,
-    text: &str,
-    choices: &[String],
-    instruction: &str,
-) -> String {
-    let mut parts: Vec<String> = Vec::with_capacity(3);
-    if let Some(f) = frame_line {
-        parts.push(f.to_string());
-    }
-    parts.push(format!("{text} [{}]", choices.join(" / ")));
-    parts.push(instruction.to_string());
-    parts.join("\n")
+/// The vision-only prompt of one question: the frame sentence, `{question} [{c1} / {c2} / …]`
+/// and the answer instruction, rendered from `choices` by [`crate::qa::Prompt`].
+pub fn question_prompt(frame_line: Option<&str>, text: &str, instruction: &str) -> Prompt {
+    Prompt::new(Layout::EgoDyn, text)
+        .preamble(frame_line.unwrap_or_default())
+        .postamble(instruction)
 }
 
-/// The "Vision + Dynamics" prompt: `trajectory` inserted after the frame sentence (or first,
-/// when the prompt has no frame sentence).
-pub fn with_trajectory(prompt: &str, trajectory: &str, has_frame_line: bool) -> String {
-    if has_frame_line {
-        if let Some((first, rest)) = prompt.split_once('\n') {
-            return format!("{first}\n{trajectory}\n{rest}");
-        }
-    }
-    format!("{trajectory}\n{prompt}")
+/// The "Vision + Dynamics" prompt: `trajectory` shown after the frame sentence (or first,
+/// when the prompt has no frame sentence), before the question.
+pub fn with_trajectory(prompt: &Prompt, trajectory: &str) -> Prompt {
+    let mut p = prompt.clone();
+    p.preamble = if p.preamble.is_empty() {
+        trajectory.to_string()
+    } else {
+        format!("{}\n{trajectory}", p.preamble)
+    };
+    p
 }
 
 /// The `summary` encoding: 8 scalars on one line.
@@ -210,18 +204,13 @@ mod tests {
     fn trajectory_goes_between_frames_and_question() {
         let f = frame_sentence(10, 3.0);
         let choices = ["yes".to_string(), "no".to_string()];
-        let p = question_prompt(
-            f.as_deref(),
-            "Q?",
-            &choices,
-            "Answer with ONLY the chosen option.",
-        );
+        let p = question_prompt(f.as_deref(), "Q?", "Answer with ONLY the chosen option.");
         assert_eq!(
-            p,
+            p.render(&choices),
             "The 10 images show the forward camera view at evenly spaced moments across a 3-second driving clip.\n\
              Q? [yes / no]\nAnswer with ONLY the chosen option."
         );
-        let v = with_trajectory(&p, "Vehicle dynamics: …", true);
+        let v = with_trajectory(&p, "Vehicle dynamics: …").render(&choices);
         let lines: Vec<&str> = v.lines().collect();
         assert_eq!(lines[1], "Vehicle dynamics: …");
         assert_eq!(lines[2], "Q? [yes / no]");

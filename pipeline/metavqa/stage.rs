@@ -40,10 +40,11 @@ use super::input::{read_kept, KeptRow};
 use super::marks::{self, MarkSpec};
 use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
-use super::templates::{prompt, refs, render};
+use super::templates::{refs, render};
 use super::types::QuestionType;
 use crate::gpu::Gpu;
 use crate::qa::record::{self, QaRecord, SplitMix64};
+use crate::qa::{Layout, Prompt};
 use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
@@ -430,7 +431,7 @@ pub fn image_questions(
             ..Default::default()
         };
         record::set_answer(&mut r, &canonical, d.correct, true)?;
-        r.question = prompt(&stem, &r.choices);
+        r.prompt = Prompt::new(Layout::MetaVqa, stem);
         out.records.push(r);
         out.images.push(image);
     }

@@ -70,26 +70,6 @@ pub fn refs(text: &Text) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// The answer instruction for `n` options (spec §5: "(A) through (D)", "between (A) and (B)").
-pub fn instruction(n: usize) -> String {
-    let last = crate::qa::record::letter(n.saturating_sub(1)).unwrap_or_default();
-    if n == 2 {
-        "Choose the best answer between option (A) and (B):".into()
-    } else {
-        format!("Choose the best answer from option (A) through ({last}):")
-    }
-}
-
-/// The full prompt: stem, instruction and the options as `(A) x; (B) y.`.
-pub fn prompt(stem: &str, choices: &[String]) -> String {
-    let opts: Vec<String> = choices
-        .iter()
-        .enumerate()
-        .map(|(k, c)| format!("({}) {c}", crate::qa::record::letter(k).unwrap_or_default()))
-        .collect();
-    format!("{stem} {} {}.", instruction(choices.len()), opts.join("; "))
-}
-
 /// A bin's option text, e.g. `Very close (0-2m)`.
 pub fn bin_text(name: &str, range: &str) -> String {
     format!("{} ({range})", capitalise(name))

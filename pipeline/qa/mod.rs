@@ -2,8 +2,10 @@
 //! DriveBench); see `shared/spec/qa-schema.md`.
 
 pub mod ipc;
+pub mod prompt;
 pub mod record;
 
+pub use prompt::{Layout, Prompt};
 pub use record::{
     check_invariants, from_batch, letter, letter_index, qa_id, qa_schema, set_answer,
     shuffle_choices, to_batch, QaRecord,

@@ -15,6 +15,7 @@ use arrow::array::{
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use sha2::{Digest, Sha256};
 
+use super::prompt::{Layout, Prompt};
 use crate::store::schema::list_utf8;
 use crate::{Error, Result};
 
@@ -29,8 +30,10 @@ pub struct QaRecord {
     pub family: String,
     /// snake_case type within the family (`turn_direction`, `pick_closer`, …).
     pub question_type: String,
-    /// The full prompt as the model sees it, options included in the family's own format.
-    pub question: String,
+    /// The question's parts: the prompt the model reads (the `question` column) is rendered
+    /// from them and `choices` when the record is written, never stored, so it always shows
+    /// the options in `choices` order ([`QaRecord::question`]).
+    pub prompt: Prompt,
     /// Option texts in displayed order.
     pub choices: Vec<String>,
     pub answer_index: u8,
@@ -70,6 +73,13 @@ pub struct QaRecord {
     pub image_paths: Vec<String>,
 }
 
+impl QaRecord {
+    /// The full prompt as the model sees it, options in `choices` order in the family's layout.
+    pub fn question(&self) -> String {
+        self.prompt.render(&self.choices)
+    }
+}
+
 /// The Arrow schema of the common record, in the column order of qa-schema.md.
 pub fn qa_schema() -> SchemaRef {
     Arc::new(Schema::new(qa_fields()))
@@ -102,6 +112,11 @@ pub fn qa_fields() -> Vec<Field> {
         s("evidence"),
         Field::new("seed", DataType::UInt64, false),
         list_utf8("image_paths"),
+        s("prompt_layout"),
+        s("prompt_preamble"),
+        s("prompt_stem"),
+        s("prompt_postamble"),
+        list_utf8("option_notes"),
     ]
 }
 
@@ -122,6 +137,10 @@ fn string_list<'a>(rows: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
 
 /// The common columns of `rows` (in [`qa_fields`] order).
 pub fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
+    let notes: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.prompt.notes_for(&r.choices))
+        .collect();
     let strs = |f: &dyn Fn(&QaRecord) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
     };
@@ -129,7 +148,9 @@ pub fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
         strs(&|r| &r.qa_id),
         strs(&|r| &r.family),
         strs(&|r| &r.question_type),
-        strs(&|r| &r.question),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(QaRecord::question),
+        )),
         string_list(rows.iter().map(|r| &r.choices)),
         Arc::new(UInt8Array::from_iter_values(
             rows.iter().map(|r| r.answer_index),
@@ -155,6 +176,11 @@ pub fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
         strs(&|r| &r.evidence),
         Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.seed))),
         string_list(rows.iter().map(|r| &r.image_paths)),
+        strs(&|r| r.prompt.layout.name()),
+        strs(&|r| &r.prompt.preamble),
+        strs(&|r| &r.prompt.stem),
+        strs(&|r| &r.prompt.postamble),
+        string_list(notes.iter()),
     ]
 }
 
@@ -197,12 +223,14 @@ fn list_values(l: &ListArray, i: usize, name: &str) -> Result<Vec<String>> {
 /// Reads the common columns of a batch (extra columns are ignored).
 pub fn from_batch(b: &RecordBatch) -> Result<Vec<QaRecord>> {
     let s = |n: &str| col::<StringArray>(b, n);
-    let (qa_id, family, qtype, question) = (
-        s("qa_id")?,
-        s("family")?,
-        s("question_type")?,
-        s("question")?,
+    let (qa_id, family, qtype) = (s("qa_id")?, s("family")?, s("question_type")?);
+    let (layout, preamble, stem, postamble) = (
+        s("prompt_layout")?,
+        s("prompt_preamble")?,
+        s("prompt_stem")?,
+        s("prompt_postamble")?,
     );
+    let notes: &ListArray = col(b, "option_notes")?;
     let choices: &ListArray = col(b, "choices")?;
     let answer_index: &UInt8Array = col(b, "answer_index")?;
     let (letter, answer, source, scene) = (
@@ -229,12 +257,33 @@ pub fn from_batch(b: &RecordBatch) -> Result<Vec<QaRecord>> {
     let opt = |a: &StringArray, i: usize| a.is_valid(i).then(|| a.value(i).to_string());
     (0..b.num_rows())
         .map(|i| {
+            let choices = list_values(choices, i, "choices")?;
+            let layout = Layout::from_name(layout.value(i)).ok_or_else(|| {
+                schema_err(format!(
+                    "row {i} ({}): unknown prompt_layout {:?}",
+                    qa_id.value(i),
+                    layout.value(i)
+                ))
+            })?;
+            let notes = list_values(notes, i, "option_notes")?;
+            let prompt = Prompt {
+                layout,
+                preamble: preamble.value(i).into(),
+                stem: stem.value(i).into(),
+                postamble: postamble.value(i).into(),
+                notes: choices
+                    .iter()
+                    .zip(notes)
+                    .filter(|(_, n)| !n.is_empty())
+                    .map(|(c, n)| (c.clone(), n))
+                    .collect(),
+            };
             Ok(QaRecord {
                 qa_id: qa_id.value(i).into(),
                 family: family.value(i).into(),
                 question_type: qtype.value(i).into(),
-                question: question.value(i).into(),
-                choices: list_values(choices, i, "choices")?,
+                prompt,
+                choices,
                 answer_index: answer_index.value(i),
                 answer_letter: letter.value(i).into(),
                 answer: answer.value(i).into(),
@@ -507,7 +556,7 @@ mod tests {
             ),
             family: "egodyn".into(),
             question_type: "turn_direction".into(),
-            question: "q".into(),
+            prompt: Prompt::new(Layout::EgoDyn, "q"),
             source: "nuscenes".into(),
             scene_id: "s".into(),
             clip_id: Some(format!("c{i}")),

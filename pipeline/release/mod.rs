@@ -16,6 +16,7 @@
 //! release ends where an uninterrupted one would.
 
 pub mod card;
+mod screen;
 pub mod shards;
 
 use std::collections::BTreeMap;
@@ -25,7 +26,6 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use self::shards::{hex, ImageRef, ShardInfo};
-use crate::qa::ipc::QaFile;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
 use crate::store::images::ImageReader;
@@ -166,7 +166,8 @@ impl SceneCameras {
     }
 }
 
-fn sha256_file(path: &Path) -> Result<String> {
+/// The sha256 of a file, lower-case hex.
+pub fn sha256_file(path: &Path) -> Result<String> {
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut h = Sha256::new();
     std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, e))?;
@@ -189,12 +190,6 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
             opts.split
         )));
     }
-    // Rows stream from the tables a batch at a time; the count comes first because shard
-    // names carry the number of shards.
-    let mut total = 0;
-    for p in &opts.qa {
-        total += QaFile::open(p)?.num_rows()?;
-    }
     let stores: Vec<Store> = opts
         .stores
         .iter()
@@ -211,6 +206,19 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         readers: &readers,
         has_store: !stores.is_empty(),
     };
+    // Rows stream from the tables a batch at a time. The screening pass comes first: shard
+    // names carry the number of shards, so the rows whose images are unusable must be known
+    // before the first shard is written.
+    let screened = screen::screen(opts, &finder)?;
+    let total = screened.kept;
+    let rejects_file = opts.out.join(crate::rejects::LOG_FILE);
+    if screened.rejects.is_empty() {
+        if rejects_file.is_file() {
+            std::fs::remove_file(&rejects_file).map_err(|e| Error::io(&rejects_file, e))?;
+        }
+    } else {
+        screened.rejects.write(&rejects_file)?;
+    }
     let mut splits = vec![(opts.split.clone(), false)];
     if opts.text_only_controls {
         splits.push((control_split(&opts.split), true));
@@ -219,7 +227,8 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     let mut images_total = 0;
     let mut counts = BTreeMap::new();
     for (split, black) in &splits {
-        let (mut written, n_images, c) = write_split(opts, &finder, split, total, *black)?;
+        let (mut written, n_images, c) =
+            write_split(opts, &finder, split, total, &screened.dropped, *black)?;
         counts = c;
         // Shards of an earlier run with a different count would be picked up by `data/test-*`.
         remove_stale_shards(&opts.out, split, &written)?;
@@ -275,6 +284,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "inputs": inputs,
         "store": store_summary(&stores),
         "rows": summary.rows,
+        "rejected_rows": screened.dropped.len(),
         "images": summary.images,
         "counts": summary.counts,
         "shards": summary.shards,
@@ -334,6 +344,8 @@ struct ImageFinder<'a> {
 struct Shown<'a> {
     path: String,
     from: From<'a>,
+    /// The size the store's camera row gives the image ((0, 0) when no store says).
+    size: (u32, u32),
 }
 
 enum From<'a> {
@@ -367,10 +379,17 @@ impl<'a> ImageFinder<'a> {
             detail,
         };
         if !r.image_paths.is_empty() {
+            // Corrupted and marked images keep their source's size.
+            let mut sizes = Vec::with_capacity(r.camera_frame_ids.len());
+            for id in &r.camera_frame_ids {
+                let cam = self.cameras.borrow_mut().get(&r.scene_id, id)?;
+                sizes.push(cam.map_or((0, 0), |(_, c)| (c.width, c.height)));
+            }
             return r
                 .image_paths
                 .iter()
-                .map(|p| {
+                .enumerate()
+                .map(|(k, p)| {
                     self.opts
                         .image_dirs
                         .iter()
@@ -379,6 +398,7 @@ impl<'a> ImageFinder<'a> {
                         .map(|f| Shown {
                             path: p.clone(),
                             from: From::File(f),
+                            size: sizes.get(k).copied().unwrap_or((0, 0)),
                         })
                         .ok_or_else(|| {
                             missing(format!(
@@ -399,6 +419,7 @@ impl<'a> ImageFinder<'a> {
             match self.cameras.borrow_mut().get(&r.scene_id, id)? {
                 Some((k, cam)) => v.push(Shown {
                     path: ImageReader::file_name(&cam),
+                    size: (cam.width, cam.height),
                     from: From::Camera(&self.readers[k], Box::new(cam)),
                 }),
                 None if self.has_store => {
@@ -448,11 +469,13 @@ fn write_split(
     finder: &ImageFinder<'_>,
     split: &str,
     total: usize,
+    dropped: &std::collections::BTreeSet<String>,
     black: bool,
 ) -> Result<(Vec<ShardInfo>, usize, Counts)> {
     let per = opts.rows_per_shard;
     let n = total.div_ceil(per).max(1);
-    let mut rows = crate::qa::ipc::rows(&opts.qa);
+    let mut rows = crate::qa::ipc::rows(&opts.qa)
+        .filter(|r| !r.as_ref().is_ok_and(|r| dropped.contains(&r.qa_id)));
     let mut shards = Vec::with_capacity(n);
     let (mut images_total, mut counts) = (0, Counts::new());
     let pb = crate::progress::bar(n as u64, &format!("release {split}"));
@@ -503,6 +526,8 @@ fn write_split(
                 v.push(ImageRef {
                     bytes,
                     path: im.path,
+                    width: im.size.0,
+                    height: im.size.1,
                 });
             }
             images_total += v.len();

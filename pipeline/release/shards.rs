@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, ListBuilder, RecordBatch, StringBuilder, StructBuilder,
+    ArrayRef, BinaryBuilder, ListBuilder, RecordBatch, StringBuilder, StructBuilder, UInt32Builder,
 };
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -26,6 +26,9 @@ use crate::{Error, Result};
 pub struct ImageRef {
     pub bytes: Option<Arc<Vec<u8>>>,
     pub path: String,
+    /// The size the store's camera row gives the image (0 when no store says).
+    pub width: u32,
+    pub height: u32,
 }
 
 fn image_struct_fields() -> Fields {
@@ -38,6 +41,15 @@ fn image_struct_fields() -> Fields {
 /// The shard schema: the QA columns, then `images`, with the `datasets` feature metadata.
 pub fn shard_schema() -> SchemaRef {
     let mut fields: Vec<Field> = qa::record::qa_fields();
+    // The size each shown image has in the source, aligned with `images`: what a reader (and
+    // `drivegen validate`) checks a decoded image against.
+    for name in ["image_widths", "image_heights"] {
+        fields.push(Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", DataType::UInt32, false))),
+            false,
+        ));
+    }
     fields.push(Field::new(
         "images",
         DataType::List(Arc::new(Field::new(
@@ -88,6 +100,20 @@ fn hf_feature(name: &str, t: &DataType) -> serde_json::Value {
 /// Builds one record batch of rows with their images.
 pub fn shard_batch(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<RecordBatch> {
     let mut cols: Vec<ArrayRef> = qa::record::columns(rows);
+    for size in [|i: &ImageRef| i.width, |i: &ImageRef| i.height] {
+        let mut b = ListBuilder::new(UInt32Builder::new()).with_field(Arc::new(Field::new(
+            "item",
+            DataType::UInt32,
+            false,
+        )));
+        for imgs in images {
+            for im in imgs {
+                b.values().append_value(size(im));
+            }
+            b.append(true);
+        }
+        cols.push(Arc::new(b.finish()));
+    }
     let mut list = ListBuilder::new(StructBuilder::new(
         image_struct_fields(),
         vec![

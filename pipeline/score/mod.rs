@@ -5,8 +5,11 @@
 //! ([`consistency`]) for the `egodyn` family.
 //!
 //! Predictions are JSON lines `{"qa_id": "...", "prediction": "..."}` (`response` or `answer`
-//! are accepted as the text's key). A question without a prediction counts as unparsed; a
-//! prediction for an unknown `qa_id` is counted and reported, not scored.
+//! are accepted as the text's key), with `"split": "..."` naming the split they answer; those
+//! without one count for the release's main split (or `--split`). Each split is scored on its
+//! own, the text-only control apart from the questions it repeats. A question without a
+//! prediction counts as unparsed; a prediction for an unknown `qa_id` is counted and reported,
+//! not scored. Only the shards `manifest.json` lists are read, each checked against its sha256.
 
 pub mod consistency;
 pub mod metrics;
@@ -55,55 +58,151 @@ pub struct ScoreReport {
     pub egodyn_consistency: Option<Consistency>,
 }
 
-/// The release's questions (the shards under `data/`, in name order).
-pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
-    let data = dir.join("data");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
-        .map_err(|e| Error::io(&data, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(Error::Input {
-            file: data,
-            record: "data/*.parquet".into(),
-            detail: "no shards".into(),
-        });
-    }
-    let mut rows = Vec::new();
-    for f in files {
-        let bad = |e: &dyn std::fmt::Display| Error::Input {
-            file: f.clone(),
-            record: "parquet".into(),
-            detail: e.to_string(),
-        };
-        let file = File::open(&f).map_err(|e| Error::io(&f, e))?;
-        let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-        // The QA columns only: images can be most of the bytes.
-        let names: Vec<String> = qa::record::qa_fields()
-            .iter()
-            .map(|x| x.name().clone())
-            .collect();
-        let schema = b.parquet_schema();
-        let keep: Vec<usize> = (0..schema.num_columns())
-            .filter(|&i| {
-                let path = schema.column(i).path().parts().first().cloned();
-                path.is_some_and(|p| names.contains(&p))
-            })
-            .collect();
-        let mask = ProjectionMask::leaves(schema, keep);
-        for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
-            rows.extend(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
-        }
-    }
-    Ok(rows)
+/// A release's questions, split by split.
+#[derive(Debug, Clone, Default)]
+pub struct ReleaseQuestions {
+    /// The split the release was built for (the manifest's `split`); its text-only control,
+    /// when there is one, is a split of its own.
+    pub main: String,
+    pub splits: BTreeMap<String, Vec<QaRecord>>,
 }
 
-/// `qa_id` → response text.
-pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
+/// The shards `manifest.json` lists, by split, each checked against its sha256 (unless
+/// `verify` is false); a Parquet file in `data/` that the manifest does not list is refused,
+/// since readers of `data/*.parquet` would take it in.
+pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<String, Vec<PathBuf>>)> {
+    let mpath = dir.join("manifest.json");
+    let text = std::fs::read_to_string(&mpath).map_err(|e| Error::io(&mpath, e))?;
+    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, &e))?;
+    let bad = |record: &str, detail: String| Error::Input {
+        file: mpath.clone(),
+        record: record.to_string(),
+        detail,
+    };
+    let main = m["split"]
+        .as_str()
+        .ok_or_else(|| bad("split", "no `split`".into()))?
+        .to_string();
+    let splits: Vec<String> = m["splits"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![main.clone()]);
+    let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let mut listed = std::collections::BTreeSet::new();
+    for s in m["shards"].as_array().into_iter().flatten() {
+        let path = s["path"]
+            .as_str()
+            .ok_or_else(|| bad("shards", format!("a shard without a path: {s}")))?;
+        let name = path
+            .strip_prefix("data/")
+            .filter(|n| !n.contains('/') && !n.contains(".."))
+            .ok_or_else(|| bad("shards", format!("{path} is not a file under data/")))?;
+        let split = splits
+            .iter()
+            .filter(|sp| name.starts_with(&format!("{sp}-")))
+            .max_by_key(|sp| sp.len())
+            .ok_or_else(|| {
+                bad(
+                    "shards",
+                    format!("{path} belongs to no split of {splits:?}"),
+                )
+            })?;
+        let file = dir.join(path);
+        if verify {
+            let want = s["sha256"].as_str().unwrap_or_default();
+            let have = crate::release::sha256_file(&file)?;
+            if have != want {
+                return Err(Error::Input {
+                    file: file.clone(),
+                    record: "sha256".into(),
+                    detail: format!(
+                        "the shard's sha256 is {have}, manifest.json says {want}: the release \
+                         was changed after it was written (--no-verify reads it anyway)"
+                    ),
+                });
+            }
+        }
+        listed.insert(name.to_string());
+        out.entry(split.clone()).or_default().push(file);
+    }
+    let data = dir.join("data");
+    for e in std::fs::read_dir(&data)
+        .map_err(|e| Error::io(&data, e))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".parquet") && !listed.contains(&name) && verify {
+            return Err(Error::Input {
+                file: e.path(),
+                record: "data/".into(),
+                detail: "a shard that manifest.json does not list (--no-verify ignores it)".into(),
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("shards", "no shards".into()));
+    }
+    Ok((main, out))
+}
+
+/// The release's questions, split by split (see [`listed_shards`]).
+pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions> {
+    let (main, shards) = listed_shards(dir, verify)?;
+    let mut splits = BTreeMap::new();
+    for (split, files) in shards {
+        let mut rows = Vec::new();
+        for f in files {
+            read_shard(&f, &mut rows)?;
+        }
+        splits.insert(split, rows);
+    }
+    Ok(ReleaseQuestions { main, splits })
+}
+
+/// The questions of the release's main split.
+pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
+    let mut r = read_release_splits(dir, true)?;
+    Ok(r.splits.remove(&r.main).unwrap_or_default())
+}
+
+fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| Error::Input {
+        file: f.to_path_buf(),
+        record: "parquet".into(),
+        detail: e.to_string(),
+    };
+    let file = File::open(f).map_err(|e| Error::io(f, e))?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
+    // The QA columns only: images can be most of the bytes.
+    let names: Vec<String> = qa::record::qa_fields()
+        .iter()
+        .map(|x| x.name().clone())
+        .collect();
+    let schema = b.parquet_schema();
+    let keep: Vec<usize> = (0..schema.num_columns())
+        .filter(|&i| {
+            let path = schema.column(i).path().parts().first().cloned();
+            path.is_some_and(|p| names.contains(&p))
+        })
+        .collect();
+    let mask = ProjectionMask::leaves(schema, keep);
+    for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
+        rows.extend(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
+    }
+    Ok(())
+}
+
+/// Predictions by the split they name (None: they name none).
+pub type SplitPredictions = BTreeMap<Option<String>, BTreeMap<String, String>>;
+
+/// `qa_id` → response text, by the split each line names in `split` (if any).
+pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut out = BTreeMap::new();
+    let mut out: SplitPredictions = BTreeMap::new();
     for (k, line) in BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {
@@ -123,9 +222,84 @@ pub fn read_predictions(path: &Path) -> Result<BTreeMap<String, String>> {
             .iter()
             .find_map(|key| v[*key].as_str())
             .ok_or_else(|| bad("no `prediction` (or `response`, `answer`) text".into()))?;
-        if out.insert(id.to_string(), text.to_string()).is_some() {
-            return Err(bad(format!("a second prediction for {id}")));
+        let split = match &v["split"] {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            other => return Err(bad(format!("`split` is not a string: {other}"))),
+        };
+        let entry = out.entry(split.clone()).or_default();
+        if entry.insert(id.to_string(), text.to_string()).is_some() {
+            return Err(bad(format!(
+                "a second prediction for {id}{}",
+                split.map(|s| format!(" in split {s}")).unwrap_or_default()
+            )));
         }
+    }
+    Ok(out)
+}
+
+/// Scores of every split that has predictions (the main split always).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ReleaseScore {
+    /// The split predictions without a `split` were matched to.
+    pub default_split: String,
+    /// How many predictions named no split.
+    pub matched_to_default: usize,
+    /// Predictions naming a split the release does not have.
+    pub unknown_split: BTreeMap<String, usize>,
+    pub splits: BTreeMap<String, ScoreReport>,
+}
+
+/// Scores each split on its own: a prediction counts for the split it names, or for
+/// `default_split` (the release's main split unless given) when it names none. The text-only
+/// control repeats the main split's ids, so one prediction never counts for both.
+pub fn score_release(
+    release: &ReleaseQuestions,
+    predictions: &SplitPredictions,
+    default_split: Option<&str>,
+) -> Result<ReleaseScore> {
+    let default = default_split.unwrap_or(&release.main).to_string();
+    if !release.splits.contains_key(&default) {
+        return Err(Error::Usage(format!(
+            "score: the release has no split {default} (it has {})",
+            release
+                .splits
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut by_split: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut out = ReleaseScore {
+        default_split: default.clone(),
+        ..Default::default()
+    };
+    for (split, preds) in predictions {
+        let name = split.clone().unwrap_or_else(|| default.clone());
+        if !release.splits.contains_key(&name) {
+            *out.unknown_split.entry(name).or_default() += preds.len();
+            continue;
+        }
+        if split.is_none() {
+            out.matched_to_default += preds.len();
+        }
+        let into = by_split.entry(name.clone()).or_default();
+        for (id, text) in preds {
+            if into.insert(id.clone(), text.clone()).is_some() {
+                return Err(Error::Usage(format!(
+                    "score: two predictions for {id} in split {name} (one names the split, one \
+                     is matched to it)"
+                )));
+            }
+        }
+    }
+    for (split, questions) in &release.splits {
+        let preds = by_split.remove(split).unwrap_or_default();
+        if preds.is_empty() && *split != release.main {
+            continue;
+        }
+        out.splits.insert(split.clone(), score(questions, &preds));
     }
     Ok(out)
 }
@@ -207,7 +381,28 @@ pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> 
     report
 }
 
-/// The table the command prints.
+/// The tables the command prints, one per scored split.
+pub fn release_summary(r: &ReleaseScore) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "predictions without a `split` ({}) were matched to split {}",
+        r.matched_to_default, r.default_split
+    );
+    for (split, n) in &r.unknown_split {
+        let _ = writeln!(
+            s,
+            "{n} predictions name split {split}, which the release does not have"
+        );
+    }
+    for (split, rep) in &r.splits {
+        let _ = writeln!(s, "\n## split {split}");
+        s.push_str(&summary(rep));
+    }
+    s
+}
+
+/// The table of one split.
 pub fn summary(r: &ScoreReport) -> String {
     let mut s = String::new();
     let _ = writeln!(

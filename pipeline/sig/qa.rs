@@ -6,7 +6,8 @@ use serde_json::json;
 use super::config::SigConfig;
 use super::frame::{Relation, SigFrame, SELF_KEY};
 use super::grid::{DIRECTIONAL, PROXIMAL};
-use crate::qa::record::{letter, qa_id, set_answer, shuffle_seed, QaRecord, SplitMix64};
+use crate::qa::record::{qa_id, set_answer, shuffle_seed, QaRecord, SplitMix64};
+use crate::qa::{Layout, Prompt};
 use crate::Result;
 
 pub const FAMILY: &str = "sig";
@@ -173,16 +174,9 @@ pub fn frame_questions(
             "directional_mc" => format!("Where is {s} relative to {o}? {} is ...", cap(&s)),
             _ => format!("How far is {s} from {o}? {} is ...", cap(&s)),
         };
-        let opts: Vec<String> = rec
-            .choices
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{}. {c}", letter(i).unwrap_or_default()))
-            .collect();
-        rec.question = format!(
-            "{head}\n{ask}\n{}\nAnswer with the letter of the correct option.",
-            opts.join("\n")
-        );
+        rec.prompt = Prompt::new(Layout::Sig, ask)
+            .preamble(head.clone())
+            .postamble("Answer with the letter of the correct option.");
         out.push(SigQuestion {
             record: rec,
             subject: r.subject.clone(),

@@ -6,7 +6,8 @@ use serde_json::json;
 use super::catalog::{Role, Scenario};
 use super::config::StsConfig;
 use super::mine::Instance;
-use crate::qa::record::{letter, qa_id, set_answer, QaRecord, SplitMix64};
+use crate::qa::record::{qa_id, set_answer, QaRecord, SplitMix64};
+use crate::qa::{Layout, Prompt};
 use crate::tracks::Track;
 
 /// The family name.
@@ -270,7 +271,8 @@ pub fn question(
         ..Default::default()
     };
     set_answer(&mut r, &canonical, 0, true)?;
-    // The prompt: who is who, the options, and a glossary of the shown scenario types.
+    // The prompt: who is who, the question, the options, and a definition per option (shown
+    // in the options' order, so the glossary does not give the answer away).
     let ego = &tracks[0];
     let mut lines = vec![format!(
         "You are driving the ego vehicle. The clip shows {} keyframes over {:.1} s.",
@@ -288,20 +290,16 @@ pub fn question(
         let cam = q.shown.first_cameras.get(k).cloned().flatten();
         lines.push(describe_agent(name, tr, ego, f0, cam.as_deref()));
     }
-    lines.push("Which of the following scenarios occurs in the clip?".into());
-    for (i, c) in r.choices.iter().enumerate() {
-        lines.push(format!("{}. {c}.", letter(i).unwrap_or_default()));
-    }
-    lines.push("Definitions:".into());
     let generic = |sc: Scenario| option_text(sc, "the first", "the second");
-    // In displayed order, so the glossary does not give the answer away.
-    for c in &r.choices {
-        if let Some(k) = canonical.iter().position(|x| x == c) {
-            let sc = shown_types[k];
-            lines.push(format!("- {}: {}.", generic(sc), sc.long()));
-        }
+    let mut prompt = Prompt::new(
+        Layout::StsBench,
+        "Which of the following scenarios occurs in the clip?",
+    )
+    .preamble(lines.join("\n"))
+    .postamble("Answer with the letter of the correct option.");
+    for (c, sc) in canonical.iter().zip(&shown_types) {
+        prompt = prompt.note(c.clone(), format!("{}: {}", generic(*sc), sc.long()));
     }
-    lines.push("Answer with the letter of the correct option.".into());
-    r.question = lines.join("\n");
+    r.prompt = prompt;
     Ok(Some(r))
 }

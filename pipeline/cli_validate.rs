@@ -1,0 +1,34 @@
+//! The `validate` command.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::Result;
+
+/// Check a release as users get it.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The release folder (manifest.json, README.md, data/*.parquet).
+    pub release: PathBuf,
+    /// Print the report as JSON (every violation) instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Violations listed in the summary.
+    #[arg(long, default_value_t = 50)]
+    pub max_listed: usize,
+}
+
+pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
+    let rep = drivegen::validate::run(&a.release)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
+    } else {
+        print!("{}", rep.summary(a.max_listed));
+    }
+    Ok(if rep.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

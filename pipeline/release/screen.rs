@@ -1,0 +1,141 @@
+//! The release's first pass: counts the rows and drops those that would publish an unusable
+//! image (an empty, truncated or undecodable file, or a picture of another size than its
+//! camera row says), each recorded with its file in the release's `rejects.jsonl`.
+//!
+//! Every image a row shows is decoded once per scene (rows come scene by scene, so the cache of
+//! verdicts is cleared at each new scene and memory does not grow with the dataset); the
+//! decoding runs on the CPU pool a block of rows at a time.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use super::{ImageFinder, ImageMode, ReleaseOptions, Shown};
+use crate::qa::QaRecord;
+use crate::rejects::{Reject, RejectLog};
+use crate::Result;
+
+/// Rows whose new images are decoded together.
+const BLOCK_ROWS: usize = 256;
+
+/// What the first pass found.
+pub(super) struct Screened {
+    /// Rows to publish.
+    pub kept: usize,
+    /// `qa_id`s of the rows left out.
+    pub dropped: BTreeSet<String>,
+    pub rejects: RejectLog,
+}
+
+/// Why an image cannot be published, if it cannot.
+pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
+    if bytes.is_empty() {
+        return Some("the image file is empty".into());
+    }
+    match image::load_from_memory(bytes) {
+        Err(e) => Some(format!("cannot decode the image: {e}")),
+        Ok(img) if size != (0, 0) && (img.width(), img.height()) != size => Some(format!(
+            "the image is {}×{}, its camera row says {}×{}",
+            img.width(),
+            img.height(),
+            size.0,
+            size.1
+        )),
+        Ok(_) => None,
+    }
+}
+
+struct Pending {
+    qa_id: String,
+    scene_id: String,
+    /// (source, camera frame id) of each image shown.
+    images: Vec<(PathBuf, String)>,
+}
+
+pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<Screened> {
+    let mut out = Screened {
+        kept: 0,
+        dropped: BTreeSet::new(),
+        rejects: RejectLog::new(),
+    };
+    let check = opts.images == ImageMode::Embed;
+    let mut verdicts: HashMap<PathBuf, Option<String>> = HashMap::new();
+    let mut block: Vec<Pending> = Vec::new();
+    let mut todo: Vec<Shown<'_>> = Vec::new();
+    let mut queued: HashSet<PathBuf> = HashSet::new();
+    let mut scene = String::new();
+    for r in crate::qa::ipc::rows(&opts.qa) {
+        let r: QaRecord = r?;
+        if !check {
+            out.kept += 1;
+            continue;
+        }
+        if r.scene_id != scene || block.len() >= BLOCK_ROWS {
+            settle(&mut block, &mut todo, &mut verdicts, &mut out);
+            queued.clear();
+            if r.scene_id != scene {
+                verdicts.clear();
+                scene.clone_from(&r.scene_id);
+            }
+        }
+        let shown = finder.images(&r)?;
+        let mut images = Vec::with_capacity(shown.len());
+        for (k, im) in shown.into_iter().enumerate() {
+            let source = im.source();
+            let id = r.camera_frame_ids.get(k).cloned().unwrap_or_default();
+            if !verdicts.contains_key(&source) && queued.insert(source.clone()) {
+                todo.push(im);
+            }
+            images.push((source, id));
+        }
+        block.push(Pending {
+            qa_id: r.qa_id,
+            scene_id: r.scene_id,
+            images,
+        });
+    }
+    settle(&mut block, &mut todo, &mut verdicts, &mut out);
+    Ok(out)
+}
+
+/// Decodes the block's new images and decides its rows.
+fn settle(
+    block: &mut Vec<Pending>,
+    todo: &mut Vec<Shown<'_>>,
+    verdicts: &mut HashMap<PathBuf, Option<String>>,
+    out: &mut Screened,
+) {
+    let found: Vec<(PathBuf, Option<String>)> = todo
+        .par_iter()
+        .map(|im| {
+            let why = match im.read() {
+                Ok(bytes) => unusable(&bytes, im.size),
+                Err(e) => Some(e.to_string()),
+            };
+            (im.source(), why)
+        })
+        .collect();
+    verdicts.extend(found);
+    todo.clear();
+    for p in block.drain(..) {
+        let bad = p
+            .images
+            .iter()
+            .find_map(|(src, id)| verdicts.get(src).cloned().flatten().map(|w| (src, id, w)));
+        match bad {
+            None => out.kept += 1,
+            Some((src, id, why)) => {
+                out.rejects.push(Reject {
+                    stage: "release".into(),
+                    scene_id: Some(p.scene_id.clone()),
+                    item: Some(p.qa_id.clone()),
+                    file: Some(src.display().to_string()),
+                    record: Some(id.clone()),
+                    reason: format!("question {} not published: {why}", p.qa_id),
+                });
+                out.dropped.insert(p.qa_id);
+            }
+        }
+    }
+}

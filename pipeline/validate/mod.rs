@@ -1,0 +1,451 @@
+//! `drivegen validate RELEASE`: checks a release as a user downloads it (the Parquet shards,
+//! `manifest.json` and the dataset card), row by row and as a whole.
+//!
+//! A stage passing its own tests says nothing about the artifact, so this reads only the
+//! published files and none of drivegen's intermediate tables, and parses prompts back with
+//! its own per-family parsers ([`layouts`]) rather than the renderer that wrote them.
+//!
+//! Per row: at least two distinct options, exactly one of them the answer, `answer` =
+//! `choices[answer_index]`, `answer_letter` the letter of `answer_index`, the prompt showing
+//! `choices` in order in the family's layout, `cameras`/`camera_frame_ids`/`images` (and
+//! `image_paths` when set) of one length, every image decoding to the size its row records.
+//! Per split: unique `qa_id`s; a text-only control split holding exactly its main split's
+//! questions, every image black. Per release: answer letters uniform within each (family,
+//! type, number of options) and within each (family, number of options) up to the remainder;
+//! every shard listed in the manifest with its sha256, size and row count, no other shard in
+//! `data/`; the manifest's counts per family and type true of every split; the card's splits
+//! those of the manifest.
+
+pub mod layouts;
+mod rows;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// One thing wrong with a release.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Violation {
+    /// Short name of the check (`options_in_prompt`, `shard_sha256`, …).
+    pub check: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qa_id: Option<String>,
+    pub detail: String,
+}
+
+/// What `validate` found.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Report {
+    pub release: String,
+    /// Rows read per split.
+    pub rows: BTreeMap<String, usize>,
+    /// Images read, and how many of them were distinct (each distinct one decoded once).
+    pub images: usize,
+    pub distinct_images: usize,
+    pub shards: usize,
+    pub violations: Vec<Violation>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    fn add(&mut self, check: &str, shard: Option<&str>, qa_id: Option<&str>, detail: String) {
+        self.violations.push(Violation {
+            check: check.into(),
+            shard: shard.map(str::to_string),
+            qa_id: qa_id.map(str::to_string),
+            detail,
+        });
+    }
+
+    /// A readable summary; at most `max_listed` violations are listed one per line.
+    pub fn summary(&self, max_listed: usize) -> String {
+        let mut s = String::new();
+        let rows: Vec<String> = self.rows.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            s,
+            "validate {}: {} shards, rows {}, {} images ({} distinct, each decoded)",
+            self.release,
+            self.shards,
+            rows.join(", "),
+            self.images,
+            self.distinct_images
+        );
+        if self.ok() {
+            let _ = writeln!(s, "every check passed");
+            return s;
+        }
+        let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+        for v in &self.violations {
+            *by.entry(&v.check).or_default() += 1;
+        }
+        let kinds: Vec<String> = by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            s,
+            "{} violations: {}",
+            self.violations.len(),
+            kinds.join(", ")
+        );
+        for v in self.violations.iter().take(max_listed) {
+            let _ = writeln!(
+                s,
+                "  {} [{}{}]: {}",
+                v.check,
+                v.shard.as_deref().unwrap_or("release"),
+                v.qa_id
+                    .as_deref()
+                    .map(|q| format!(" {q}"))
+                    .unwrap_or_default(),
+                v.detail
+            );
+        }
+        if self.violations.len() > max_listed {
+            let _ = writeln!(
+                s,
+                "  … and {} more (--json lists them all)",
+                self.violations.len() - max_listed
+            );
+        }
+        s
+    }
+}
+
+/// The suffix of a text-only control split's name.
+const CONTROL_SUFFIX: &str = "_text_only";
+
+/// Validates the release in `dir`. An unreadable manifest or shard is a violation, not an
+/// error: the report names every problem it can find. Errors are left for what stops reading
+/// altogether (the folder itself).
+pub fn run(dir: &Path) -> Result<Report> {
+    let mut rep = Report {
+        release: dir.display().to_string(),
+        ..Default::default()
+    };
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "validate: {} is not a release folder",
+            dir.display()
+        )));
+    }
+    let manifest = read_manifest(dir, &mut rep);
+    let listed = check_shard_files(dir, manifest.as_ref(), &mut rep);
+    let mut state = rows::State::default();
+    for shard in &listed {
+        rows::check_shard(dir, shard, &mut state, &mut rep);
+    }
+    rows::finish(&state, &mut rep);
+    check_counts(manifest.as_ref(), &state, &mut rep);
+    check_card(dir, manifest.as_ref(), &mut rep);
+    rep.rows = state.rows_per_split();
+    rep.images = state.images;
+    rep.distinct_images = state.distinct_images();
+    rep.shards = listed.len();
+    rep.violations.sort();
+    Ok(rep)
+}
+
+fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {
+    let path = dir.join("manifest.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.add("manifest", None, None, format!("{}: {e}", path.display()));
+            return None;
+        }
+    };
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            rep.add(
+                "manifest",
+                None,
+                None,
+                format!("{}: not JSON: {e}", path.display()),
+            );
+            None
+        }
+    }
+}
+
+/// A shard the manifest lists.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    pub path: String,
+    pub split: String,
+    pub rows: u64,
+}
+
+fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let n = std::io::copy(&mut f, &mut h)?;
+    Ok((crate::release::shards::hex(&h.finalize()), n))
+}
+
+/// Checks the manifest's shard list against `data/`; returns the shards to read.
+fn check_shard_files(
+    dir: &Path,
+    manifest: Option<&serde_json::Value>,
+    rep: &mut Report,
+) -> Vec<Listed> {
+    let splits: Vec<String> = manifest
+        .and_then(|m| m["splits"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if manifest.is_some() && splits.is_empty() {
+        rep.add("manifest", None, None, "no `splits` list".into());
+    }
+    let mut listed = Vec::new();
+    let shards = manifest
+        .and_then(|m| m["shards"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    if manifest.is_some() && shards.is_empty() {
+        rep.add("manifest", None, None, "no `shards` list".into());
+    }
+    for s in &shards {
+        let (Some(path), Some(sha), Some(bytes), Some(rows)) = (
+            s["path"].as_str(),
+            s["sha256"].as_str(),
+            s["bytes"].as_u64(),
+            s["rows"].as_u64(),
+        ) else {
+            rep.add(
+                "manifest",
+                None,
+                None,
+                format!("shard entry without path, sha256, bytes and rows: {s}"),
+            );
+            continue;
+        };
+        let name = path.strip_prefix("data/").unwrap_or("");
+        let split = splits
+            .iter()
+            .filter(|sp| name.starts_with(&format!("{sp}-")))
+            .max_by_key(|sp| sp.len());
+        let Some(split) = split else {
+            rep.add(
+                "manifest",
+                Some(path),
+                None,
+                "the shard is not under data/ or belongs to no split the manifest lists".into(),
+            );
+            continue;
+        };
+        if path.contains("..") || Path::new(path).is_absolute() {
+            rep.add(
+                "manifest",
+                Some(path),
+                None,
+                "path leaves the release".into(),
+            );
+            continue;
+        }
+        let file = dir.join(path);
+        match sha256_of(&file) {
+            Err(e) => {
+                rep.add("shard_missing", Some(path), None, e.to_string());
+                continue;
+            }
+            Ok((have, n)) => {
+                if have != sha {
+                    rep.add(
+                        "shard_sha256",
+                        Some(path),
+                        None,
+                        format!("sha256 is {have}, the manifest says {sha}"),
+                    );
+                }
+                if n != bytes {
+                    rep.add(
+                        "shard_bytes",
+                        Some(path),
+                        None,
+                        format!("{n} bytes, the manifest says {bytes}"),
+                    );
+                }
+            }
+        }
+        listed.push(Listed {
+            path: path.to_string(),
+            split: split.clone(),
+            rows,
+        });
+    }
+    for sp in &splits {
+        if !listed.iter().any(|l| &l.split == sp) {
+            rep.add("manifest", None, None, format!("split {sp} has no shard"));
+        }
+    }
+    let data = dir.join("data");
+    if let Ok(entries) = std::fs::read_dir(&data) {
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        names.sort();
+        for n in names {
+            let rel = format!("data/{n}");
+            if !shards.iter().any(|s| s["path"].as_str() == Some(&rel)) {
+                rep.add(
+                    "stray_shard",
+                    Some(&rel),
+                    None,
+                    "a Parquet file in data/ that the manifest does not list (readers of \
+                     data/*.parquet would take it in)"
+                        .into(),
+                );
+            }
+        }
+    }
+    listed
+}
+
+/// The manifest's counts per family and type against the rows of every split, and its row
+/// and image totals.
+fn check_counts(manifest: Option<&serde_json::Value>, state: &rows::State, rep: &mut Report) {
+    let Some(m) = manifest else { return };
+    let want: Option<BTreeMap<String, BTreeMap<String, usize>>> =
+        serde_json::from_value(m["counts"].clone()).ok();
+    let Some(want) = want else {
+        rep.add("manifest", None, None, "no `counts` object".into());
+        return;
+    };
+    for (split, have) in &state.counts {
+        if *have != want {
+            let mut diffs = Vec::new();
+            let keys: std::collections::BTreeSet<(&String, &String)> = have
+                .iter()
+                .chain(&want)
+                .flat_map(|(f, t)| t.keys().map(move |k| (f, k)))
+                .collect();
+            for (f, t) in keys {
+                let h = have.get(f).and_then(|x| x.get(t)).copied().unwrap_or(0);
+                let w = want.get(f).and_then(|x| x.get(t)).copied().unwrap_or(0);
+                if h != w {
+                    diffs.push(format!("{f}/{t}: {h} rows, manifest {w}"));
+                }
+            }
+            rep.add(
+                "manifest_counts",
+                None,
+                None,
+                format!("split {split}: {}", diffs.join("; ")),
+            );
+        }
+    }
+    let main = m["split"].as_str().unwrap_or_default();
+    let rows = state.rows_per_split();
+    if let (Some(w), Some(h)) = (m["rows"].as_u64(), rows.get(main)) {
+        if w != *h as u64 {
+            rep.add(
+                "manifest_counts",
+                None,
+                None,
+                format!("split {main} has {h} rows, the manifest says {w}"),
+            );
+        }
+    }
+    if let Some(w) = m["images"].as_u64() {
+        if w != state.images as u64 {
+            rep.add(
+                "manifest_counts",
+                None,
+                None,
+                format!(
+                    "the shards show {} images, the manifest says {w}",
+                    state.images
+                ),
+            );
+        }
+    }
+}
+
+/// The dataset card's YAML header lists the manifest's splits, each at `data/{split}-*`.
+fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report) {
+    let path = dir.join("README.md");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.add("card", None, None, format!("{}: {e}", path.display()));
+            return;
+        }
+    };
+    let header = text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n").map(|(h, _)| h));
+    let Some(header) = header else {
+        rep.add(
+            "card",
+            None,
+            None,
+            "README.md does not start with a `---` YAML header".into(),
+        );
+        return;
+    };
+    let mut card: HashMap<String, String> = HashMap::new();
+    let mut split: Option<String> = None;
+    for line in header.lines() {
+        let t = line.trim();
+        if let Some(s) = t.strip_prefix("- split:") {
+            split = Some(s.trim().to_string());
+        } else if let (Some(p), Some(s)) = (t.strip_prefix("path:"), split.take()) {
+            card.insert(s, p.trim().to_string());
+        }
+    }
+    let splits: Vec<String> = manifest
+        .and_then(|m| m["splits"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    for s in &splits {
+        let want = format!("data/{s}-*");
+        match card.get(s) {
+            Some(p) if *p == want => {}
+            Some(p) => rep.add(
+                "card",
+                None,
+                None,
+                format!("split {s} points at {p}, not {want}"),
+            ),
+            None => rep.add(
+                "card",
+                None,
+                None,
+                format!("split {s} is not in the card's data_files"),
+            ),
+        }
+    }
+    for s in card.keys() {
+        if !splits.contains(s) {
+            rep.add(
+                "card",
+                None,
+                None,
+                format!("the card lists split {s}, which the manifest does not"),
+            );
+        }
+    }
+}
+
+/// Writes the report as JSON to `path`.
+pub fn write_json(rep: &Report, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(rep).unwrap_or_default() + "\n";
+    crate::store::atomic::write_atomic(path, text.as_bytes())
+}

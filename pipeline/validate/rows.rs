@@ -1,0 +1,491 @@
+//! The per-row and per-split checks of `validate`, read from the shards a few rows at a time.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use arrow::array::{Array, AsArray, ListArray, RecordBatch, StringArray};
+use arrow::datatypes::{UInt32Type, UInt8Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::{layouts, Listed, Report, CONTROL_SUFFIX};
+
+/// Rows per batch read: a batch holds a copy of every image of every row it has.
+const BATCH_ROWS: usize = 16;
+
+/// A control image is black if no channel of any pixel exceeds this (JPEG may leave a trace).
+const BLACK_LEVEL: u8 = 8;
+
+/// What one distinct image decoded to.
+#[derive(Debug, Clone)]
+enum Decoded {
+    Ok {
+        width: u32,
+        height: u32,
+        black: bool,
+    },
+    Bad(String),
+}
+
+/// What is carried from row to row and shard to shard.
+#[derive(Debug, Default)]
+pub struct State {
+    ids: HashMap<String, HashSet<String>>,
+    pub counts: BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>>,
+    /// Per (family, type, options): how often each letter is the answer, main splits only.
+    letters: BTreeMap<(String, String, usize), Vec<usize>>,
+    /// Per (split, qa_id) of a main split: a digest of what a control row must repeat.
+    fingerprints: HashMap<(String, String), [u8; 32]>,
+    /// Control rows, (control split, qa_id, digest), checked once every main row is read.
+    controls: Vec<(String, String, String, [u8; 32])>,
+    decoded: HashMap<[u8; 32], Decoded>,
+    pub images: usize,
+}
+
+impl State {
+    pub fn rows_per_split(&self) -> BTreeMap<String, usize> {
+        self.ids.iter().map(|(k, v)| (k.clone(), v.len())).collect()
+    }
+
+    pub fn distinct_images(&self) -> usize {
+        self.decoded.len()
+    }
+}
+
+/// One row's columns.
+struct Row {
+    qa_id: String,
+    family: String,
+    qtype: String,
+    question: String,
+    choices: Vec<String>,
+    answer_index: u8,
+    answer_letter: String,
+    answer: String,
+    cameras: Vec<String>,
+    frame_ids: Vec<String>,
+    image_paths: Vec<String>,
+    widths: Vec<u32>,
+    heights: Vec<u32>,
+    /// Digest of each image's bytes (None where only a path is published).
+    images: Vec<Option<[u8; 32]>>,
+}
+
+fn strings(l: &ListArray, i: usize) -> Vec<String> {
+    let v = l.value(i);
+    v.as_string_opt::<i32>()
+        .map(|s| {
+            s.iter()
+                .map(|x| x.unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn u32s(l: &ListArray, i: usize) -> Vec<u32> {
+    let v = l.value(i);
+    v.as_primitive_opt::<UInt32Type>()
+        .map(|s| s.values().to_vec())
+        .unwrap_or_default()
+}
+
+/// The rows of a batch, and the bytes of its images not decoded yet.
+fn rows_of(
+    b: &RecordBatch,
+    state: &State,
+    new: &mut HashMap<[u8; 32], Vec<u8>>,
+) -> Result<Vec<Row>, String> {
+    let col = |n: &str| b.column_by_name(n).ok_or(format!("no column {n}"));
+    let s = |n: &str| -> Result<&StringArray, String> {
+        col(n)?
+            .as_string_opt::<i32>()
+            .ok_or(format!("column {n} is not a string column"))
+    };
+    let l = |n: &str| -> Result<&ListArray, String> {
+        col(n)?
+            .as_list_opt::<i32>()
+            .ok_or(format!("column {n} is not a list column"))
+    };
+    let (qa_id, family, qtype, question) = (
+        s("qa_id")?,
+        s("family")?,
+        s("question_type")?,
+        s("question")?,
+    );
+    let (letter, answer) = (s("answer_letter")?, s("answer")?);
+    let idx = col("answer_index")?
+        .as_primitive_opt::<UInt8Type>()
+        .ok_or("column answer_index is not uint8")?;
+    let (choices, cameras, frame_ids, paths) = (
+        l("choices")?,
+        l("cameras")?,
+        l("camera_frame_ids")?,
+        l("image_paths")?,
+    );
+    let (widths, heights, images) = (l("image_widths")?, l("image_heights")?, l("images")?);
+    let mut out = Vec::with_capacity(b.num_rows());
+    for i in 0..b.num_rows() {
+        let imgs = images.value(i);
+        let st = imgs
+            .as_struct_opt()
+            .ok_or("column images is not a list of structs")?;
+        let bytes = st
+            .column_by_name("bytes")
+            .and_then(|c| c.as_binary_opt::<i32>())
+            .ok_or("images has no binary `bytes` field")?;
+        let mut digests = Vec::with_capacity(bytes.len());
+        for k in 0..bytes.len() {
+            if bytes.is_null(k) {
+                digests.push(None);
+                continue;
+            }
+            let v = bytes.value(k);
+            let d: [u8; 32] = Sha256::digest(v).into();
+            if !state.decoded.contains_key(&d) && !new.contains_key(&d) {
+                new.insert(d, v.to_vec());
+            }
+            digests.push(Some(d));
+        }
+        out.push(Row {
+            qa_id: qa_id.value(i).into(),
+            family: family.value(i).into(),
+            qtype: qtype.value(i).into(),
+            question: question.value(i).into(),
+            choices: strings(choices, i),
+            answer_index: idx.value(i),
+            answer_letter: letter.value(i).into(),
+            answer: answer.value(i).into(),
+            cameras: strings(cameras, i),
+            frame_ids: strings(frame_ids, i),
+            image_paths: strings(paths, i),
+            widths: u32s(widths, i),
+            heights: u32s(heights, i),
+            images: digests,
+        });
+    }
+    Ok(out)
+}
+
+fn decode(bytes: &[u8]) -> Decoded {
+    if bytes.is_empty() {
+        return Decoded::Bad("the image is empty".into());
+    }
+    match image::load_from_memory(bytes) {
+        Ok(img) => {
+            let rgb = img.to_rgb8();
+            Decoded::Ok {
+                width: rgb.width(),
+                height: rgb.height(),
+                black: rgb.as_raw().iter().all(|&v| v <= BLACK_LEVEL),
+            }
+        }
+        Err(e) => Decoded::Bad(format!("does not decode: {e}")),
+    }
+}
+
+/// Reads one shard and checks its rows.
+pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Report) {
+    let path = dir.join(&shard.path);
+    let fail = |rep: &mut Report, detail: String| {
+        rep.add("shard_unreadable", Some(&shard.path), None, detail);
+    };
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(_) => return, // already reported as missing
+    };
+    let builder = match ParquetRecordBatchReaderBuilder::try_new(file) {
+        Ok(b) => b,
+        Err(e) => return fail(rep, e.to_string()),
+    };
+    let rows_in_meta = builder.metadata().file_metadata().num_rows() as u64;
+    if rows_in_meta != shard.rows {
+        rep.add(
+            "shard_rows",
+            Some(&shard.path),
+            None,
+            format!("{rows_in_meta} rows, the manifest says {}", shard.rows),
+        );
+    }
+    let reader = match builder.with_batch_size(BATCH_ROWS).build() {
+        Ok(r) => r,
+        Err(e) => return fail(rep, e.to_string()),
+    };
+    let control = shard.split.ends_with(CONTROL_SUFFIX);
+    for batch in reader {
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => return fail(rep, e.to_string()),
+        };
+        let mut new = HashMap::new();
+        let rows = match rows_of(&batch, state, &mut new) {
+            Ok(r) => r,
+            Err(e) => return fail(rep, e),
+        };
+        let decoded: Vec<([u8; 32], Decoded)> =
+            new.into_par_iter().map(|(d, b)| (d, decode(&b))).collect();
+        state.decoded.extend(decoded);
+        for row in &rows {
+            check_row(row, shard, control, state, rep);
+        }
+    }
+}
+
+fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mut Report) {
+    let mut bad = |check: &str, detail: String| {
+        rep.add(check, Some(&shard.path), Some(&r.qa_id), detail);
+    };
+    if !state
+        .ids
+        .entry(shard.split.clone())
+        .or_default()
+        .insert(r.qa_id.clone())
+    {
+        bad(
+            "duplicate_id",
+            format!("qa_id appears twice in split {}", shard.split),
+        );
+    }
+    *state
+        .counts
+        .entry(shard.split.clone())
+        .or_default()
+        .entry(r.family.clone())
+        .or_default()
+        .entry(r.qtype.clone())
+        .or_default() += 1;
+    // The key.
+    let n = r.choices.len();
+    let distinct: BTreeSet<&String> = r.choices.iter().collect();
+    if n < 2 || distinct.len() != n {
+        bad(
+            "choices",
+            format!(
+                "choices are not at least two distinct options: {:?}",
+                r.choices
+            ),
+        );
+    }
+    let correct = r.choices.iter().filter(|c| **c == r.answer).count();
+    if correct != 1 {
+        bad(
+            "answer",
+            format!(
+                "the answer {:?} is {correct} of the choices, not exactly one",
+                r.answer
+            ),
+        );
+    }
+    let i = usize::from(r.answer_index);
+    if r.choices.get(i) != Some(&r.answer) {
+        bad(
+            "answer_index",
+            format!(
+                "choices[{i}] is {:?}, the answer is {:?}",
+                r.choices.get(i),
+                r.answer
+            ),
+        );
+    }
+    let want_letter = (i < 26).then(|| char::from(b'A' + i as u8).to_string());
+    if want_letter.as_deref() != Some(r.answer_letter.as_str()) {
+        bad(
+            "answer_letter",
+            format!(
+                "answer_letter {:?} is not the letter of answer_index {i}",
+                r.answer_letter
+            ),
+        );
+    }
+    // The prompt a model reads.
+    match layouts::shown_options(&r.family, &r.question) {
+        Ok(shown) if shown == r.choices => {}
+        Ok(shown) => bad(
+            "options_in_prompt",
+            format!(
+                "the prompt shows {shown:?}, choices are {:?}: the answer key contradicts the prompt",
+                r.choices
+            ),
+        ),
+        Err(e) => bad(
+            "options_in_prompt",
+            format!("the {} layout cannot be read back: {e}", r.family),
+        ),
+    }
+    // Images.
+    let k = r.cameras.len();
+    let lens = [
+        ("camera_frame_ids", r.frame_ids.len()),
+        ("images", r.images.len()),
+        ("image_widths", r.widths.len()),
+        ("image_heights", r.heights.len()),
+    ];
+    for (name, len) in lens {
+        if len != k {
+            bad("image_alignment", format!("{k} cameras but {len} {name}"));
+        }
+    }
+    if !r.image_paths.is_empty() && r.image_paths.len() != k {
+        bad(
+            "image_alignment",
+            format!("{k} cameras but {} image_paths", r.image_paths.len()),
+        );
+    }
+    let mut sizes = Vec::with_capacity(k);
+    for (j, d) in r.images.iter().enumerate() {
+        state.images += 1;
+        let Some(d) = d else { continue };
+        let want = (
+            r.widths.get(j).copied().unwrap_or(0),
+            r.heights.get(j).copied().unwrap_or(0),
+        );
+        let cam = r.cameras.get(j).map_or("?", String::as_str);
+        match state.decoded.get(d) {
+            Some(Decoded::Ok {
+                width,
+                height,
+                black,
+            }) => {
+                sizes.push((*width, *height));
+                if want != (0, 0) && (*width, *height) != want {
+                    bad(
+                        "image_size",
+                        format!(
+                            "image {j} ({cam}) is {width}×{height}, its row says {}×{}",
+                            want.0, want.1
+                        ),
+                    );
+                }
+                if control && !black {
+                    bad(
+                        "control_image",
+                        format!("image {j} ({cam}) of a text-only control is not black"),
+                    );
+                }
+            }
+            Some(Decoded::Bad(why)) => bad("image_decode", format!("image {j} ({cam}) {why}")),
+            None => {}
+        }
+    }
+    // What a control row must repeat: the question, its key and the image sizes.
+    let mut h = Sha256::new();
+    for part in [&r.family, &r.qtype, &r.question, &r.answer] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for c in &r.choices {
+        h.update((c.len() as u64).to_le_bytes());
+        h.update(c.as_bytes());
+    }
+    h.update([r.answer_index]);
+    for (w, hh) in &sizes {
+        h.update(w.to_le_bytes());
+        h.update(hh.to_le_bytes());
+    }
+    let digest: [u8; 32] = h.finalize().into();
+    if control {
+        state.controls.push((
+            shard.split.clone(),
+            shard.path.clone(),
+            r.qa_id.clone(),
+            digest,
+        ));
+    } else {
+        state
+            .fingerprints
+            .insert((shard.split.clone(), r.qa_id.clone()), digest);
+        state
+            .letters
+            .entry((r.family.clone(), r.qtype.clone(), n))
+            .or_insert_with(|| vec![0; n])[i.min(n.saturating_sub(1))] += 1;
+    }
+}
+
+/// The checks that need every row: controls against their main split, and letter balance.
+pub fn finish(state: &State, rep: &mut Report) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (split, shard, id, digest) in &state.controls {
+        let main = split.trim_end_matches(CONTROL_SUFFIX);
+        *seen.entry(split).or_default() += 1;
+        match state.fingerprints.get(&(main.to_string(), id.clone())) {
+            None => rep.add(
+                "control_split",
+                Some(shard),
+                Some(id),
+                format!("a text-only control of a question that is not in split {main}"),
+            ),
+            Some(d) if d != digest => rep.add(
+                "control_split",
+                Some(shard),
+                Some(id),
+                format!(
+                    "differs from the question in split {main} (prompt, choices, key or image sizes)"
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    for (split, n) in seen {
+        let main = split.trim_end_matches(CONTROL_SUFFIX);
+        let want = state.ids.get(main).map_or(0, HashSet::len);
+        if n != want {
+            rep.add(
+                "control_split",
+                None,
+                None,
+                format!("split {split} holds {n} questions, split {main} {want}"),
+            );
+        }
+    }
+    letter_balance(state, rep);
+}
+
+/// Letters uniform within each (family, type, options) and (family, options), up to the
+/// remainder: the largest and smallest count differ by at most one.
+fn letter_balance(state: &State, rep: &mut Report) {
+    let mut by_family: BTreeMap<(&str, usize), Vec<usize>> = BTreeMap::new();
+    let uneven = |v: &[usize]| {
+        let (lo, hi) = (
+            v.iter().min().copied().unwrap_or(0),
+            v.iter().max().copied().unwrap_or(0),
+        );
+        hi > lo + 1
+    };
+    let show = |v: &[usize]| {
+        v.iter()
+            .enumerate()
+            .map(|(i, n)| format!("{}:{n}", char::from(b'A' + (i % 26) as u8)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for ((family, qtype, n), counts) in &state.letters {
+        let f = by_family.entry((family, *n)).or_insert_with(|| vec![0; *n]);
+        for (a, b) in f.iter_mut().zip(counts) {
+            *a += b;
+        }
+        if uneven(counts) {
+            rep.add(
+                "letter_balance",
+                None,
+                None,
+                format!(
+                    "{family}/{qtype} with {n} options: answer letters {} are not uniform up to the remainder",
+                    show(counts)
+                ),
+            );
+        }
+    }
+    for ((family, n), counts) in by_family {
+        if uneven(&counts) {
+            rep.add(
+                "letter_balance",
+                None,
+                None,
+                format!(
+                    "{family} with {n} options: answer letters {} over all its types: the remainders fall on the same letters",
+                    show(&counts)
+                ),
+            );
+        }
+    }
+}
