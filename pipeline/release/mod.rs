@@ -10,13 +10,17 @@
 //! README.md                                   dataset card
 //! ```
 //!
-//! Rows keep the order of the inputs; shards hold `rows_per_shard` rows each. Every file is
+//! Rows keep the order of the inputs; shards hold `rows_per_shard` rows each. Rows whose
+//! images cannot be decoded are left out (the release's `rejects.jsonl` says which and why),
+//! and the correct options of the rows published are placed so that answer letters are
+//! uniform within every family, type and option count (the prompts are rendered as the rows
+//! are written, so they show the options in their final order). Every file is
 //! written to a temporary name and renamed, and no timestamp or host name goes into any file,
 //! so the same inputs and options give byte-identical releases, and re-running an interrupted
 //! release ends where an uninterrupted one would.
 
 pub mod card;
-mod screen;
+pub mod screen;
 pub mod shards;
 
 use std::collections::BTreeMap;
@@ -227,8 +231,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     let mut images_total = 0;
     let mut counts = BTreeMap::new();
     for (split, black) in &splits {
-        let (mut written, n_images, c) =
-            write_split(opts, &finder, split, total, &screened.dropped, *black)?;
+        let (mut written, n_images, c) = write_split(opts, &finder, split, &screened, *black)?;
         counts = c;
         // Shards of an earlier run with a different count would be picked up by `data/test-*`.
         remove_stale_shards(&opts.out, split, &written)?;
@@ -362,6 +365,14 @@ impl Shown<'_> {
         }
     }
 
+    /// The file the bytes are in (a Waymo segment holds many images).
+    fn file(&self) -> PathBuf {
+        match &self.from {
+            From::File(f) => f.clone(),
+            From::Camera(r, c) => r.source_path(c),
+        }
+    }
+
     fn read(&self) -> Result<Vec<u8>> {
         match &self.from {
             From::File(f) => std::fs::read(f).map_err(|e| Error::io(f, e)),
@@ -468,14 +479,25 @@ fn write_split(
     opts: &ReleaseOptions,
     finder: &ImageFinder<'_>,
     split: &str,
-    total: usize,
-    dropped: &std::collections::BTreeSet<String>,
+    screened: &screen::Screened,
     black: bool,
 ) -> Result<(Vec<ShardInfo>, usize, Counts)> {
-    let per = opts.rows_per_shard;
+    let (total, per) = (screened.kept, opts.rows_per_shard);
     let n = total.div_ceil(per).max(1);
+    let mut moves = screened.moves.iter();
     let mut rows = crate::qa::ipc::rows(&opts.qa)
-        .filter(|r| !r.as_ref().is_ok_and(|r| dropped.contains(&r.qa_id)));
+        .filter(|r| {
+            !r.as_ref()
+                .is_ok_and(|r| screened.dropped.contains(&r.qa_id))
+        })
+        .map(|r| {
+            r.map(|mut r| {
+                if let Some(to) = moves.next().copied().flatten() {
+                    crate::balance::plan::move_answer(&mut r, usize::from(to));
+                }
+                r
+            })
+        });
     let mut shards = Vec::with_capacity(n);
     let (mut images_total, mut counts) = (0, Counts::new());
     let pb = crate::progress::bar(n as u64, &format!("release {split}"));

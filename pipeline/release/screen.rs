@@ -1,6 +1,8 @@
 //! The release's first pass: counts the rows and drops those that would publish an unusable
 //! image (an empty, truncated or undecodable file, or a picture of another size than its
-//! camera row says), each recorded with its file in the release's `rejects.jsonl`.
+//! camera row says), each recorded with its file in the release's `rejects.jsonl`; then places
+//! the correct options of the rows it keeps so that answer letters are uniform in the release
+//! as published (dropping rows after balancing would otherwise tilt them).
 //!
 //! Every image a row shows is decoded once per scene (rows come scene by scene, so the cache of
 //! verdicts is cleared at each new scene and memory does not grow with the dataset); the
@@ -12,6 +14,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::{ImageFinder, ImageMode, ReleaseOptions, Shown};
+use crate::balance::plan::{letter_moves, Facts, Loc};
 use crate::qa::QaRecord;
 use crate::rejects::{Reject, RejectLog};
 use crate::Result;
@@ -20,18 +23,21 @@ use crate::Result;
 const BLOCK_ROWS: usize = 256;
 
 /// What the first pass found.
-pub(super) struct Screened {
+pub struct Screened {
     /// Rows to publish.
     pub kept: usize,
     /// `qa_id`s of the rows left out.
     pub dropped: BTreeSet<String>,
     pub rejects: RejectLog,
+    /// Per kept row, in order: where its correct option goes (None: it stays).
+    pub moves: Vec<Option<u8>>,
+    facts: Facts,
 }
 
 /// Why an image cannot be published, if it cannot.
 pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
-    if bytes.is_empty() {
-        return Some("the image file is empty".into());
+    if let Some(why) = crate::store::images::truncated(bytes) {
+        return Some(why);
     }
     match image::load_from_memory(bytes) {
         Err(e) => Some(format!("cannot decode the image: {e}")),
@@ -47,8 +53,7 @@ pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
 }
 
 struct Pending {
-    qa_id: String,
-    scene_id: String,
+    record: QaRecord,
     /// (source, camera frame id) of each image shown.
     images: Vec<(PathBuf, String)>,
 }
@@ -58,9 +63,11 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
         kept: 0,
         dropped: BTreeSet::new(),
         rejects: RejectLog::new(),
+        moves: Vec::new(),
+        facts: Facts::default(),
     };
     let check = opts.images == ImageMode::Embed;
-    let mut verdicts: HashMap<PathBuf, Option<String>> = HashMap::new();
+    let mut verdicts: HashMap<PathBuf, Option<(PathBuf, String)>> = HashMap::new();
     let mut block: Vec<Pending> = Vec::new();
     let mut todo: Vec<Shown<'_>> = Vec::new();
     let mut queued: HashSet<PathBuf> = HashSet::new();
@@ -68,7 +75,7 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     for r in crate::qa::ipc::rows(&opts.qa) {
         let r: QaRecord = r?;
         if !check {
-            out.kept += 1;
+            out.keep(&r);
             continue;
         }
         if r.scene_id != scene || block.len() >= BLOCK_ROWS {
@@ -89,52 +96,69 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
             }
             images.push((source, id));
         }
-        block.push(Pending {
-            qa_id: r.qa_id,
-            scene_id: r.scene_id,
-            images,
-        });
+        block.push(Pending { record: r, images });
     }
     settle(&mut block, &mut todo, &mut verdicts, &mut out);
+    let order: Vec<usize> = (0..out.facts.len()).collect();
+    out.moves = letter_moves(&out.facts, &order);
     Ok(out)
+}
+
+impl Screened {
+    fn keep(&mut self, r: &QaRecord) {
+        let row = self.kept as u32;
+        self.facts.push(
+            r,
+            Loc {
+                file: 0,
+                batch: 0,
+                row,
+            },
+        );
+        self.kept += 1;
+    }
 }
 
 /// Decodes the block's new images and decides its rows.
 fn settle(
     block: &mut Vec<Pending>,
     todo: &mut Vec<Shown<'_>>,
-    verdicts: &mut HashMap<PathBuf, Option<String>>,
+    verdicts: &mut HashMap<PathBuf, Option<(PathBuf, String)>>,
     out: &mut Screened,
 ) {
-    let found: Vec<(PathBuf, Option<String>)> = todo
+    let found: Vec<(PathBuf, Option<(PathBuf, String)>)> = todo
         .par_iter()
         .map(|im| {
             let why = match im.read() {
                 Ok(bytes) => unusable(&bytes, im.size),
                 Err(e) => Some(e.to_string()),
             };
-            (im.source(), why)
+            (im.source(), why.map(|w| (im.file(), w)))
         })
         .collect();
     verdicts.extend(found);
     todo.clear();
     for p in block.drain(..) {
-        let bad = p
-            .images
-            .iter()
-            .find_map(|(src, id)| verdicts.get(src).cloned().flatten().map(|w| (src, id, w)));
+        let bad = p.images.iter().find_map(|(src, id)| {
+            verdicts
+                .get(src)
+                .cloned()
+                .flatten()
+                .map(|(f, w)| (f, id, w))
+        });
         match bad {
-            None => out.kept += 1,
+            None => out.keep(&p.record),
             Some((src, id, why)) => {
+                let r = &p.record;
                 out.rejects.push(Reject {
                     stage: "release".into(),
-                    scene_id: Some(p.scene_id.clone()),
-                    item: Some(p.qa_id.clone()),
+                    scene_id: Some(r.scene_id.clone()),
+                    item: Some(r.qa_id.clone()),
                     file: Some(src.display().to_string()),
                     record: Some(id.clone()),
-                    reason: format!("question {} not published: {why}", p.qa_id),
+                    reason: format!("question {} not published: {why}", r.qa_id),
                 });
-                out.dropped.insert(p.qa_id);
+                out.dropped.insert(r.qa_id.clone());
             }
         }
     }

@@ -178,6 +178,13 @@ impl ImageReader {
     /// The decoded image.
     pub fn rgb(&self, cam: &CameraRow) -> Result<RgbImage> {
         let bytes = self.bytes(cam)?;
+        if let Some(why) = truncated(&bytes) {
+            return Err(Error::input(
+                self.source_path(cam),
+                &cam.camera_frame_id,
+                why,
+            ));
+        }
         image::load_from_memory(&bytes)
             .map(|i| i.to_rgb8())
             .map_err(|e| {
@@ -273,6 +280,33 @@ impl ImageReader {
         }
         Ok(value.to_vec())
     }
+}
+
+/// Why `bytes` are not a whole JPEG or PNG file, if they are not: empty, or a JPEG without its
+/// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
+/// in (grey below the cut) without an error, so a truncated file must be told by its end.
+pub fn truncated(bytes: &[u8]) -> Option<String> {
+    const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    const PNG_END: &[u8] = b"IEND\xaeB`\x82";
+    if bytes.is_empty() {
+        return Some("the image file is empty".into());
+    }
+    if bytes.starts_with(&[0xFF, 0xD8]) {
+        // Some encoders pad the file after the marker.
+        let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        if !bytes[..end].ends_with(&[0xFF, 0xD9]) {
+            return Some(format!(
+                "the JPEG file is truncated ({} bytes, no end-of-image marker)",
+                bytes.len()
+            ));
+        }
+    } else if bytes.starts_with(PNG_SIGNATURE) && !bytes.ends_with(PNG_END) {
+        return Some(format!(
+            "the PNG file is truncated ({} bytes, no IEND chunk)",
+            bytes.len()
+        ));
+    }
+    None
 }
 
 fn safe(s: &str) -> String {

@@ -168,8 +168,8 @@ fn rows_of(
 }
 
 fn decode(bytes: &[u8]) -> Decoded {
-    if bytes.is_empty() {
-        return Decoded::Bad("the image is empty".into());
+    if let Some(why) = crate::store::images::truncated(bytes) {
+        return Decoded::Bad(why);
     }
     match image::load_from_memory(bytes) {
         Ok(img) => {
