@@ -601,3 +601,58 @@ fn an_independent_reader_agrees_with_every_row() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn score_scores_each_split_on_its_own() {
+    let rel = release();
+    let rows = drivegen::score::read_release(&rel).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    // The main split answered right without naming it; the control answered "A", named.
+    let mut lines = String::new();
+    for r in &rows {
+        lines += &serde_json::json!({"qa_id": r.qa_id, "prediction": r.answer}).to_string();
+        lines += "\n";
+        lines +=
+            &serde_json::json!({"qa_id": r.qa_id, "prediction": "A", "split": "test_text_only"})
+                .to_string();
+        lines += "\n";
+    }
+    let preds = t.path().join("p.jsonl");
+    std::fs::write(&preds, lines).unwrap();
+    let out = t.path().join("s.json");
+    let text = common::cli::drivegen(
+        &["score"],
+        &[
+            ("--release", &rel),
+            ("--predictions", &preds),
+            ("--out", &out),
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["default_split"], "test", "{text}");
+    assert_eq!(v["matched_to_default"], rows.len());
+    let main = &v["splits"]["test"];
+    assert_eq!(main["questions"], rows.len());
+    assert_eq!(main["overall"]["accuracy"], 1.0, "{text}");
+    let ctl = &v["splits"]["test_text_only"];
+    assert_eq!(ctl["questions"], rows.len());
+    assert!(ctl["overall"]["accuracy"].as_f64().unwrap() < 0.6, "{text}");
+    assert!(text.contains("## split test_text_only"), "{text}");
+
+    // A shard changed by hand is refused unless asked.
+    let (_t, dir) = copy();
+    let shard = main_shards(&dir)[0].clone();
+    let mut bytes = std::fs::read(dir.join(&shard)).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    std::fs::write(dir.join(&shard), bytes).unwrap();
+    let o = common::cli::bin()
+        .args(["score", "--release"])
+        .arg(&dir)
+        .arg("--predictions")
+        .arg(&preds)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sha256"));
+}
