@@ -289,20 +289,20 @@ pub fn truncated(bytes: &[u8]) -> Option<String> {
     const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     const PNG_END: &[u8] = b"IEND\xaeB`\x82";
     if bytes.is_empty() {
-        return Some("the image file is empty".into());
+        return Some("cannot decode the image: the file is empty".into());
     }
     if bytes.starts_with(&[0xFF, 0xD8]) {
         // Some encoders pad the file after the marker.
         let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
         if !bytes[..end].ends_with(&[0xFF, 0xD9]) {
             return Some(format!(
-                "the JPEG file is truncated ({} bytes, no end-of-image marker)",
+                "cannot decode the image: the JPEG file is truncated ({} bytes, no end-of-image marker)",
                 bytes.len()
             ));
         }
     } else if bytes.starts_with(PNG_SIGNATURE) && !bytes.ends_with(PNG_END) {
         return Some(format!(
-            "the PNG file is truncated ({} bytes, no IEND chunk)",
+            "cannot decode the image: the PNG file is truncated ({} bytes, no IEND chunk)",
             bytes.len()
         ));
     }

@@ -40,7 +40,11 @@
 //!    a triangle whose range is empty covers nothing.
 //! 7. **Depth.** Inverse depth `ω = 1/z` is affine in screen space, which is what
 //!    perspective-correct interpolation of `1/z` with the barycentrics computes. Setup fits the
-//!    plane through the three snapped vertices `(X_k/2^S, Y_k/2^S, 1/z_k)` in `f64`, evaluates it
+//!    plane through the three vertices as given, `(x_k, y_k, 1/z_k)`, in `f64` (the snapped ones
+//!    only for a triangle too thin to fit a plane through): that is the surface's own plane, so
+//!    rounding the vertices to the sub-pixel grid moves outlines by at most half a step but
+//!    never the depth order of two surfaces (`tests/visibility_exact.rs` bounds what differs
+//!    from ray casting to a few outline pixels per object). It evaluates it
 //!    at the centre of pixel `(i0, j0)` (`w0`, rounded to `f32`; 0 if below `2^-100` in
 //!    magnitude) and splits its per-pixel steps along i and j into high and low parts of at most
 //!    10 significant bits each (`wi_hi`, `wi_lo`, `wj_hi`, `wj_lo`; parts below `2^-100` in
@@ -207,10 +211,12 @@ pub fn setup(g: &Grid, t: &Tri) -> Option<TriSetup> {
     let mut xs = [0i32; 3];
     let mut ys = [0i32; 3];
     let mut ws = [0f64; 3];
+    let mut exact = [[0f64; 2]; 3];
     for k in 0..3 {
         xs[k] = g.snap(t.p[k][0], g.width);
         ys[k] = g.snap(t.p[k][1], g.height);
         ws[k] = 1.0 / f64::from(t.z[k]);
+        exact[k] = [f64::from(t.p[k][0]), f64::from(t.p[k][1])];
     }
     let area = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (ys[1] - ys[0]) * (xs[2] - xs[0]);
     if area == 0 {
@@ -220,6 +226,7 @@ pub fn setup(g: &Grid, t: &Tri) -> Option<TriSetup> {
         xs.swap(1, 2);
         ys.swap(1, 2);
         ws.swap(1, 2);
+        exact.swap(1, 2);
     }
     let half = 1i32 << (g.sub_bits - 1);
     let (min_x, max_x) = (xs.iter().min()?, xs.iter().max()?);
@@ -239,10 +246,19 @@ pub fn setup(g: &Grid, t: &Tri) -> Option<TriSetup> {
             top_left |= 1 << k;
         }
     }
-    // The inverse-depth plane through the snapped vertices, in pixels.
+    // The inverse-depth plane through the vertices as given, not as snapped: it is the
+    // surface's own plane, so the depth order of two close surfaces does not depend on how
+    // their vertices happen to round to the sub-pixel grid (on a small or thin triangle a
+    // snapped vertex tilts the plane). A triangle too thin to fit a plane through falls back
+    // to the snapped vertices, whose area is not zero.
     let sc = f64::from(g.scale());
-    let px = xs.map(|v| f64::from(v) / sc);
-    let py = ys.map(|v| f64::from(v) / sc);
+    let mut px = exact.map(|v| v[0]);
+    let mut py = exact.map(|v| v[1]);
+    let area_exact = (px[1] - px[0]) * (py[2] - py[0]) - (py[1] - py[0]) * (px[2] - px[0]);
+    if area_exact.abs() < 1e-6 {
+        px = xs.map(|v| f64::from(v) / sc);
+        py = ys.map(|v| f64::from(v) / sc);
+    }
     let (dx1, dy1, dw1) = (px[1] - px[0], py[1] - py[0], ws[1] - ws[0]);
     let (dx2, dy2, dw2) = (px[2] - px[0], py[2] - py[0], ws[2] - ws[0]);
     let d = dx1 * dy2 - dx2 * dy1;
