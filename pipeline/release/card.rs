@@ -50,8 +50,12 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
          `choices`, `answer_index`, `answer_letter`, `answer`, `source`, `scene_id`, \
          `frame_idx`, `clip_id`, `cameras`, `camera_frame_ids`, `objects`, `marks`, \
          `corruption`, `severity`, `rule`, `params`, `evidence`, `seed`), `image_paths` (set when \
-         the shown images are not the source's own: corrupted or marked) and `images`, the \
-         shown camera images in `cameras` order.\n"
+         the shown images are not the source's own: corrupted or marked), the question's parts \
+         (`prompt_layout`, `prompt_preamble`, `prompt_stem`, `prompt_postamble`, \
+         `option_notes`: `question` is rendered from them and `choices`), `image_widths` and \
+         `image_heights` (each image's size in the source) and `images`, the shown camera \
+         images in `cameras` order. `drivegen validate` checks every row's key against its \
+         prompt, every image and this folder's manifest.\n"
     );
     if opts.text_only_controls {
         let _ = writeln!(

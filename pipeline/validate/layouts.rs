@@ -45,23 +45,7 @@ fn parenthesised(q: &str) -> Result<Vec<String>, String> {
     let body = q[start + 6..]
         .strip_suffix('.')
         .ok_or("the options do not end with `.`")?;
-    let mut out = Vec::new();
-    let mut rest = body;
-    let mut i = 1;
-    loop {
-        let marker = format!("; ({}) ", letter(i));
-        match rest.find(&marker) {
-            Some(at) if i < 26 => {
-                out.push(rest[..at].to_string());
-                rest = &rest[at + marker.len()..];
-                i += 1;
-            }
-            _ => {
-                out.push(rest.to_string());
-                break;
-            }
-        }
-    }
+    let out = split_at_markers(body, |l| format!("; ({l}) "));
     let n = out.len();
     let said = if n == 2 {
         head.ends_with("between option (A) and (B)")
@@ -119,24 +103,22 @@ fn inline_letters(q: &str) -> Result<Vec<String>, String> {
     let body = q[start + LEAD.len()..]
         .strip_suffix('.')
         .ok_or("the options do not end with `.`")?;
+    Ok(split_at_markers(body, |l| format!(". {l}. ")))
+}
+
+/// `body` (the first option onwards, its own marker already stripped) cut at the markers of the
+/// second, third, … option, in letter order: the options, up to 26.
+fn split_at_markers(body: &str, marker: impl Fn(char) -> String) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = body;
-    let mut i = 1;
-    loop {
-        let marker = format!(". {}. ", letter(i));
-        match rest.find(&marker) {
-            Some(at) if i < 26 => {
-                out.push(rest[..at].to_string());
-                rest = &rest[at + marker.len()..];
-                i += 1;
-            }
-            _ => {
-                out.push(rest.to_string());
-                break;
-            }
-        }
+    for i in 1..26 {
+        let m = marker(letter(i));
+        let Some(at) = rest.find(&m) else { break };
+        out.push(rest[..at].to_string());
+        rest = &rest[at + m.len()..];
     }
-    Ok(out)
+    out.push(rest.to_string());
+    out
 }
 
 #[cfg(test)]

@@ -175,6 +175,18 @@ fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {
     }
 }
 
+/// The manifest's `splits`.
+fn manifest_splits(manifest: Option<&serde_json::Value>) -> Vec<String> {
+    manifest
+        .and_then(|m| m["splits"].as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A shard the manifest lists.
 #[derive(Debug, Clone)]
 pub(crate) struct Listed {
@@ -196,14 +208,7 @@ fn check_shard_files(
     manifest: Option<&serde_json::Value>,
     rep: &mut Report,
 ) -> Vec<Listed> {
-    let splits: Vec<String> = manifest
-        .and_then(|m| m["splits"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let splits = manifest_splits(manifest);
     if manifest.is_some() && splits.is_empty() {
         rep.add("manifest", None, None, "no `splits` list".into());
     }
@@ -406,14 +411,7 @@ fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report
             card.insert(s, p.trim().to_string());
         }
     }
-    let splits: Vec<String> = manifest
-        .and_then(|m| m["splits"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let splits = manifest_splits(manifest);
     for s in &splits {
         let want = format!("data/{s}-*");
         match card.get(s) {
