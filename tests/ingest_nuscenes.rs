@@ -420,3 +420,52 @@ fn ingest_is_deterministic() {
         assert!(fa == fb, "{} differs", t.file_name());
     }
 }
+
+/// Points scene 1's sweep `sd_cam_1_3_s` at `to`.
+fn point_sweep_at(f: &mut Fixture, root: &Path, to: &str) {
+    let sd = f
+        .sample_data
+        .iter_mut()
+        .find(|s| s.token == "sd_cam_1_3_s")
+        .unwrap();
+    sd.filename = to.into();
+    rewrite(root, f);
+}
+
+#[test]
+fn an_absolute_image_path_rejects_its_scene() {
+    only_scene_1_rejected(
+        |f, root| {
+            let outside = root.parent().unwrap().join("outside.jpg");
+            std::fs::copy(root.join("sweeps/CAM_FRONT/sd_cam_1_3_s.jpg"), &outside).unwrap();
+            point_sweep_at(f, root, outside.to_str().unwrap());
+        },
+        &["absolute", "sample_data.json", "sd_cam_1_3_s"],
+    );
+}
+
+#[test]
+fn an_image_path_climbing_out_rejects_its_scene() {
+    only_scene_1_rejected(
+        |f, root| {
+            let outside = root.parent().unwrap().join("outside.jpg");
+            std::fs::copy(root.join("sweeps/CAM_FRONT/sd_cam_1_3_s.jpg"), &outside).unwrap();
+            point_sweep_at(f, root, "sweeps/../../outside.jpg");
+        },
+        &["climbs out", "sample_data.json", "sd_cam_1_3_s"],
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_image_linked_out_of_the_root_rejects_its_scene() {
+    only_scene_1_rejected(
+        |_, root| {
+            let outside = root.parent().unwrap().join("outside.jpg");
+            let inside = root.join("sweeps/CAM_FRONT/sd_cam_1_3_s.jpg");
+            std::fs::rename(&inside, &outside).unwrap();
+            std::os::unix::fs::symlink(&outside, &inside).unwrap();
+        },
+        &["symbolic link", "sample_data.json", "sd_cam_1_3_s"],
+    );
+}

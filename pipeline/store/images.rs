@@ -145,6 +145,11 @@ impl ImageReader {
     /// `camera_image/<segment>/<timestamp>_<CAMERA>.jpg`.
     pub fn file_name(cam: &CameraRow) -> String {
         if !Self::is_parquet_row(cam) {
+            // Outputs are named after this: a path that could lead out of an output folder
+            // (a store written by another tool) gets a name from the image's id instead.
+            if super::paths::unsafe_relative(&cam.image_path).is_some() {
+                return format!("images/{}.img", safe(&cam.camera_frame_id));
+            }
             return cam.image_path.replace('\\', "/");
         }
         let parts: Vec<&str> = cam.camera_frame_id.rsplitn(3, '/').collect();
@@ -164,7 +169,8 @@ impl ImageReader {
         if Self::is_parquet_row(cam) {
             return self.waymo_bytes(cam);
         }
-        let path = self.source_path(cam);
+        let path = super::paths::inside(&self.root, &cam.image_path)
+            .map_err(|why| Error::input(self.source_path(cam), &cam.camera_frame_id, why))?;
         let bytes = std::fs::read(&path).map_err(|e| {
             Error::input(
                 &path,
@@ -257,6 +263,7 @@ impl ImageReader {
     fn waymo_bytes(&self, cam: &CameraRow) -> Result<Vec<u8>> {
         let path = self.source_path(cam);
         let err = |detail: String| Error::input(&path, &cam.camera_frame_id, detail);
+        super::paths::inside(&self.root, &cam.image_path).map_err(err)?;
         let (ts, code) = parse_frame_id(&cam.camera_frame_id)
             .ok_or_else(|| err("camera_frame_id is not <segment>/<timestamp>/<camera>".into()))?;
         let index = self.index(&path).map_err(err)?;

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod images;
+pub mod paths;
 pub mod rows;
 pub mod schema;
 pub mod subset;

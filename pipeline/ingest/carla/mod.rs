@@ -229,6 +229,13 @@ pub fn assemble(
                 .join("camera")
                 .join(folder)
                 .join(format!("{idx:05}.jpg"));
+            if let Err(why) = crate::store::paths::inside(root, &image.to_string_lossy()) {
+                return Err(Error::input(
+                    root.join(&image),
+                    format!("{}{at}", path.display()),
+                    why,
+                ));
+            }
             if rules.check_images && !root.join(&image).is_file() {
                 return Err(Error::input(
                     root.join(&image),

@@ -289,6 +289,9 @@ pub fn assemble(
                 &cs.token,
                 "rotation",
             )?;
+            if let Err(why) = crate::store::paths::inside(&t.root, &sd.filename) {
+                return Err(Error::input(&t.sample_data.file, &sd.token, why));
+            }
             if rules.check_images && !t.root.join(&sd.filename).is_file() {
                 return Err(Error::input(
                     &t.sample_data.file,

@@ -1,0 +1,97 @@
+//! Paths read from a dataset stay inside the dataset.
+//!
+//! A dataset names its files (nuScenes `sample_data.filename`, CARLA log paths, …) relative to
+//! its root. drivegen reads those files and names some outputs after them, so a name that is
+//! absolute, climbs out with `..`, or reaches a symbolic link leading out of the root would
+//! let a dataset make drivegen read, or worse overwrite, files it was never given. Such a name
+//! is refused as a bad record, like any other.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why `rel` is not a plain relative path inside its root, if it is not: empty, absolute (also
+/// in Windows spelling), a `..` component, or a NUL byte.
+pub fn unsafe_relative(rel: &str) -> Option<String> {
+    if rel.is_empty() {
+        return Some("the path is empty".into());
+    }
+    if rel.contains('\0') {
+        return Some(format!("the path {rel:?} holds a NUL byte"));
+    }
+    let unified = rel.replace('\\', "/");
+    let drive = unified.len() >= 2 && unified.as_bytes()[1] == b':';
+    if unified.starts_with('/') || drive {
+        return Some(format!(
+            "the path {rel:?} is absolute; a dataset's paths must be relative to its root"
+        ));
+    }
+    let p = Path::new(&unified);
+    if p.components().any(|c| {
+        matches!(
+            c,
+            Component::ParentDir | Component::RootDir | Component::Prefix(_)
+        )
+    }) {
+        return Some(format!(
+            "the path {rel:?} climbs out of the dataset root with `..`"
+        ));
+    }
+    None
+}
+
+/// `root/rel`, when `rel` is a plain relative path and the file it names (if it exists) is,
+/// links resolved, inside `root`; otherwise why not.
+pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
+    if let Some(why) = unsafe_relative(rel) {
+        return Err(why);
+    }
+    let path = root.join(rel.replace('\\', "/"));
+    if let (Ok(real), Ok(real_root)) = (path.canonicalize(), root.canonicalize()) {
+        if !real.starts_with(&real_root) {
+            return Err(format!(
+                "the path {rel:?} leads out of the dataset root {} (to {}) through a symbolic link",
+                root.display(),
+                real.display()
+            ));
+        }
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_refused() {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "\\\\server\\share\\x.jpg",
+            "C:\\x.jpg",
+            "samples/../../x.jpg",
+            "..",
+            "a/\0b",
+        ] {
+            assert!(unsafe_relative(bad).is_some(), "{bad:?}");
+        }
+        for good in ["samples/CAM_FRONT/x.jpg", "./a/b.jpg", "a..b/c.jpg"] {
+            assert_eq!(unsafe_relative(good), None, "{good:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_the_root_are_refused() {
+        let t = std::env::temp_dir().join(format!("drivegen-paths-{}", std::process::id()));
+        let root = t.join("root");
+        std::fs::create_dir_all(root.join("samples")).unwrap_or_default();
+        std::fs::write(t.join("secret.jpg"), b"x").unwrap_or_default();
+        std::fs::write(root.join("samples/ok.jpg"), b"x").unwrap_or_default();
+        let _ = std::os::unix::fs::symlink(t.join("secret.jpg"), root.join("samples/out.jpg"));
+        assert!(inside(&root, "samples/ok.jpg").is_ok());
+        assert!(inside(&root, "samples/out.jpg")
+            .unwrap_err()
+            .contains("symbolic link"));
+        let _ = std::fs::remove_dir_all(&t);
+    }
+}
