@@ -13,8 +13,15 @@ use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
+/// `bytes` without a leading UTF-8 byte-order mark. Editors on Windows write one; JSON and
+/// TOML allow a reader to skip it, and reporting it as malformed text at 1:1 helps no one.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
 /// Parses `text` as TOML; `file` names it in errors.
 pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     toml::from_str(text).map_err(|e| Error::Config {
         file: file.to_path_buf(),
         detail: e.to_string(),

@@ -14,6 +14,7 @@ mod run;
 mod run_sources;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = cli::Cli::parse();
     match run::run(cli) {
         Ok(code) => code,
@@ -30,5 +31,17 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so a write to a closed stdout (`drivegen inspect … | head -1`) fails,
+/// and `print!` panics on the failure. Restoring the default action ends the process quietly
+/// the way every Unix command-line tool ends there (status 141 in the shell).
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid action
+    // for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -469,3 +469,26 @@ fn an_image_linked_out_of_the_root_rejects_its_scene() {
         &["symbolic link", "sample_data.json", "sd_cam_1_3_s"],
     );
 }
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let v = Fixture::new(2).write(&root, VERSION);
+    for table in ["sample.json", "scene.json", "sample_data.json"] {
+        let p = v.join(table);
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend(std::fs::read(&p).unwrap());
+        std::fs::write(&p, bytes).unwrap();
+    }
+    let s = ingest(&IngestOptions {
+        root,
+        version: VERSION.into(),
+        out: dir.path().join("store"),
+        taxonomy: Taxonomy::load(None).unwrap(),
+        rules: SceneRules::default(),
+        chunk_scenes: 1,
+    })
+    .unwrap();
+    assert_eq!(s.scenes_written, 2, "{:?}", rejected(&s));
+}

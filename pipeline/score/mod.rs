@@ -213,8 +213,9 @@ pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
             record: format!("line {}", k + 1),
             detail,
         };
+        let line = line.strip_prefix('\u{feff}').unwrap_or(&line);
         let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| bad(format!("not JSON: {e}")))?;
+            serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
         let id = v["qa_id"]
             .as_str()
             .ok_or_else(|| bad("no string `qa_id`".into()))?;

@@ -22,7 +22,8 @@ pub fn read(path: &Path) -> Result<Anno<'_>> {
     flate2::read::GzDecoder::new(f)
         .read_to_end(&mut text)
         .map_err(|e| Error::input(path, "gzip", format!("not a gzip stream: {e}")))?;
-    let root: Value = serde_json::from_slice(&text).map_err(|e| Error::json(path, &e))?;
+    let root: Value = serde_json::from_slice(crate::config::without_bom(&text))
+        .map_err(|e| Error::json(path, &e))?;
     Ok(Anno { path, root })
 }
 

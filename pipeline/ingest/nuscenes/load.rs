@@ -127,7 +127,8 @@ fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Ind
         Err(e) => return Err(Error::io(&path, e)),
     };
     sanitize_nonfinite(&mut bytes);
-    let rows: Vec<T> = serde_json::from_slice(&bytes).map_err(|e| Error::json(&path, &e))?;
+    let rows: Vec<T> = serde_json::from_slice(crate::config::without_bom(&bytes))
+        .map_err(|e| Error::json(&path, &e))?;
     Ok(Indexed::new(path, rows))
 }
 
