@@ -182,7 +182,8 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
             "--shard and --merge exclude each other".into(),
         ));
     }
-    std::fs::create_dir_all(&opts.work).map_err(|e| Error::io(&opts.work, e))?;
+    // Two builds on one work folder would interleave their steps.
+    let _lock = crate::store::lock::FolderLock::acquire(&opts.work, "build")?;
     let mut cp = Checkpoints::new(&opts.work);
     let (store, store_key) = source_store(opts, &mut cp)?;
     let outputs = match (opts.shard, opts.merge) {

@@ -13,6 +13,7 @@
 
 pub mod atomic;
 pub mod images;
+pub mod lock;
 pub mod paths;
 pub mod rows;
 pub mod schema;
@@ -115,11 +116,13 @@ pub struct StoreWriter {
     dir: PathBuf,
     writers: Vec<FileWriter<atomic::AtomicFile>>,
     meta: StoreMeta,
+    /// Held until the store is finished: a second writer of the same folder is refused.
+    _lock: lock::FolderLock,
 }
 
 impl StoreWriter {
     pub fn create(dir: &Path, meta: StoreMeta) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock = lock::FolderLock::acquire(dir, "store writer")?;
         let writers = Table::ALL
             .iter()
             .map(|t| {
@@ -131,6 +134,7 @@ impl StoreWriter {
             dir: dir.to_path_buf(),
             writers,
             meta,
+            _lock: lock,
         })
     }
 
