@@ -19,9 +19,40 @@ pub fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
-/// Parses `text` as TOML; `file` names it in errors.
+/// The dotted key of the first non-finite number (`nan`, `inf`: TOML spells both) in `v`.
+/// No setting of drivegen means anything at NaN or infinity, and a NaN threshold compares
+/// false with everything, which silently turns a rule off.
+fn non_finite(v: &toml::Value, at: &str) -> Option<String> {
+    let key = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => Some(format!("{} = {f}", at)),
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| non_finite(v, &key(k))),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| non_finite(v, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// Parses `text` as TOML; `file` names it in errors. A non-finite number is refused with its
+/// key, whatever the setting.
 pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Ok(v) = text.parse::<toml::Table>() {
+        if let Some(bad) = non_finite(&toml::Value::Table(v), "") {
+            return Err(Error::Config {
+                file: file.to_path_buf(),
+                detail: format!("{bad}: every number must be finite"),
+            });
+        }
+    }
     toml::from_str(text).map_err(|e| Error::Config {
         file: file.to_path_buf(),
         detail: e.to_string(),
@@ -88,4 +119,32 @@ pub fn toml_hash<T: Serialize>(cfg: &T, what: &str) -> Result<String> {
         detail: e.to_string(),
     })?;
     Ok(short_hash(&text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct T {
+        a: f64,
+        sub: std::collections::BTreeMap<String, Vec<f64>>,
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_with_their_key() {
+        let ok: Result<T> = parse_toml("a = 1.0\n[sub]\nx = [1.0]\n", Path::new("c.toml"));
+        assert!(ok.is_ok());
+        for (text, key) in [
+            ("a = nan\n[sub]\n", "a = NaN"),
+            ("a = 1.0\n[sub]\nx = [1.0, -inf]\n", "sub.x[1] = -inf"),
+        ] {
+            let e = parse_toml::<T>(text, Path::new("c.toml"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("c.toml") && e.contains(key), "{e}");
+        }
+    }
 }

@@ -291,6 +291,35 @@ fn bad_build_configs_name_the_file_and_key() {
     let o = drivegen(d, &["build", "missing.toml"]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && e.contains("missing.toml"), "{e}");
+
+    // Values no setting can use: refused at load, the key named, nothing built.
+    for (name, from, to, key) in [
+        (
+            "nan.toml",
+            "duration_s = 8.0",
+            "duration_s = nan",
+            "input.duration_s = NaN",
+        ),
+        (
+            "frames.toml",
+            "frames_per_scene = 1",
+            "frames_per_scene = 0",
+            "frames_per_scene",
+        ),
+    ] {
+        std::fs::write(d.join(name), CONFIG.replace(from, to)).unwrap();
+        let o = drivegen(d, &["build", name]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.code() == Some(2) && e.contains(name) && e.contains(key),
+            "{e}"
+        );
+        assert!(!d.join("release").exists(), "{name} built something");
+    }
+    std::fs::write(d.join("ok.toml"), CONFIG).unwrap();
+    let o = drivegen(d, &["build", "ok.toml", "--merge", "0"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code() == Some(2) && e.contains("--merge"), "{e}");
 }
 
 #[test]

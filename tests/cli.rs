@@ -218,6 +218,33 @@ fn usage_errors_exit_2_with_a_message() {
     let o = run(&["egomotion", "--out", "o", "--store"], &[dir.path()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("store.json"));
+    // A negative gravity would reject every clip, with exit 0.
+    let cfg = dir.path().join("g.toml");
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/egodyn.toml"))
+            .unwrap();
+    let bad: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("gravity") {
+                "gravity = -9.8".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&cfg, bad).unwrap();
+    let o = run(
+        &["egomotion", "--out", "o", "--config"],
+        &[&cfg, Path::new("--store"), dir.path()],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("g.toml") && e.contains("validation.gravity"),
+        "{e}"
+    );
 }
 
 #[test]

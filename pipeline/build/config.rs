@@ -265,6 +265,11 @@ impl BuildConfig {
         if let InputConfig::Synth { scenes: 0, .. } = self.input {
             return bad("input.scenes must be at least 1".into());
         }
+        if self.corrupt.frames_per_scene == Some(0) {
+            return bad(
+                "corrupt.frames_per_scene must be at least 1 (leave it out for every frame)".into(),
+            );
+        }
         if self.release.rows_per_shard == 0
             || self.release.row_group_rows == 0
             || self.release.row_group_mib == 0

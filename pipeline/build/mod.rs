@@ -182,6 +182,11 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
             "--shard and --merge exclude each other".into(),
         ));
     }
+    if opts.merge == Some(0) {
+        return Err(Error::Usage(
+            "--merge N: N is the number of shards the build was split into, at least 1".into(),
+        ));
+    }
     // Two builds on one work folder would interleave their steps.
     let _lock = crate::store::lock::FolderLock::acquire(&opts.work, "build")?;
     let mut cp = Checkpoints::new(&opts.work);

@@ -241,6 +241,19 @@ impl EgodynConfig {
         if !(self.alpha.is_finite() && self.alpha > 0.0) {
             return Err(bad(format!("alpha must be positive, got {}", self.alpha)));
         }
+        // A gravity of zero or below turns the plausibility limit into zero or a negative
+        // number: every clip would be rejected, with exit 0.
+        let (g, max_g) = (self.validation.gravity, self.validation.max_accel_g);
+        if !(g.is_finite() && g > 0.0) {
+            return Err(bad(format!(
+                "validation.gravity must be positive (m/s², 9.80665 on Earth), got {g}"
+            )));
+        }
+        if !(max_g.is_finite() && max_g >= 0.0) {
+            return Err(bad(format!(
+                "validation.max_accel_g must be ≥ 0 (0 turns the filter off), got {max_g}"
+            )));
+        }
         if !(c.duration_s.is_finite() && c.duration_s > 0.0) {
             return Err(bad(format!(
                 "clips.duration_s must be positive, got {}",
