@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::cli::bin;
 use common::nusc_fixture::*;
@@ -17,13 +17,18 @@ const VERSION: &str = "v1.0-fixture";
 fn run(f: &Fixture, dir: &Path) -> drivegen::Result<IngestSummary> {
     let root = dir.join("root");
     f.write(&root, VERSION);
+    ingest_into(root, dir.join("store"), 2)
+}
+
+/// Ingests the fixture version at `root` into `out`, `chunk` scenes at a time.
+fn ingest_into(root: PathBuf, out: PathBuf, chunk: usize) -> drivegen::Result<IngestSummary> {
     ingest(&IngestOptions {
         root,
         version: VERSION.into(),
-        out: dir.join("store"),
+        out,
         taxonomy: Taxonomy::load(None).unwrap(),
         rules: SceneRules::default(),
-        chunk_scenes: 2,
+        chunk_scenes: chunk,
     })
 }
 
@@ -123,16 +128,9 @@ fn missing_table_names_the_file() {
     let root = dir.path().join("root");
     let v = f.write(&root, VERSION);
     std::fs::remove_file(v.join("instance.json")).unwrap();
-    let err = ingest(&IngestOptions {
-        root,
-        version: VERSION.into(),
-        out: dir.path().join("store"),
-        taxonomy: Taxonomy::load(None).unwrap(),
-        rules: SceneRules::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap_err()
-    .to_string();
+    let err = ingest_into(root, dir.path().join("store"), 1)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("instance.json") && err.contains("missing table"),
         "{err}"
@@ -152,16 +150,9 @@ fn malformed_json_gives_file_line_and_column() {
     let comma = idx + text[idx..].find(',').unwrap();
     let line = text[..comma].lines().count();
     std::fs::write(&p, format!("{}{}", &text[..comma], &text[comma + 1..])).unwrap();
-    let err = ingest(&IngestOptions {
-        root,
-        version: VERSION.into(),
-        out: dir.path().join("store"),
-        taxonomy: Taxonomy::load(None).unwrap(),
-        rules: SceneRules::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap_err()
-    .to_string();
+    let err = ingest_into(root, dir.path().join("store"), 1)
+        .unwrap_err()
+        .to_string();
     let expect = format!("sample.json:{}:", line + 1);
     assert!(
         err.contains(&expect) && err.contains("malformed JSON"),
@@ -177,15 +168,7 @@ fn only_scene_1_rejected(fault: impl FnOnce(&mut Fixture, &Path), needles: &[&st
     let root = dir.path().join("root");
     f.write(&root, VERSION);
     fault(&mut f, &root);
-    let s = ingest(&IngestOptions {
-        root,
-        version: VERSION.into(),
-        out: dir.path().join("store"),
-        taxonomy: Taxonomy::load(None).unwrap(),
-        rules: SceneRules::default(),
-        chunk_scenes: 2,
-    })
-    .unwrap();
+    let s = ingest_into(root, dir.path().join("store"), 2).unwrap();
     let r = rejected(&s);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].0, "scene-0001");
@@ -481,14 +464,6 @@ fn a_byte_order_mark_is_skipped() {
         bytes.extend(std::fs::read(&p).unwrap());
         std::fs::write(&p, bytes).unwrap();
     }
-    let s = ingest(&IngestOptions {
-        root,
-        version: VERSION.into(),
-        out: dir.path().join("store"),
-        taxonomy: Taxonomy::load(None).unwrap(),
-        rules: SceneRules::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap();
+    let s = ingest_into(root, dir.path().join("store"), 1).unwrap();
     assert_eq!(s.scenes_written, 2, "{:?}", rejected(&s));
 }
