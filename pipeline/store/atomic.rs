@@ -1,7 +1,10 @@
 //! Atomic file writes: write to a temporary name in the same folder, fsync, rename.
 //!
 //! A reader (or a resumed run) therefore sees either the old file or the complete new one,
-//! never a torn write.
+//! never a torn write. A temporary file is removed when its write fails; one left by a process
+//! that was killed is removed by the next write into the same folder (its name carries the
+//! writer's pid, and that process no longer exists). A rename never replaces anything but a
+//! regular file: `--out /dev/null` is refused instead of turning the device into a file.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -9,14 +12,67 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+/// What a temporary name carries between the file's name and the writer's pid.
+const TEMP_TAG: &str = ".drivegen-";
+
 /// The temporary name a file is written under before it is renamed into place.
 pub fn temp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(format!(".{}.tmp", std::process::id()));
+    name.push(format!("{TEMP_TAG}{}.tmp", std::process::id()));
     path.with_file_name(name)
+}
+
+/// The pid in a temporary name drivegen made, if `name` is one.
+fn temp_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_suffix(".tmp")?;
+    let at = rest.rfind(TEMP_TAG)?;
+    rest[at + TEMP_TAG.len()..].parse().ok()
+}
+
+/// Removes the temporary files that processes no longer running left in `dir`, once per
+/// folder and process. Only where `/proc` tells which processes run (Linux).
+fn sweep_stale(dir: &Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let proc_fs = Path::new("/proc");
+    if !proc_fs.join("self").exists() {
+        return;
+    }
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        if swept.iter().any(|d| d == dir) {
+            return;
+        }
+        swept.push(dir.to_path_buf());
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = std::process::id();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(temp_pid) else {
+            continue;
+        };
+        if pid != me && !proc_fs.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Refuses to replace `path` when it is something other than a regular file (a device, a
+/// FIFO, a link, a folder).
+fn replaceable(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => Err(Error::Usage(format!(
+            "{} exists and is not a regular file; drivegen writes only regular files and \
+             will not replace it",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `bytes` to `path` atomically, creating parent folders.
@@ -36,8 +92,10 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     pub fn create(path: &Path) -> Result<Self> {
+        replaceable(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            sweep_stale(dir);
         }
         let tmp = temp_path(path);
         let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
@@ -58,12 +116,19 @@ impl AtomicFile {
         let Some(out) = self.out.take() else {
             return Ok(());
         };
-        let file = out
+        let done = out
             .into_inner()
-            .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
-        drop(file);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+            .map_err(|e| Error::io(&self.tmp, e.into_error()))
+            .and_then(|file| file.sync_all().map_err(|e| Error::io(&self.tmp, e)))
+            .and_then(|()| replaceable(&self.path))
+            .and_then(|()| {
+                std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+            });
+        if done.is_err() {
+            // A full disk or a failed rename must not leave the half-written file behind.
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        done
     }
 }
 
@@ -107,5 +172,35 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         write_atomic(&p, b"whole").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"whole");
+    }
+
+    #[test]
+    fn a_dead_writers_temporary_file_is_swept_and_others_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // pid 0 is never a user process: its writer is gone.
+        let dead = dir.path().join("a.arrow.drivegen-0.tmp");
+        let mine = dir.path().join("users-own.123.tmp");
+        std::fs::write(&dead, b"x").unwrap();
+        std::fs::write(&mine, b"x").unwrap();
+        write_atomic(&dir.path().join("b.txt"), b"b").unwrap();
+        if Path::new("/proc/self").exists() {
+            assert!(!dead.exists());
+        }
+        assert!(mine.exists(), "a file drivegen did not name was removed");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_or_link_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("out.json");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let e = write_atomic(&link, b"x").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
