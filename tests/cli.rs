@@ -218,6 +218,26 @@ fn usage_errors_exit_2_with_a_message() {
     let o = run(&["egomotion", "--out", "o", "--store"], &[dir.path()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("store.json"));
+    // Outputs that are, or lie inside, an input are refused before anything is written.
+    let sentinel = dir.path().join("cameras.arrow");
+    std::fs::write(&sentinel, b"theirs").unwrap();
+    let o = run(
+        &["visibility", "--store"],
+        &[dir.path(), Path::new("--out"), &sentinel],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code() == Some(2) && e.contains("lies inside"),
+        "{e}"
+    );
+    let o = run(
+        &["corrupt", "--corruption", "fog", "--images"],
+        &[dir.path(), Path::new("--out"), dir.path()],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code() == Some(2) && e.contains("--out"), "{e}");
+    assert_eq!(std::fs::read(&sentinel).unwrap(), b"theirs");
+    std::fs::remove_file(&sentinel).unwrap();
     // A negative gravity would reject every clip, with exit 0.
     let cfg = dir.path().join("g.toml");
     let text =

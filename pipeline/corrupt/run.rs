@@ -364,6 +364,10 @@ pub fn corrupt_frame(
 
 /// Runs the stage.
 pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
+    match &opts.input {
+        Input::Images(d) => crate::store::paths::disjoint(d, "--images", &opts.out, "--out")?,
+        Input::Store(s) => crate::store::paths::disjoint(s, "--store", &opts.out, "--out")?,
+    }
     let t0 = Instant::now();
     let gpu = if opts.corruptions.iter().all(|c| c.is_codec()) {
         None

@@ -191,6 +191,7 @@ pub fn run_shard(
     cfg: EgodynConfig,
     shard: crate::shard::Shard,
 ) -> Result<EgomotionSummary> {
+    crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
     let engine = Engine::new(cfg)?;
     let cfg = &engine.cfg;

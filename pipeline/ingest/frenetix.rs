@@ -143,6 +143,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
     let files = logs(&opts.root)?;
     let rules = &opts.config.frenetix;
     let meta = StoreMeta::new("frenetix", "csv", &opts.root.to_string_lossy());
+    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
     let mut writer = StoreWriter::create(&opts.out, meta)?;
     let mut rejects = RejectLog::new();
     let mut summary = IngestSummary {

@@ -551,6 +551,7 @@ fn open_gpu(device: Device) -> Result<Option<Gpu>> {
 pub fn run(opts: &Options) -> Result<Summary> {
     let start = Instant::now();
     let cfg = &opts.config;
+    crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     let store = Store::open(&opts.store)?;
     let kept = read_kept(&opts.visibility)?;
     let images = ImageReader::new(&store, None);

@@ -234,6 +234,8 @@ pub fn run(
     rasteriser: &dyn Rasteriser,
     scene: Option<&str>,
 ) -> Result<SomSummary> {
+    crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
+    crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
     let kept = read_kept(vis_file)?;
     let images = ImageReader::new(&store, None);

@@ -57,6 +57,47 @@ pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// `p` made absolute with links resolved as far as it exists (the rest appended as given), so
+/// that two spellings of one folder compare equal.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut head = abs.as_path();
+    let mut tail: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = head.canonicalize() {
+            return tail.iter().rev().fold(real, |acc, c| acc.join(c));
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name);
+                head = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Refuses an output that is, holds or lies inside an input: drivegen never writes into what
+/// it reads (`what_in`/`what_out` name them in the message, e.g. `--store`, `--out`).
+pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> crate::Result<()> {
+    let (a, b) = (resolved(input), resolved(output));
+    let how = if a == b {
+        "is"
+    } else if b.starts_with(&a) {
+        "lies inside"
+    } else if a.starts_with(&b) {
+        "holds"
+    } else {
+        return Ok(());
+    };
+    Err(crate::Error::Usage(format!(
+        "{what_out} {} {how} {what_in} {}: drivegen never writes where it reads; give {what_out} \
+         a folder of its own",
+        output.display(),
+        input.display()
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +118,28 @@ mod tests {
         for good in ["samples/CAM_FRONT/x.jpg", "./a/b.jpg", "a..b/c.jpg"] {
             assert_eq!(unsafe_relative(good), None, "{good:?}");
         }
+    }
+
+    #[test]
+    fn outputs_overlapping_inputs_are_refused() {
+        let t = std::env::temp_dir().join(format!("drivegen-disjoint-{}", std::process::id()));
+        let store = t.join("store");
+        std::fs::create_dir_all(&store).unwrap_or_default();
+        for (out, bad) in [
+            (store.clone(), true),
+            (store.join("cameras.arrow"), true),
+            (store.join("x/../out"), true),
+            (t.clone(), true),
+            (t.join("out"), false),
+            (t.join("store2"), false),
+        ] {
+            assert_eq!(
+                disjoint(&store, "--store", &out, "--out").is_err(),
+                bad,
+                "{out:?}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&t);
     }
 
     #[cfg(unix)]

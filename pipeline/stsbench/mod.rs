@@ -200,6 +200,7 @@ fn shown(ms: &MinedScene, inst: &mine::Instance) -> qa::Shown {
 /// Mines every scene of the store, sub-samples, and writes `stsbench_qa.arrow`.
 pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     let cfg = &opts.config;
+    crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     let store = Store::open(&opts.store)?;
     let maps = maps_dir(&store, opts.maps.as_deref());
     let mut map_cache: BTreeMap<String, MapLayers> = BTreeMap::new();

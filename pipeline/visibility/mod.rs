@@ -137,6 +137,10 @@ pub fn run_with(
     rasteriser: &dyn Rasteriser,
     id_map_dir: Option<&Path>,
 ) -> Result<VisibilitySummary> {
+    crate::store::paths::disjoint(store_dir, "the store", out_file, "the output")?;
+    if let Some(d) = id_map_dir {
+        crate::store::paths::disjoint(store_dir, "the store", d, "the id-map folder")?;
+    }
     let store = Store::open(store_dir)?;
     let anchor_cfg = SomConfig::default_config()?.anchor;
     let schema = output::schema();

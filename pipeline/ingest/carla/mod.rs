@@ -81,6 +81,7 @@ pub fn routes(root: &Path) -> Result<Vec<PathBuf>> {
 pub fn run(opts: &Options) -> Result<IngestSummary> {
     let list = routes(&opts.root)?;
     let meta = StoreMeta::new("carla", "bench2drive", &opts.root.to_string_lossy());
+    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
     let mut writer = StoreWriter::create(&opts.out, meta)?;
     let mut rejects = RejectLog::new();
     let mut summary = IngestSummary {

@@ -93,6 +93,7 @@ pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
     let tables = load::Tables::load(&opts.root, &opts.version)?;
     let n = tables.scene.rows.len();
     let meta = StoreMeta::new("nuscenes", &opts.version, &opts.root.to_string_lossy());
+    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
     let mut writer = StoreWriter::create(&opts.out, meta)?;
     let mut rejects = RejectLog::new();
     let mut summary = IngestSummary {

@@ -99,6 +99,7 @@ pub fn segments(root: &Path) -> Result<Vec<String>> {
 pub fn run(opts: &Options) -> Result<Summary> {
     let segs = segments(&opts.root)?;
     let meta = StoreMeta::new("waymo", "v2", &opts.root.to_string_lossy());
+    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
     let mut writer = StoreWriter::create(&opts.out, meta)?;
     let mut rejects = RejectLog::new();
     let mut summary = Summary {
