@@ -467,3 +467,35 @@ fn a_byte_order_mark_is_skipped() {
     let s = ingest_into(root, dir.path().join("store"), 1).unwrap();
     assert_eq!(s.scenes_written, 2, "{:?}", rejected(&s));
 }
+
+#[test]
+fn an_absurd_box_size_rejects_its_scene() {
+    only_scene_1_rejected(
+        |f, root| {
+            let a = f
+                .sample_annotation
+                .iter_mut()
+                .find(|a| a.token == "ann_car_1_2")
+                .unwrap();
+            a.size = [1.9, 1e308, 1.6];
+            rewrite(root, f);
+        },
+        &["box size", "sample_annotation.json", "ann_car_1_2"],
+    );
+}
+
+#[test]
+fn an_ego_pose_beyond_any_map_rejects_its_scene() {
+    only_scene_1_rejected(
+        |f, root| {
+            let e = f
+                .ego_pose
+                .iter_mut()
+                .find(|e| e.token.starts_with("ep_cam_1_"))
+                .unwrap();
+            e.translation = [3e7, 0.0, 0.0];
+            rewrite(root, f);
+        },
+        &["ego position", "ego_pose.json", "beyond"],
+    );
+}

@@ -188,6 +188,11 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                     });
                 }
                 data.update_counts();
+                if let Err(e) = crate::ingest::limits::check(&data, &|_| f.path.clone()) {
+                    log::warn!("frenetix log {id} rejected: {e}");
+                    rejects.push(reject("ingest", &id, &e));
+                    continue;
+                }
                 writer.write_scene(&data)?;
                 summary.scenes_written += 1;
             }

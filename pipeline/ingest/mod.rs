@@ -4,5 +4,6 @@ pub mod nuscenes;
 
 pub mod carla;
 pub mod frenetix;
+pub mod limits;
 pub mod sources;
 pub mod waymo;

@@ -94,7 +94,9 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
         let name = route
             .file_name()
             .map_or_else(|| "route".into(), |n| n.to_string_lossy().into_owned());
-        match assemble(&opts.root, route, &name, &opts.taxonomy, &opts.config.carla) {
+        let res = assemble(&opts.root, route, &name, &opts.taxonomy, &opts.config.carla)
+            .and_then(|r| crate::ingest::limits::check(&r.0, &|_| route.clone()).map(|()| r));
+        match res {
             Ok((data, unknown)) => {
                 writer.write_scene(&data)?;
                 summary.scenes_written += 1;

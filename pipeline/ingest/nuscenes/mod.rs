@@ -112,6 +112,11 @@ pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
         for (i, res) in results {
             let sc = &tables.scene.rows[i];
             let res = res.and_then(|(data, stats)| {
+                crate::ingest::limits::check(&data, &|k| match k {
+                    crate::ingest::limits::Kind::EgoPose => tables.ego_pose.file.clone(),
+                    crate::ingest::limits::Kind::Camera => tables.calibrated_sensor.file.clone(),
+                    crate::ingest::limits::Kind::Object => tables.sample_annotation.file.clone(),
+                })?;
                 if seen_names.insert(sc.name.clone()) {
                     Ok((data, stats))
                 } else {

@@ -123,7 +123,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
                     format!("segment {seg} has no {} file", p.display()),
                 ))
             })
-            .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo));
+            .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo))
+            .and_then(|r| crate::ingest::limits::check(&r.0, &|_| opts.root.join(seg)).map(|()| r));
         match res {
             Ok((data, st)) => {
                 writer.write_scene(&data)?;
