@@ -114,13 +114,11 @@ pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<
     Ok(outcome)
 }
 
-/// Writes every row of `inputs` to `out` in the canonical order, answers unbalanced but
-/// answer letters balanced (as [`balance_letters`] does): a release must not let "always
-/// answer A" beat chance in any family. Returns the row count.
+/// Writes every row of `inputs` to `out` in the canonical order, unbalanced; returns the row
+/// count. (The release places every correct option, so letters need no balancing here.)
 pub fn gather(inputs: &[PathBuf], out: &Path) -> Result<usize> {
     let facts = scan(inputs)?;
-    let mut plan = plan::plan(&facts, None);
-    plan.moves = plan::letter_moves(&facts, &plan.order);
+    let plan = plan::plan(&facts, None);
     write_plan(inputs, &facts, &plan, out)
 }
 

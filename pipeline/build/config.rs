@@ -184,8 +184,7 @@ pub struct FamilyBalance {
     pub mode: String,
     #[serde(default)]
     pub type_cap: Option<usize>,
-    /// Off only for a study of letter bias: the build's validation then fails on it.
-    #[serde(default = "default_true")]
+    #[serde(default)]
     pub balance_letters: bool,
     /// Maximum items per source.
     #[serde(default)]
@@ -194,10 +193,6 @@ pub struct FamilyBalance {
 
 fn default_mode() -> String {
     "paper".into()
-}
-
-fn default_true() -> bool {
-    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
