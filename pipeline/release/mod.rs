@@ -215,14 +215,10 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     // before the first shard is written.
     let screened = screen::screen(opts, &finder)?;
     let total = screened.kept;
-    let rejects_file = opts.out.join(crate::rejects::LOG_FILE);
-    if screened.rejects.is_empty() {
-        if rejects_file.is_file() {
-            std::fs::remove_file(&rejects_file).map_err(|e| Error::io(&rejects_file, e))?;
-        }
-    } else {
-        screened.rejects.write(&rejects_file)?;
-    }
+    // Written even when empty, as every stage's log is: a rerun replaces the file it wrote.
+    screened
+        .rejects
+        .write(&opts.out.join(crate::rejects::LOG_FILE))?;
     let mut splits = vec![(opts.split.clone(), false)];
     if opts.text_only_controls {
         splits.push((control_split(&opts.split), true));

@@ -8,7 +8,7 @@
 //! verdicts is cleared at each new scene and memory does not grow with the dataset); the
 //! decoding runs on the CPU pool a block of rows at a time.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -70,7 +70,6 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     let mut verdicts: HashMap<PathBuf, Option<(PathBuf, String)>> = HashMap::new();
     let mut block: Vec<Pending> = Vec::new();
     let mut todo: Vec<Shown<'_>> = Vec::new();
-    let mut queued: HashSet<PathBuf> = HashSet::new();
     let mut scene = String::new();
     for r in crate::qa::ipc::rows(&opts.qa) {
         let r: QaRecord = r?;
@@ -80,7 +79,6 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
         }
         if r.scene_id != scene || block.len() >= BLOCK_ROWS {
             settle(&mut block, &mut todo, &mut verdicts, &mut out);
-            queued.clear();
             if r.scene_id != scene {
                 verdicts.clear();
                 scene.clone_from(&r.scene_id);
@@ -91,7 +89,9 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
         for (k, im) in shown.into_iter().enumerate() {
             let source = im.source();
             let id = r.camera_frame_ids.get(k).cloned().unwrap_or_default();
-            if !verdicts.contains_key(&source) && queued.insert(source.clone()) {
+            // Queued images hold `None` until `settle` decodes them.
+            if let std::collections::hash_map::Entry::Vacant(e) = verdicts.entry(source.clone()) {
+                e.insert(None);
                 todo.push(im);
             }
             images.push((source, id));
