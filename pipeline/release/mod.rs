@@ -325,6 +325,31 @@ fn store_summary(stores: &[Store]) -> serde_json::Value {
     })
 }
 
+/// The `splits` a release's `manifest.json` lists.
+pub fn manifest_splits(manifest: &serde_json::Value) -> Vec<String> {
+    manifest["splits"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The split of `splits` a shard path (`data/{split}-{i}-of-{n}.parquet`) belongs to, the
+/// longest name that matches (`test_text_only-…` is not a shard of `test`); None for a path
+/// that is not a plain file under `data/` or matches no split.
+pub fn shard_split<'a>(path: &str, splits: &'a [String]) -> Option<&'a String> {
+    let name = path
+        .strip_prefix("data/")
+        .filter(|n| !n.contains('/') && !n.contains(".."))?;
+    splits
+        .iter()
+        .filter(|sp| name.starts_with(&format!("{sp}-")))
+        .max_by_key(|sp| sp.len())
+}
+
 /// The split holding the text-only controls of `split`.
 pub fn control_split(split: &str) -> String {
     format!("{split}_text_only")

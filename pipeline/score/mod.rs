@@ -83,34 +83,23 @@ pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<Strin
         .as_str()
         .ok_or_else(|| bad("split", "no `split`".into()))?
         .to_string();
-    let splits: Vec<String> = m["splits"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_else(|| vec![main.clone()]);
+    let mut splits = crate::release::manifest_splits(&m);
+    if splits.is_empty() {
+        splits.push(main.clone());
+    }
     let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     let mut listed = std::collections::BTreeSet::new();
     for s in m["shards"].as_array().into_iter().flatten() {
         let path = s["path"]
             .as_str()
             .ok_or_else(|| bad("shards", format!("a shard without a path: {s}")))?;
-        let name = path
-            .strip_prefix("data/")
-            .filter(|n| !n.contains('/') && !n.contains(".."))
-            .ok_or_else(|| bad("shards", format!("{path} is not a file under data/")))?;
-        let split = splits
-            .iter()
-            .filter(|sp| name.starts_with(&format!("{sp}-")))
-            .max_by_key(|sp| sp.len())
-            .ok_or_else(|| {
-                bad(
-                    "shards",
-                    format!("{path} belongs to no split of {splits:?}"),
-                )
-            })?;
+        let split = crate::release::shard_split(path, &splits).ok_or_else(|| {
+            bad(
+                "shards",
+                format!("{path} is not a shard under data/ of a split of {splits:?}"),
+            )
+        })?;
+        let name = &path["data/".len()..];
         let file = dir.join(path);
         if verify {
             let want = s["sha256"].as_str().unwrap_or_default();

@@ -23,8 +23,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 use crate::{Error, Result};
 
 /// One thing wrong with a release.
@@ -175,15 +173,10 @@ fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {
     }
 }
 
-/// The manifest's `splits`.
+/// The manifest's `splits` (none without a manifest).
 fn manifest_splits(manifest: Option<&serde_json::Value>) -> Vec<String> {
     manifest
-        .and_then(|m| m["splits"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(crate::release::manifest_splits)
         .unwrap_or_default()
 }
 
@@ -193,13 +186,6 @@ pub(crate) struct Listed {
     pub path: String,
     pub split: String,
     pub rows: u64,
-}
-
-fn sha256_of(path: &Path) -> std::io::Result<(String, u64)> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let n = std::io::copy(&mut f, &mut h)?;
-    Ok((crate::release::shards::hex(&h.finalize()), n))
 }
 
 /// Checks the manifest's shard list against `data/`; returns the shards to read.
@@ -235,31 +221,25 @@ fn check_shard_files(
             );
             continue;
         };
-        let name = path.strip_prefix("data/").unwrap_or("");
-        let split = splits
-            .iter()
-            .filter(|sp| name.starts_with(&format!("{sp}-")))
-            .max_by_key(|sp| sp.len());
-        let Some(split) = split else {
+        let Some(split) = crate::release::shard_split(path, &splits) else {
             rep.add(
                 "manifest",
                 Some(path),
                 None,
-                "the shard is not under data/ or belongs to no split the manifest lists".into(),
+                "the shard is not a file under data/ of a split the manifest lists".into(),
             );
             continue;
         };
-        if path.contains("..") || Path::new(path).is_absolute() {
-            rep.add(
-                "manifest",
-                Some(path),
-                None,
-                "path leaves the release".into(),
-            );
-            continue;
-        }
         let file = dir.join(path);
-        match sha256_of(&file) {
+        let found = crate::release::sha256_file(&file).and_then(|h| {
+            Ok((
+                h,
+                std::fs::metadata(&file)
+                    .map_err(|e| Error::io(&file, e))?
+                    .len(),
+            ))
+        });
+        match found {
             Err(e) => {
                 rep.add("shard_missing", Some(path), None, e.to_string());
                 continue;

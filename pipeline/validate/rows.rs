@@ -37,7 +37,8 @@ pub struct State {
     letters: BTreeMap<(String, String, usize), Vec<usize>>,
     /// Per (split, qa_id) of a main split: a digest of what a control row must repeat.
     fingerprints: HashMap<(String, String), [u8; 32]>,
-    /// Control rows, (control split, qa_id, digest), checked once every main row is read.
+    /// Control rows, (control split, shard, qa_id, digest), checked once every main row is
+    /// read.
     controls: Vec<(String, String, String, [u8; 32])>,
     decoded: HashMap<[u8; 32], Decoded>,
     pub images: usize,
