@@ -97,6 +97,8 @@ fn entry<K: PartialEq + Clone, T>(
 /// threads.
 pub struct ImageReader {
     root: PathBuf,
+    /// `root` with its links resolved, for telling paths that lead out of it.
+    dataset: super::paths::Root,
     block_bytes: u64,
     cache: Mutex<Cache>,
 }
@@ -112,6 +114,7 @@ impl ImageReader {
     /// Images relative to `root`.
     pub fn with_root(root: PathBuf) -> Self {
         Self {
+            dataset: super::paths::Root::new(&root),
             root,
             block_bytes: BLOCK_BYTES,
             cache: Mutex::new(Cache::default()),
@@ -169,7 +172,9 @@ impl ImageReader {
         if Self::is_parquet_row(cam) {
             return self.waymo_bytes(cam);
         }
-        let path = super::paths::inside(&self.root, &cam.image_path)
+        let path = self
+            .dataset
+            .inside(&cam.image_path)
             .map_err(|why| Error::input(self.source_path(cam), &cam.camera_frame_id, why))?;
         let bytes = std::fs::read(&path).map_err(|e| {
             Error::input(
@@ -263,7 +268,7 @@ impl ImageReader {
     fn waymo_bytes(&self, cam: &CameraRow) -> Result<Vec<u8>> {
         let path = self.source_path(cam);
         let err = |detail: String| Error::input(&path, &cam.camera_frame_id, detail);
-        super::paths::inside(&self.root, &cam.image_path).map_err(err)?;
+        self.dataset.inside(&cam.image_path).map_err(err)?;
         let (ts, code) = parse_frame_id(&cam.camera_frame_id)
             .ok_or_else(|| err("camera_frame_id is not <segment>/<timestamp>/<camera>".into()))?;
         let index = self.index(&path).map_err(err)?;

@@ -38,23 +38,40 @@ pub fn unsafe_relative(rel: &str) -> Option<String> {
     None
 }
 
-/// `root/rel`, when `rel` is a plain relative path and the file it names (if it exists) is,
-/// links resolved, inside `root`; otherwise why not.
-pub fn inside(root: &Path, rel: &str) -> Result<PathBuf, String> {
-    if let Some(why) = unsafe_relative(rel) {
-        return Err(why);
-    }
-    let path = root.join(rel.replace('\\', "/"));
-    if let (Ok(real), Ok(real_root)) = (path.canonicalize(), root.canonicalize()) {
-        if !real.starts_with(&real_root) {
-            return Err(format!(
-                "the path {rel:?} leads out of the dataset root {} (to {}) through a symbolic link",
-                root.display(),
-                real.display()
-            ));
+/// A dataset root, its links resolved once (each image read would otherwise resolve it again).
+#[derive(Debug, Clone)]
+pub struct Root {
+    dir: PathBuf,
+    real: Option<PathBuf>,
+}
+
+impl Root {
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            real: dir.canonicalize().ok(),
         }
     }
-    Ok(path)
+
+    /// `root/rel`, when `rel` is a plain relative path and the file it names (if it exists)
+    /// is, links resolved, inside the root; otherwise why not.
+    pub fn inside(&self, rel: &str) -> Result<PathBuf, String> {
+        if let Some(why) = unsafe_relative(rel) {
+            return Err(why);
+        }
+        let path = self.dir.join(rel.replace('\\', "/"));
+        if let (Ok(real), Some(real_root)) = (path.canonicalize(), &self.real) {
+            if !real.starts_with(real_root) {
+                return Err(format!(
+                    "the path {rel:?} leads out of the dataset root {} (to {}) through a \
+                     symbolic link",
+                    self.dir.display(),
+                    real.display()
+                ));
+            }
+        }
+        Ok(path)
+    }
 }
 
 /// `p` made absolute with links resolved as far as it exists (the rest appended as given), so
@@ -151,8 +168,10 @@ mod tests {
         std::fs::write(t.join("secret.jpg"), b"x").unwrap_or_default();
         std::fs::write(root.join("samples/ok.jpg"), b"x").unwrap_or_default();
         let _ = std::os::unix::fs::symlink(t.join("secret.jpg"), root.join("samples/out.jpg"));
-        assert!(inside(&root, "samples/ok.jpg").is_ok());
-        assert!(inside(&root, "samples/out.jpg")
+        let root = Root::new(&root);
+        assert!(root.inside("samples/ok.jpg").is_ok());
+        assert!(root
+            .inside("samples/out.jpg")
             .unwrap_err()
             .contains("symbolic link"));
         let _ = std::fs::remove_dir_all(&t);

@@ -155,6 +155,7 @@ pub fn assemble(
     rules: &CarlaRules,
 ) -> Result<(SceneData, Vec<String>)> {
     let rel = route.strip_prefix(root).unwrap_or(Path::new(""));
+    let dataset = crate::store::paths::Root::new(root);
     let tol = rules.rotation_tolerance;
     let mut data = SceneData {
         scene: SceneRow {
@@ -232,7 +233,7 @@ pub fn assemble(
                 .join("camera")
                 .join(folder)
                 .join(format!("{idx:05}.jpg"));
-            if let Err(why) = crate::store::paths::inside(root, &image.to_string_lossy()) {
+            if let Err(why) = dataset.inside(&image.to_string_lossy()) {
                 return Err(Error::input(
                     root.join(&image),
                     format!("{}{at}", path.display()),

@@ -114,6 +114,7 @@ pub fn assemble(
     rules: &SceneRules,
 ) -> Result<(SceneData, SceneStats)> {
     let scene = &t.scene.rows[scene_idx];
+    let dataset = crate::store::paths::Root::new(&t.root);
     let mut cx = Ctx {
         t,
         rules,
@@ -289,7 +290,7 @@ pub fn assemble(
                 &cs.token,
                 "rotation",
             )?;
-            if let Err(why) = crate::store::paths::inside(&t.root, &sd.filename) {
+            if let Err(why) = dataset.inside(&sd.filename) {
                 return Err(Error::input(&t.sample_data.file, &sd.token, why));
             }
             if rules.check_images && !t.root.join(&sd.filename).is_file() {
