@@ -324,34 +324,26 @@ fn bad_build_configs_name_the_file_and_key() {
 
 #[test]
 fn a_second_build_on_the_same_work_folder_is_refused() {
+    // This test holds the work folder's lock, as a running build would: the build must stop
+    // at once, name this process, and write nothing.
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("c");
-    let cfg = setup(&d);
-    let mut first = common::cli::bin()
-        .current_dir(&d)
-        .args(["build", cfg.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lock = d.join("release.work/.drivegen.lock");
-    let t0 = Instant::now();
-    while !std::fs::read_to_string(&lock).is_ok_and(|s| s.contains("build")) {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the first build took no lock"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let second = drivegen(&d, &["build", "build.toml"]);
-    let first_done = first.try_wait().unwrap();
-    let err = String::from_utf8_lossy(&second.stderr);
-    if first_done.is_none() {
-        assert_eq!(second.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains(&format!("in use by pid {}", first.id())),
-            "{err}"
-        );
-    }
-    assert!(first.wait().unwrap().success());
+    setup(&d);
+    let work = d.join("release.work");
+    let held = drivegen::store::lock::FolderLock::acquire(&work, "build").unwrap();
+    let o = drivegen(&d, &["build", "build.toml"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("in use by pid {}", std::process::id())),
+        "{err}"
+    );
+    let files: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "the refused build wrote into the work folder"
+    );
+    assert!(!d.join("release").exists());
+    drop(held);
 }

@@ -406,12 +406,11 @@ fn ingest_is_deterministic() {
 
 /// Points scene 1's sweep `sd_cam_1_3_s` at `to`.
 fn point_sweep_at(f: &mut Fixture, root: &Path, to: &str) {
-    let sd = f
-        .sample_data
+    f.sample_data
         .iter_mut()
         .find(|s| s.token == "sd_cam_1_3_s")
-        .unwrap();
-    sd.filename = to.into();
+        .unwrap()
+        .filename = to.into();
     rewrite(root, f);
 }
 
@@ -472,12 +471,11 @@ fn a_byte_order_mark_is_skipped() {
 fn an_absurd_box_size_rejects_its_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let a = f
-                .sample_annotation
+            f.sample_annotation
                 .iter_mut()
                 .find(|a| a.token == "ann_car_1_2")
-                .unwrap();
-            a.size = [1.9, 1e308, 1.6];
+                .unwrap()
+                .size = [1.9, 1e308, 1.6];
             rewrite(root, f);
         },
         &["box size", "sample_annotation.json", "ann_car_1_2"],
@@ -488,12 +486,11 @@ fn an_absurd_box_size_rejects_its_scene() {
 fn an_ego_pose_beyond_any_map_rejects_its_scene() {
     only_scene_1_rejected(
         |f, root| {
-            let e = f
-                .ego_pose
+            f.ego_pose
                 .iter_mut()
                 .find(|e| e.token.starts_with("ep_cam_1_"))
-                .unwrap();
-            e.translation = [3e7, 0.0, 0.0];
+                .unwrap()
+                .translation = [3e7, 0.0, 0.0];
             rewrite(root, f);
         },
         &["ego position", "ego_pose.json", "beyond"],
