@@ -24,53 +24,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use sha2::{Digest, Sha256};
 
-const CONFIG: &str = r#"
-name = "validate test"
-seed = 3
-out = "release"
-
-[input]
-kind = "synth"
-scenes = 2
-duration_s = 8.0
-width = 320
-height = 180
-
-[stages]
-egomotion = true
-visibility = true
-som = true
-corrupt = true
-stsbench = true
-sig = true
-metavqa = true
-
-[visibility]
-device = "cpu"
-
-[som]
-device = "cpu"
-
-[corrupt]
-device = "cpu"
-corruptions = "brightness,camera_crash"
-severity = "default"
-frames_per_scene = 1
-
-[balance.egodyn]
-target = 6
-
-[balance.metavqa]
-target = 2
-type_cap = 3
-
-[metavqa]
-device = "cpu"
-
-[release]
-rows_per_shard = 60
-text_only_controls = true
-"#;
+use common::build_config::EVERY_STAGE as CONFIG;
 
 const FAMILIES: [&str; 5] = ["egodyn", "metavqa", "stsbench", "sig", "drivebench"];
 

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+pub mod build_config;
 pub mod cli;
 pub mod gpu;
 pub mod nusc_fixture;

@@ -1,0 +1,55 @@
+//! The build config the end-to-end tests share: every stage on a tiny synthetic corpus (two
+//! scenes of 8 s at 320×180, CPU devices), every family balanced or gathered, a release with
+//! its text-only controls.
+
+pub const EVERY_STAGE: &str = r#"
+name = "build test"
+seed = 7
+out = "release"
+
+[input]
+kind = "synth"
+scenes = 2
+duration_s = 8.0
+width = 320
+height = 180
+
+[stages]
+egomotion = true
+visibility = true
+som = true
+corrupt = true
+stsbench = true
+sig = true
+metavqa = true
+
+[visibility]
+device = "cpu"
+
+[som]
+device = "cpu"
+
+[corrupt]
+device = "cpu"
+corruptions = "brightness,camera_crash,h265"
+severity = "default"
+frames_per_scene = 1
+
+[balance.egodyn]
+target = 6
+balance_letters = true
+
+[balance.metavqa]
+target = 2
+type_cap = 2
+
+[metavqa]
+device = "cpu"
+
+[release]
+rows_per_shard = 40
+text_only_controls = true
+
+[report]
+marked_images = 3
+"#;
