@@ -610,3 +610,33 @@ fn score_scores_each_split_on_its_own() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("sha256"));
 }
+
+#[test]
+fn an_image_path_climbing_out_of_the_image_folders_is_refused() {
+    let dir = built();
+    let table = dir.join("release.work/families/drivebench/drivebench_qa.arrow");
+    let mut rows = drivegen::qa::ipc::read_all(&[table]).unwrap();
+    rows.truncate(1);
+    rows[0].image_paths[0] = "../../../etc/hostname".into();
+    let t = tempfile::tempdir().unwrap();
+    let qa = t.path().join("qa.arrow");
+    let mut w = drivegen::qa::ipc::QaWriter::create(&qa).unwrap();
+    w.push(rows.remove(0)).unwrap();
+    w.finish().unwrap();
+    let o = common::cli::bin()
+        .arg("release")
+        .arg("--qa")
+        .arg(&qa)
+        .arg("--store")
+        .arg(dir.join("release.work/store"))
+        .arg("--image-dir")
+        .arg(dir.join("release.work/corrupt"))
+        .arg("--out")
+        .arg(t.path().join("rel"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("climbs out"), "{e}");
+    assert!(!t.path().join("rel/data").exists());
+}

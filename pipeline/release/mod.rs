@@ -422,6 +422,10 @@ impl<'a> ImageFinder<'a> {
                 .iter()
                 .enumerate()
                 .map(|(k, p)| {
+                    // A QA table edited by hand must not point the release outside its folders.
+                    if let Some(why) = crate::store::paths::unsafe_relative(p) {
+                        return Err(missing(format!("image_paths entry: {why}")));
+                    }
                     self.opts
                         .image_dirs
                         .iter()
