@@ -12,6 +12,10 @@ pub struct Cli {
     /// Worker threads for CPU stages (default: all cores).
     #[arg(long, global = true)]
     pub threads: Option<usize>,
+    /// Write into an output folder that holds files drivegen did not write (naming them),
+    /// and replace an output file drivegen did not write. Without it such outputs are refused.
+    #[arg(long, global = true)]
+    pub force: bool,
     /// More diagnostics on stderr (-v, -vv).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

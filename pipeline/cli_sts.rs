@@ -90,6 +90,7 @@ pub fn score_sig(a: &SigScoreArgs, out: Option<&std::path::Path>) -> Result<Opti
     let cfg = drivegen::sig::SigConfig::load(a.sig_config.as_deref())?;
     let report = drivegen::score::sig::score_files(&cfg, pred, truth)?;
     if let Some(out) = out {
+        drivegen::store::owner::file_output(out)?;
         let json = serde_json::to_string_pretty(&report).map_err(|e| drivegen::Error::Config {
             file: out.to_path_buf(),
             detail: e.to_string(),

@@ -13,6 +13,9 @@ use crate::cli::{
 };
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if cli.force {
+        drivegen::store::owner::allow_force();
+    }
     if let Some(n) = cli.threads {
         // Only fails when a pool already exists, which cannot happen this early.
         let _ = rayon::ThreadPoolBuilder::new()
@@ -325,6 +328,10 @@ fn score(a: ScoreArgs) -> Result<ExitCode> {
             "score: give --release and --predictions (or --sig-pred and --sig-truth)".into(),
         ));
     };
+    if let Some(out) = &a.out {
+        drivegen::store::paths::disjoint(preds, "--predictions", out, "--out")?;
+        drivegen::store::owner::file_output(out)?;
+    }
     let questions = score::read_release_splits(release, !a.no_verify)?;
     let predictions = score::read_predictions(preds)?;
     let report = score::score_release(&questions, &predictions, a.split.as_deref())?;

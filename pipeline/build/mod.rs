@@ -18,6 +18,7 @@ pub mod memory;
 pub mod report;
 pub mod svg;
 
+use crate::store::owner::Owned;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -187,8 +188,18 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
             "--merge N: N is the number of shards the build was split into, at least 1".into(),
         ));
     }
-    // Two builds on one work folder would interleave their steps.
-    let _lock = crate::store::lock::FolderLock::acquire(&opts.work, "build")?;
+    check_folders(opts)?;
+    // Locked and marked: two builds on one work folder would interleave their steps, and a
+    // folder holding someone else's files is refused before anything is written.
+    let _work = Owned::claim(&opts.work, "build work folder", "the build's steps")?;
+    let _out = match opts.shard {
+        Some(_) => None,
+        None => Some(Owned::claim(
+            &opts.out,
+            "release",
+            "the release (data/, manifest.json, README.md, report)",
+        )?),
+    };
     let mut cp = Checkpoints::new(&opts.work);
     let (store, store_key) = source_store(opts, &mut cp)?;
     let outputs = match (opts.shard, opts.merge) {
@@ -257,6 +268,25 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
         counts,
         report: Some(report),
     })
+}
+
+/// The dataset, the work folder and the release must not be the same folder or nested.
+fn check_folders(opts: &BuildOptions) -> Result<()> {
+    use crate::build::config::InputConfig;
+    use crate::store::paths::disjoint;
+    disjoint(&opts.work, "the work folder", &opts.out, "the release")?;
+    let input = match &opts.config.input {
+        InputConfig::Nuscenes { root, .. }
+        | InputConfig::Waymo { root }
+        | InputConfig::Carla { root } => Some((root, "the dataset root")),
+        InputConfig::Store { path } => Some((path, "the input store")),
+        InputConfig::Synth { .. } => None,
+    };
+    if let Some((p, what)) = input {
+        disjoint(p, what, &opts.work, "the work folder")?;
+        disjoint(p, what, &opts.out, "the release")?;
+    }
+    Ok(())
 }
 
 fn shard_dir(work: &Path, shard: Shard) -> PathBuf {

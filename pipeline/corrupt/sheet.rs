@@ -27,7 +27,10 @@ pub fn contact_sheet(
     device: Device,
     cell_w: u32,
 ) -> Result<PathBuf> {
+    crate::store::paths::disjoint(image, "the image", out, "the sheet")?;
     let img = load_rgb(image)?;
+    crate::store::owner::file_output(out)?;
+    crate::store::owner::file_output(&PathBuf::from(format!("{}.json", out.display())))?;
     let id = image
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

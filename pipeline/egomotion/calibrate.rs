@@ -123,6 +123,8 @@ pub fn run(
     let old_cfg = EgodynConfig::load(in_config)?;
     let engine = Engine::new(old_cfg.clone())?;
     let store = Store::open(store_dir)?;
+    crate::store::owner::file_output(out_config)?;
+    crate::store::owner::file_output(report)?;
     let mut pool: Vec<(Kinematics, Features)> = Vec::new();
     let pb = crate::progress::bar(store.meta().counts.scenes, "egodyn calibrate");
     for scene in store.scenes()? {

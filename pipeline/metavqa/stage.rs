@@ -561,7 +561,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         None
     };
     let ro = Rollouts::new(cfg);
-    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let _owned = crate::store::owner::Owned::claim(&opts.out, "MetaVQA output", "questions, rollouts and images")?;
     let ro_json = serde_json::to_vec(&serde_json::json!({
         "model": "kinematic bicycle, rear-axle reference (see drivegen::metavqa::rollout)",
         "parameters": cfg.rollout,

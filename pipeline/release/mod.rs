@@ -32,6 +32,7 @@ use sha2::{Digest, Sha256};
 use self::shards::{hex, ImageRef, ShardInfo};
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
+use crate::store::paths::disjoint;
 use crate::store::images::ImageReader;
 use crate::store::{CameraRow, Store, StoreRow, Table};
 use crate::{Error, Result};
@@ -194,11 +195,24 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
             opts.split
         )));
     }
+    for q in &opts.qa {
+        disjoint(q, "a QA table", &opts.out, "the release")?;
+    }
+    for s in &opts.stores {
+        disjoint(s, "a store", &opts.out, "the release")?;
+    }
+    for d in &opts.image_dirs {
+        disjoint(d, "an image folder", &opts.out, "the release")?;
+    }
+    if let Some(r) = &opts.images_root {
+        disjoint(r, "the images root", &opts.out, "the release")?;
+    }
     let stores: Vec<Store> = opts
         .stores
         .iter()
         .map(|p| Store::open(p))
         .collect::<Result<_>>()?;
+    let _owned = crate::store::owner::Owned::claim(&opts.out, "release", "the Parquet shards, manifest.json and README.md")?;
     // `images_root` overrides where the stores' image paths are relative to.
     let readers: Vec<ImageReader> = stores
         .iter()

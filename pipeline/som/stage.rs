@@ -239,7 +239,7 @@ pub fn run(
     let store = Store::open(store_dir)?;
     let kept = read_kept(vis_file)?;
     let images = ImageReader::new(&store, None);
-    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let _owned = crate::store::owner::Owned::claim(out_dir, "Set-of-Mark output", "marks.arrow and marked images")?;
     let marks_path = out_dir.join("marks.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
     let mut summary = SomSummary {

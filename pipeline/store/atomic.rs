@@ -32,6 +32,11 @@ fn temp_pid(name: &str) -> Option<u32> {
     rest[at + TEMP_TAG.len()..].parse().ok()
 }
 
+/// Whether `name` is a temporary name drivegen writes under.
+pub fn is_temp_name(name: &str) -> bool {
+    temp_pid(name).is_some()
+}
+
 /// Removes the temporary files that processes no longer running left in `dir`, once per
 /// folder and process. Only where `/proc` tells which processes run (Linux).
 fn sweep_stale(dir: &Path) {

@@ -6,21 +6,46 @@
 //! for the life of the [`FolderLock`]; the OS releases it when the process ends however it
 //! ends, so a killed run never leaves a folder locked. The file records the holder's pid for
 //! the message.
+//!
+//! Within one process the lock is re-entrant: `build` holds its release folder while the release
+//! stage, called from it, claims the same folder again.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::{Error, Result};
 
 /// The lock file's name in a locked folder.
 pub const LOCK_FILE: &str = ".drivegen.lock";
 
-/// A held lock; released on drop.
+/// The locks this process holds, by lock file, with how many holders each has.
+static HELD: Mutex<Option<HashMap<PathBuf, (File, usize)>>> = Mutex::new(None);
+
+/// A held lock; released when the last holder in this process drops it.
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: File,
+    key: PathBuf,
     path: PathBuf,
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        let map = held.get_or_insert_with(HashMap::new);
+        if let Some((_, n)) = map.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                if let Some((file, _)) = map.remove(&self.key) {
+                    // Emptied so that a finished folder's bytes do not depend on the pid;
+                    // closing the file releases the OS lock.
+                    let _ = file.set_len(0);
+                }
+            }
+        }
+    }
 }
 
 impl FolderLock {
@@ -29,6 +54,13 @@ impl FolderLock {
     pub fn acquire(dir: &Path, what: &str) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(LOCK_FILE);
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        let map = held.get_or_insert_with(HashMap::new);
+        if let Some((_, n)) = map.get_mut(&key) {
+            *n += 1;
+            return Ok(Self { key, path });
+        }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -43,7 +75,9 @@ impl FolderLock {
                     .and_then(|()| file.rewind())
                     .and_then(|()| writeln!(file, "{pid} {what}"))
                     .map_err(|e| Error::io(&path, e))?;
-                Ok(Self { _file: file, path })
+                let key = std::fs::canonicalize(&path).unwrap_or(key);
+                map.insert(key.clone(), (file, 1));
+                Ok(Self { key, path })
             }
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
@@ -71,22 +105,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_holder_is_refused_with_the_first_pid() {
-        let dir = std::env::temp_dir().join(format!("drivegen-lock-{}", std::process::id()));
-        let a = FolderLock::acquire(&dir, "build");
-        assert!(a.is_ok());
-        let b = FolderLock::acquire(&dir, "build");
-        let msg = b
-            .map(|_| ())
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert!(
-            msg.contains(&format!("in use by pid {}", std::process::id())),
-            "{msg}"
-        );
+    fn the_holder_is_let_in_again_and_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FolderLock::acquire(dir.path(), "build").unwrap();
+        // Another open file description stands for another process.
+        let other = File::open(dir.path().join(LOCK_FILE)).unwrap();
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        let again = FolderLock::acquire(dir.path(), "release").unwrap();
         drop(a);
-        assert!(FolderLock::acquire(&dir, "build").is_ok());
-        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            matches!(other.try_lock(), Err(TryLockError::WouldBlock)),
+            "released while a holder remained"
+        );
+        drop(again);
+        assert!(other.try_lock().is_ok(), "not released by its last holder");
     }
 }

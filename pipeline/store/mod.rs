@@ -14,10 +14,12 @@
 pub mod atomic;
 pub mod images;
 pub mod lock;
+pub mod owner;
 pub mod paths;
 pub mod rows;
 pub mod schema;
 pub mod subset;
+mod swap;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -110,31 +112,39 @@ impl StoreMeta {
     }
 }
 
-/// Writes a store scene by scene. Files appear under their final names only on
-/// [`StoreWriter::finish`]; an interrupted ingest leaves no partial store behind.
+/// Writes a store scene by scene into a new folder beside `dir`, which replaces `dir` whole
+/// on [`StoreWriter::finish`]: readers and later stages see the old store or the new one,
+/// never a mix, and an interrupted or failed ingest leaves the old store as it was.
 pub struct StoreWriter {
     dir: PathBuf,
+    /// The folder the new store is written in.
+    next: PathBuf,
     writers: Vec<FileWriter<atomic::AtomicFile>>,
     meta: StoreMeta,
-    /// Held until the store is finished: a second writer of the same folder is refused.
-    _lock: lock::FolderLock,
+    /// Locks and marks `dir` until the store is finished: a second writer is refused, and a
+    /// folder holding files drivegen did not write is never replaced.
+    owned: Option<owner::Owned>,
 }
 
 impl StoreWriter {
     pub fn create(dir: &Path, meta: StoreMeta) -> Result<Self> {
-        let lock = lock::FolderLock::acquire(dir, "store writer")?;
+        let owned = owner::Owned::claim(dir, "scene store", "the store's tables")?;
+        swap::sweep_stale(dir);
+        let next = swap::sibling(dir);
+        std::fs::create_dir_all(&next).map_err(|e| Error::io(&next, e))?;
         let writers = Table::ALL
             .iter()
             .map(|t| {
-                let f = atomic::AtomicFile::create(&dir.join(t.file_name()))?;
+                let f = atomic::AtomicFile::create(&next.join(t.file_name()))?;
                 Ok(FileWriter::try_new(f, &t.schema())?)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Self {
             dir: dir.to_path_buf(),
+            next,
             writers,
             meta,
-            _lock: lock,
+            owned: Some(owned),
         })
     }
 
@@ -165,15 +175,39 @@ impl StoreWriter {
             w.finish()?;
             w.into_inner()?.commit()?;
         }
-        rejects.write(&self.dir.join(crate::rejects::LOG_FILE))?;
+        rejects.write(&self.next.join(crate::rejects::LOG_FILE))?;
         self.meta.rejected_scenes =
             rejects.items().iter().filter(|r| r.item.is_none()).count() as u64;
         let json = serde_json::to_vec_pretty(&self.meta).map_err(|e| Error::Schema {
             table: "store.json".into(),
             detail: e.to_string(),
         })?;
-        atomic::write_atomic(&self.dir.join("store.json"), &json)?;
-        Ok(self.meta)
+        atomic::write_atomic(&self.next.join("store.json"), &json)?;
+        if let Some(o) = &self.owned {
+            // Entries a forced ingest found and does not replace stay where they were.
+            for name in o.foreign() {
+                let (from, to) = (self.dir.join(name), self.next.join(name));
+                if !to.exists() {
+                    std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+                }
+            }
+        }
+        owner::mark_complete(&self.next, "scene store")?;
+        swap::exchange(&self.next, &self.dir)?;
+        // `next` now holds the old store, which the claim found to be drivegen's own.
+        std::fs::remove_dir_all(&self.next).map_err(|e| Error::io(&self.next, e))?;
+        self.owned = None;
+        Ok(self.meta.clone())
+    }
+}
+
+impl Drop for StoreWriter {
+    fn drop(&mut self) {
+        if self.owned.is_some() {
+            // Not finished: the new store is abandoned and the old one stays.
+            self.writers.clear();
+            let _ = std::fs::remove_dir_all(&self.next);
+        }
     }
 }
 
@@ -209,7 +243,50 @@ impl Store {
             let r = store.reader(t)?;
             schema::check(t.name(), &r.schema(), &t.schema())?;
         }
+        store.check_counts()?;
         Ok(store)
+    }
+
+    /// Compares `store.json`'s counts with the tables (read from their footers and batch
+    /// headers, not their data): a torn or hand-edited store is refused here rather than
+    /// losing rows later without a reject.
+    fn check_counts(&self) -> Result<()> {
+        let meta_path = self.dir.join("store.json");
+        let c = &self.meta.counts;
+        for (t, want) in [
+            (Table::Scenes, c.scenes),
+            (Table::Frames, c.frames),
+            (Table::EgoPoses, c.ego_poses),
+            (Table::Cameras, c.camera_images),
+            (Table::Objects, c.objects),
+        ] {
+            let path = self.table_path(t);
+            let (batches, rows) = ipc_counts(&path)?;
+            if batches != c.scenes {
+                return Err(Error::input(
+                    &meta_path,
+                    "counts.scenes",
+                    format!(
+                        "{} scenes, but {} holds {batches} scene batches: the store is torn or \
+                         was edited; ingest it again",
+                        c.scenes,
+                        path.display()
+                    ),
+                ));
+            }
+            if rows != want {
+                return Err(Error::input(
+                    &meta_path,
+                    format!("counts.{}", t.name()),
+                    format!(
+                        "{want} rows, but {} holds {rows}: the store is torn or was edited; \
+                         ingest it again",
+                        path.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn dir(&self) -> &Path {
@@ -254,6 +331,7 @@ impl Store {
                 self.reader(Table::Cameras)?,
                 self.reader(Table::Objects)?,
             ],
+            dir: self.dir.clone(),
             index: 0,
             shard: crate::shard::Shard::ALL,
         })
@@ -272,9 +350,61 @@ impl Store {
     }
 }
 
+/// The number of record batches and rows of an Arrow IPC file, read from its footer and the
+/// batches' headers without decoding any data.
+pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let bad = |detail: String| Error::input(path, "footer", detail);
+    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len < 10 {
+        return Err(bad(format!("{len} bytes is too short for an Arrow IPC file")));
+    }
+    let mut tail = [0u8; 10];
+    f.seek(SeekFrom::End(-10))
+        .and_then(|_| f.read_exact(&mut tail))
+        .map_err(|e| Error::io(path, e))?;
+    let footer_len = arrow::ipc::reader::read_footer_length(tail)
+        .map_err(|e| bad(format!("not a complete Arrow IPC file (truncated?): {e}")))?
+        as u64;
+    if footer_len + 10 > len {
+        return Err(bad(format!("footer of {footer_len} bytes is longer than the file")));
+    }
+    let mut footer = vec![0u8; footer_len as usize];
+    f.seek(SeekFrom::End(-10 - footer_len as i64))
+        .and_then(|_| f.read_exact(&mut footer))
+        .map_err(|e| Error::io(path, e))?;
+    let footer =
+        arrow::ipc::root_as_footer(&footer).map_err(|e| bad(format!("unreadable footer: {e}")))?;
+    let blocks = footer.recordBatches().map(|b| b.iter().collect::<Vec<_>>()).unwrap_or_default();
+    let mut rows = 0u64;
+    for (i, b) in blocks.iter().enumerate() {
+        let meta_len = u64::try_from(b.metaDataLength()).unwrap_or(0);
+        let offset = u64::try_from(b.offset()).unwrap_or(u64::MAX);
+        if meta_len < 8 || offset.saturating_add(meta_len) > len || meta_len > 1 << 24 {
+            return Err(bad(format!("batch {i}: header outside the file")));
+        }
+        let mut buf = vec![0u8; meta_len as usize];
+        f.seek(SeekFrom::Start(offset))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| Error::io(path, e))?;
+        // A continuation marker (0xFFFFFFFF) precedes the length in current files.
+        let start = if buf[..4] == [0xff; 4] { 8 } else { 4 };
+        let msg = arrow::ipc::root_as_message(&buf[start..])
+            .map_err(|e| bad(format!("batch {i}: unreadable header: {e}")))?;
+        let n = msg
+            .header_as_record_batch()
+            .map(|r| r.length())
+            .ok_or_else(|| bad(format!("batch {i} is not a record batch")))?;
+        rows += u64::try_from(n).map_err(|_| bad(format!("batch {i}: {n} rows")))?;
+    }
+    Ok((blocks.len() as u64, rows))
+}
+
 /// Iterator over the scenes of a store, reading the tables in lockstep.
 pub struct SceneIter {
     readers: [FileReader<File>; 5],
+    dir: PathBuf,
     index: usize,
     shard: crate::shard::Shard,
 }
@@ -285,7 +415,16 @@ impl SceneIter {
         for (r, t) in self.readers.iter_mut().zip(Table::ALL) {
             match r.next() {
                 Some(Ok(b)) => got.push(b),
-                Some(Err(e)) => return Some(Err(e.into())),
+                Some(Err(e)) => {
+                    return Some(Err(Error::Schema {
+                        table: t.name().into(),
+                        detail: format!(
+                            "{}: scene batch {}: {e}",
+                            self.dir.join(t.file_name()).display(),
+                            self.index
+                        ),
+                    }))
+                }
                 None if got.is_empty() => return None,
                 None => {
                     return Some(Err(Error::Schema {

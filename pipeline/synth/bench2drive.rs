@@ -179,6 +179,7 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
 /// [`write`] with a chosen camera rig.
 pub fn write_with_rig(out: &Path, opts: &SynthOptions, rig: Rig) -> Result<FormatSummary> {
     opts.validate()?;
+    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();
     let mut summary = FormatSummary {
         format: "bench2drive".into(),

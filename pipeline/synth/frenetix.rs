@@ -25,6 +25,7 @@ theta_orientations_rad;velocities_mps;accelerations_mps2;infeasible_kinematics_s
 /// Writes one log per scene.
 pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
     opts.validate()?;
+    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();
     let mut summary = FormatSummary {
         format: "frenetix".into(),

@@ -414,6 +414,7 @@ fn facing_faces(center: [f64; 3], yaw: f64, size: [f64; 3], from: Vector3<f64>) 
 /// Writes the dataroot.
 pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
     opts.validate()?;
+    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();
     let seed = opts.seed;
     let worlds: Vec<SceneWorld> = (0..opts.scenes)

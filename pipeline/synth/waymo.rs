@@ -368,6 +368,7 @@ pub fn write(out: &Path, opts: &WaymoSynthOptions) -> Result<FormatSummary> {
             "synth: distortion coefficients must be finite".into(),
         ));
     }
+    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();
     let mut summary = FormatSummary {
         format: "waymo-v2".into(),

@@ -142,6 +142,11 @@ pub fn run_with(
         crate::store::paths::disjoint(store_dir, "the store", d, "the id-map folder")?;
     }
     let store = Store::open(store_dir)?;
+    crate::store::owner::file_output(out_file)?;
+    crate::store::owner::file_output(&rejects_path(out_file))?;
+    let _id_maps = id_map_dir
+        .map(|d| crate::store::owner::Owned::claim(d, "id-map folder", "instance-ID maps"))
+        .transpose()?;
     let anchor_cfg = SomConfig::default_config()?.anchor;
     let schema = output::schema();
     let mut writer = FileWriter::try_new(AtomicFile::create(out_file)?, &schema)?;

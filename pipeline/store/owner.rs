@@ -1,0 +1,347 @@
+//! Ownership of output folders: drivegen deletes or replaces only what it recorded writing.
+//!
+//! A folder drivegen writes (a store, a build's work folder, a release, a stage's output)
+//! carries `.drivegen-owner.json`: what wrote it, whether that run finished, and the entries
+//! (top-level names) it wrote. Claiming a folder refuses, before anything is touched, one that
+//! holds entries drivegen did not record — a user's folder, or files added to one of ours —
+//! unless the process was started with `--force`, which names them and goes on.
+//!
+//! A run killed before it finished leaves the marker in the `writing` state. Every entry in
+//! such a folder appeared while drivegen held its lock, so the next claim adopts them: an
+//! interrupted run resumes without `--force`.
+//!
+//! Single-file outputs (`visibility --out FILE`, `score --out FILE`) follow the same rule
+//! through [`file_output`]: a file that exists is replaced only when the folder's marker records
+//! it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::lock::{FolderLock, LOCK_FILE};
+use crate::{Error, Result};
+
+/// The marker's file name.
+pub const MARKER: &str = ".drivegen-owner.json";
+
+/// How many foreign entries a message lists before it says "and N more".
+const LISTED: usize = 8;
+
+static FORCE: AtomicBool = AtomicBool::new(false);
+
+/// Lets claims go on in folders holding entries drivegen did not write (`--force`).
+pub fn allow_force() {
+    FORCE.store(true, Ordering::Relaxed);
+}
+
+fn forced() -> bool {
+    FORCE.load(Ordering::Relaxed)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum State {
+    Writing,
+    Complete,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Marker {
+    tool: String,
+    tool_version: String,
+    written_by: String,
+    state: State,
+    entries: BTreeSet<String>,
+}
+
+/// A folder this process owns until it is dropped: locked, marked, its entries recorded.
+#[derive(Debug)]
+pub struct Owned {
+    dir: PathBuf,
+    marker: Marker,
+    /// Entries that were there and not ours when a forced claim took the folder over.
+    foreign: BTreeSet<String>,
+    started: SystemTime,
+    _lock: FolderLock,
+}
+
+/// Names that are drivegen's own bookkeeping, never a user's entry.
+fn bookkeeping(name: &str) -> bool {
+    name == MARKER || name == LOCK_FILE || super::atomic::is_temp_name(name)
+}
+
+fn entries(dir: &Path) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for e in rd {
+        let e = e.map_err(|err| Error::io(dir, err))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !bookkeeping(&name) {
+            out.insert(name);
+        }
+    }
+    Ok(out)
+}
+
+fn read_marker(dir: &Path) -> Result<Option<Marker>> {
+    let path = dir.join(MARKER);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| Error::json(&path, &e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&path, e)),
+    }
+}
+
+fn listing(names: &BTreeSet<String>) -> String {
+    let mut s: Vec<&str> = names.iter().take(LISTED).map(String::as_str).collect();
+    let more = names.len().saturating_sub(LISTED);
+    let extra = format!("and {more} more");
+    if more > 0 {
+        s.push(&extra);
+    }
+    s.join(", ")
+}
+
+/// The entries of `dir` drivegen did not record writing, read without touching anything.
+fn foreign_entries(dir: &Path) -> Result<BTreeSet<String>> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "{} exists and is not a folder",
+            dir.display()
+        )));
+    }
+    let present = entries(dir)?;
+    Ok(match read_marker(dir)? {
+        None => present,
+        // Everything there appeared while an unfinished run of ours held the lock.
+        Some(m) if m.state == State::Writing => BTreeSet::new(),
+        Some(m) => present.difference(&m.entries).cloned().collect(),
+    })
+}
+
+impl Owned {
+    /// Claims `dir` for `what` (`build work folder`, `release`, …): creates it, or reopens a
+    /// folder drivegen wrote, and locks it. `writes` names what it will write there, for the
+    /// message `--force` prints.
+    pub fn claim(dir: &Path, what: &str, writes: &str) -> Result<Self> {
+        if dir.as_os_str().is_empty() {
+            return Err(Error::Usage(format!(
+                "the {what} folder is an empty path; name a folder"
+            )));
+        }
+        let foreign = foreign_entries(dir)?;
+        if !foreign.is_empty() {
+            if !forced() {
+                return Err(Error::Usage(format!(
+                    "{} holds entries drivegen did not write ({}); it writes its {what} only \
+                     into a new or empty folder or one it made. Give another folder, move them \
+                     away, or pass --force to write {writes} there, replacing any of those \
+                     entries with the same names",
+                    dir.display(),
+                    listing(&foreign)
+                )));
+            }
+            eprintln!(
+                "--force: {} holds entries drivegen did not write ({}); writing {writes} there \
+                 replaces those with the same names and leaves the others",
+                dir.display(),
+                listing(&foreign)
+            );
+        }
+        let lock = FolderLock::acquire(dir, what)?;
+        let mut marker = read_marker(dir)?.unwrap_or_else(|| Marker {
+            tool: "drivegen".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            written_by: what.into(),
+            state: State::Writing,
+            entries: BTreeSet::new(),
+        });
+        if marker.state == State::Writing {
+            // Adopt what an interrupted run of ours left.
+            let present = entries(dir)?;
+            marker
+                .entries
+                .extend(present.difference(&foreign).cloned());
+        }
+        marker.state = State::Writing;
+        let owned = Self {
+            dir: dir.to_path_buf(),
+            marker,
+            foreign,
+            started: SystemTime::now(),
+            _lock: lock,
+        };
+        owned.save()?;
+        Ok(owned)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The entries a forced claim found that drivegen did not write.
+    pub fn foreign(&self) -> impl Iterator<Item = &String> {
+        self.foreign.iter()
+    }
+
+    fn save(&self) -> Result<()> {
+        let json = serde_json::to_vec_pretty(&self.marker).map_err(|e| Error::Schema {
+            table: MARKER.into(),
+            detail: e.to_string(),
+        })?;
+        super::atomic::write_atomic(&self.dir.join(MARKER), &json)
+    }
+
+    /// Records what this run wrote and marks the folder complete (also done on drop, where an
+    /// error cannot be reported). A foreign entry a forced run did not touch stays unrecorded.
+    pub fn finish(mut self) -> Result<()> {
+        self.record()
+    }
+
+    fn record(&mut self) -> Result<()> {
+        if let Ok(Some(m)) = read_marker(&self.dir) {
+            // A nested claim of the same folder (the release inside a build) recorded too.
+            self.marker.entries.extend(m.entries);
+        }
+        for name in entries(&self.dir)? {
+            let touched = !self.foreign.contains(&name)
+                || std::fs::symlink_metadata(self.dir.join(&name))
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t >= self.started);
+            if touched {
+                self.marker.entries.insert(name);
+            }
+        }
+        self.marker.state = State::Complete;
+        self.save()
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if self.marker.state != State::Complete {
+            // A marker left "writing" is adopted by the next claim, which is safe as well.
+            let _ = self.record();
+        }
+    }
+}
+
+/// Marks `dir`, which drivegen has just written in full, as its own: every entry recorded.
+pub fn mark_complete(dir: &Path, what: &str) -> Result<()> {
+    let m = Marker {
+        tool: "drivegen".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        written_by: what.into(),
+        state: State::Complete,
+        entries: entries(dir)?,
+    };
+    let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
+        table: MARKER.into(),
+        detail: e.to_string(),
+    })?;
+    super::atomic::write_atomic(&dir.join(MARKER), &json)
+}
+
+/// Checks that drivegen may write the single file `path`: it does not exist yet, or the
+/// marker of its folder records it, or `--force` was given. A new file in a folder drivegen
+/// owns is recorded there.
+pub fn file_output(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::Usage(format!("{} does not name a file", path.display())))?;
+    let marker = read_marker(dir)?;
+    let exists = std::fs::symlink_metadata(path).is_ok();
+    let recorded = marker
+        .as_ref()
+        .is_some_and(|m| m.state == State::Writing || m.entries.contains(&name));
+    if exists && !recorded {
+        if !forced() {
+            return Err(Error::Usage(format!(
+                "{} exists and drivegen did not write it; give a new file name, or pass \
+                 --force to replace it",
+                path.display()
+            )));
+        }
+        eprintln!("--force: replacing {}", path.display());
+    }
+    if let Some(mut m) = marker {
+        if m.entries.insert(name) {
+            let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
+                table: MARKER.into(),
+                detail: e.to_string(),
+            })?;
+            super::atomic::write_atomic(&dir.join(MARKER), &json)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_folder_is_refused_and_left_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("notes.md"), b"mine").unwrap();
+        let e = Owned::claim(d.path(), "release", "the shards").unwrap_err();
+        assert!(e.to_string().contains("notes.md"), "{e}");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "the refusal wrote into the folder");
+    }
+
+    #[test]
+    fn its_own_folder_is_reopened_and_additions_are_foreign() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("rel");
+        let o = Owned::claim(&dir, "release", "the shards").unwrap();
+        std::fs::write(dir.join("manifest.json"), b"{}").unwrap();
+        o.finish().unwrap();
+        let o = Owned::claim(&dir, "release", "the shards").unwrap();
+        o.finish().unwrap();
+        std::fs::write(dir.join("predictions.jsonl"), b"").unwrap();
+        let e = Owned::claim(&dir, "release", "the shards").unwrap_err();
+        assert!(e.to_string().contains("predictions.jsonl"), "{e}");
+        assert!(!e.to_string().contains("manifest.json"), "{e}");
+    }
+
+    #[test]
+    fn an_interrupted_run_is_resumed() {
+        let d = tempfile::tempdir().unwrap();
+        let o = Owned::claim(d.path(), "work folder", "steps").unwrap();
+        std::fs::create_dir(d.path().join("som")).unwrap();
+        // Killed before it finished.
+        std::mem::forget(o);
+        let o = Owned::claim(d.path(), "work folder", "steps").unwrap();
+        assert!(o.marker.entries.contains("som"));
+    }
+
+    #[test]
+    fn single_files_are_replaced_only_when_recorded() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("vis.arrow");
+        file_output(&f).unwrap();
+        std::fs::write(&f, b"x").unwrap();
+        assert!(file_output(&f).is_err(), "a file in a folder without a marker");
+        let dir = d.path().join("owned");
+        Owned::claim(&dir, "output", "files").unwrap().finish().unwrap();
+        let g = dir.join("score.json");
+        file_output(&g).unwrap();
+        std::fs::write(&g, b"x").unwrap();
+        file_output(&g).unwrap();
+    }
+}
