@@ -101,7 +101,11 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
 /// back and written one scene at a time.
 pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<BalanceOutcome> {
     let facts = scan(inputs)?;
-    let _owned = crate::store::owner::Owned::claim(out_dir, "balance output", "balanced_qa.arrow and its report")?;
+    let _owned = crate::store::owner::Owned::claim(
+        out_dir,
+        "balance output",
+        "balanced_qa.arrow and its report",
+    )?;
     let plan = plan::plan(&facts, Some(opts));
     write_plan(inputs, &facts, &plan, &out_dir.join("balanced_qa.arrow"))?;
     let outcome = BalanceOutcome::of(plan);

@@ -257,6 +257,12 @@ impl BuildConfig {
                 detail,
             })
         };
+        if self.out.as_os_str().is_empty() {
+            return bad("out is empty: name the release folder".into());
+        }
+        if self.work.as_ref().is_some_and(|w| w.as_os_str().is_empty()) {
+            return bad("work is empty: name the work folder, or leave it out".into());
+        }
         if let InputConfig::Synth { scenes: 0, .. } = self.input {
             return bad("input.scenes must be at least 1".into());
         }

@@ -375,7 +375,11 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         open_device(opts.device)?
     };
     let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
-    let _owned = crate::store::owner::Owned::claim(&opts.out, "corruption output", "corrupted images and their table")?;
+    let _owned = crate::store::owner::Owned::claim(
+        &opts.out,
+        "corruption output",
+        "corrupted images and their table",
+    )?;
     if let Some(m) = opts.max_frames {
         frames.truncate(m);
     }

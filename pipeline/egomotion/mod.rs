@@ -195,7 +195,11 @@ pub fn run_shard(
     let store = Store::open(store_dir)?;
     let engine = Engine::new(cfg)?;
     let cfg = &engine.cfg;
-    let _owned = crate::store::owner::Owned::claim(out_dir, "ego-motion output", "clips and EgoDyn questions")?;
+    let _owned = crate::store::owner::Owned::claim(
+        out_dir,
+        "ego-motion output",
+        "clips and EgoDyn questions",
+    )?;
     let clips_schema = output::clips_schema();
     let qa_schema = crate::qa::qa_schema();
     let mut clips_w = FileWriter::try_new(

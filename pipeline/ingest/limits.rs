@@ -41,6 +41,39 @@ fn pose(p: &Pose) -> Option<String> {
     })
 }
 
+/// Poses closer in time than this are not compared: sensors of one rig stamp the same
+/// localisation a fraction of a millisecond apart.
+const MIN_SPEED_DT_US: i64 = 10_000;
+
+/// The first ego pose reached faster than [`MAX_SPEED_MPS`] from the pose before it.
+fn ego_jump(data: &SceneData) -> Option<(String, String)> {
+    let mut poses: Vec<_> = data.ego_poses.iter().collect();
+    poses.sort_by_key(|p| p.timestamp_us);
+    let mut last = poses.first()?;
+    for p in &poses[1..] {
+        let dt = p.timestamp_us - last.timestamp_us;
+        if dt < MIN_SPEED_DT_US {
+            continue;
+        }
+        let d = (0..3)
+            .map(|i| (p.ego.t[i] - last.ego.t[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let speed = d / (dt as f64 * 1e-6);
+        if speed > MAX_SPEED_MPS {
+            return Some((
+                p.source_pose_id.clone(),
+                format!(
+                    "ego moves {d:.1} m in {:.3} s ({speed:.0} m/s), beyond {MAX_SPEED_MPS} m/s",
+                    dt as f64 * 1e-6
+                ),
+            ));
+        }
+        last = p;
+    }
+    None
+}
+
 /// Checks every row of `data`; `file` says which source file holds a kind of record.
 pub fn check(data: &SceneData, file: &dyn Fn(Kind) -> PathBuf) -> Result<()> {
     let bad = |k: Kind, record: &str, detail: String| Err(Error::input(file(k), record, detail));
@@ -48,6 +81,9 @@ pub fn check(data: &SceneData, file: &dyn Fn(Kind) -> PathBuf) -> Result<()> {
         if let Some(why) = pose(&e.ego) {
             return bad(Kind::EgoPose, &e.source_pose_id, format!("ego {why}"));
         }
+    }
+    if let Some((id, why)) = ego_jump(data) {
+        return bad(Kind::EgoPose, &id, why);
     }
     for c in &data.cameras {
         let why = pose(&c.cam)

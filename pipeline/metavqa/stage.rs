@@ -561,7 +561,11 @@ pub fn run(opts: &Options) -> Result<Summary> {
         None
     };
     let ro = Rollouts::new(cfg);
-    let _owned = crate::store::owner::Owned::claim(&opts.out, "MetaVQA output", "questions, rollouts and images")?;
+    let _owned = crate::store::owner::Owned::claim(
+        &opts.out,
+        "MetaVQA output",
+        "questions, rollouts and images",
+    )?;
     let ro_json = serde_json::to_vec(&serde_json::json!({
         "model": "kinematic bicycle, rear-axle reference (see drivegen::metavqa::rollout)",
         "parameters": cfg.rollout,

@@ -32,8 +32,8 @@ use sha2::{Digest, Sha256};
 use self::shards::{hex, ImageRef, ShardInfo};
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
-use crate::store::paths::disjoint;
 use crate::store::images::ImageReader;
+use crate::store::paths::disjoint;
 use crate::store::{CameraRow, Store, StoreRow, Table};
 use crate::{Error, Result};
 
@@ -212,7 +212,11 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         .iter()
         .map(|p| Store::open(p))
         .collect::<Result<_>>()?;
-    let _owned = crate::store::owner::Owned::claim(&opts.out, "release", "the Parquet shards, manifest.json and README.md")?;
+    let _owned = crate::store::owner::Owned::claim(
+        &opts.out,
+        "release",
+        "the Parquet shards, manifest.json and README.md",
+    )?;
     // `images_root` overrides where the stores' image paths are relative to.
     let readers: Vec<ImageReader> = stores
         .iter()

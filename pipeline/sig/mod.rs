@@ -156,7 +156,8 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
         config_hash: config_hash.clone(),
         ..Default::default()
     };
-    let _owned = crate::store::owner::Owned::claim(&opts.out, "SIG output", "the scene-graph tables")?;
+    let _owned =
+        crate::store::owner::Owned::claim(&opts.out, "SIG output", "the scene-graph tables")?;
     let mut fw = FileWriter::try_new(
         AtomicFile::create(&opts.out.join(FRAMES_FILE))?,
         &output::frames_schema(),

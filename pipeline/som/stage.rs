@@ -239,7 +239,11 @@ pub fn run(
     let store = Store::open(store_dir)?;
     let kept = read_kept(vis_file)?;
     let images = ImageReader::new(&store, None);
-    let _owned = crate::store::owner::Owned::claim(out_dir, "Set-of-Mark output", "marks.arrow and marked images")?;
+    let _owned = crate::store::owner::Owned::claim(
+        out_dir,
+        "Set-of-Mark output",
+        "marks.arrow and marked images",
+    )?;
     let marks_path = out_dir.join("marks.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
     let mut summary = SomSummary {

@@ -137,19 +137,29 @@ impl AtomicFile {
     }
 }
 
+impl AtomicFile {
+    /// The error with the file named: writers layered on top (Arrow, Parquet, image encoders)
+    /// pass an I/O error on as a message, and "No space left on device" alone names nothing.
+    fn named(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("{}: {e}", self.path.display()))
+    }
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self.out.as_mut() {
+        let r = match self.out.as_mut() {
             Some(o) => o.write(buf),
             None => Err(std::io::Error::other("file already committed")),
-        }
+        };
+        r.map_err(|e| self.named(e))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match self.out.as_mut() {
+        let r = match self.out.as_mut() {
             Some(o) => o.flush(),
             None => Ok(()),
-        }
+        };
+        r.map_err(|e| self.named(e))
     }
 }
 

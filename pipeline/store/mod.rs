@@ -223,8 +223,8 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Self> {
         let meta_path = dir.join("store.json");
         let text = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
-        let meta: StoreMeta =
-            serde_json::from_slice(&text).map_err(|e| Error::json(&meta_path, &e))?;
+        let meta: StoreMeta = serde_json::from_slice(crate::config::without_bom(&text))
+            .map_err(|e| Error::json(&meta_path, &e))?;
         if meta.format != STORE_FORMAT || meta.format_version != STORE_FORMAT_VERSION {
             return Err(Error::input(
                 &meta_path,
@@ -358,7 +358,9 @@ pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
     let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
     let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
     if len < 10 {
-        return Err(bad(format!("{len} bytes is too short for an Arrow IPC file")));
+        return Err(bad(format!(
+            "{len} bytes is too short for an Arrow IPC file"
+        )));
     }
     let mut tail = [0u8; 10];
     f.seek(SeekFrom::End(-10))
@@ -368,7 +370,9 @@ pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
         .map_err(|e| bad(format!("not a complete Arrow IPC file (truncated?): {e}")))?
         as u64;
     if footer_len + 10 > len {
-        return Err(bad(format!("footer of {footer_len} bytes is longer than the file")));
+        return Err(bad(format!(
+            "footer of {footer_len} bytes is longer than the file"
+        )));
     }
     let mut footer = vec![0u8; footer_len as usize];
     f.seek(SeekFrom::End(-10 - footer_len as i64))
@@ -376,7 +380,10 @@ pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
         .map_err(|e| Error::io(path, e))?;
     let footer =
         arrow::ipc::root_as_footer(&footer).map_err(|e| bad(format!("unreadable footer: {e}")))?;
-    let blocks = footer.recordBatches().map(|b| b.iter().collect::<Vec<_>>()).unwrap_or_default();
+    let blocks = footer
+        .recordBatches()
+        .map(|b| b.iter().collect::<Vec<_>>())
+        .unwrap_or_default();
     let mut rows = 0u64;
     for (i, b) in blocks.iter().enumerate() {
         let meta_len = u64::try_from(b.metaDataLength()).unwrap_or(0);

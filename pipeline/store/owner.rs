@@ -168,9 +168,7 @@ impl Owned {
         if marker.state == State::Writing {
             // Adopt what an interrupted run of ours left.
             let present = entries(dir)?;
-            marker
-                .entries
-                .extend(present.difference(&foreign).cloned());
+            marker.entries.extend(present.difference(&foreign).cloned());
         }
         marker.state = State::Writing;
         let owned = Self {
@@ -336,9 +334,15 @@ mod tests {
         let f = d.path().join("vis.arrow");
         file_output(&f).unwrap();
         std::fs::write(&f, b"x").unwrap();
-        assert!(file_output(&f).is_err(), "a file in a folder without a marker");
+        assert!(
+            file_output(&f).is_err(),
+            "a file in a folder without a marker"
+        );
         let dir = d.path().join("owned");
-        Owned::claim(&dir, "output", "files").unwrap().finish().unwrap();
+        Owned::claim(&dir, "output", "files")
+            .unwrap()
+            .finish()
+            .unwrap();
         let g = dir.join("score.json");
         file_output(&g).unwrap();
         std::fs::write(&g, b"x").unwrap();

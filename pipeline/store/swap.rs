@@ -10,7 +10,10 @@ const TAG: &str = ".drivegen-new-";
 
 /// The folder a new version of `dir` is written in, beside it.
 pub fn sibling(dir: &Path) -> PathBuf {
-    let mut name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!("{TAG}{}", std::process::id()));
     dir.with_file_name(name)
 }

@@ -202,7 +202,8 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     let store = Store::open(&opts.store)?;
-    let _owned = crate::store::owner::Owned::claim(&opts.out, "STSBench output", "stsbench_qa.arrow")?;
+    let _owned =
+        crate::store::owner::Owned::claim(&opts.out, "STSBench output", "stsbench_qa.arrow")?;
     let maps = maps_dir(&store, opts.maps.as_deref());
     let mut map_cache: BTreeMap<String, MapLayers> = BTreeMap::new();
     let config_hash = cfg.hash()?;

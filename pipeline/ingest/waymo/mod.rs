@@ -94,6 +94,26 @@ pub fn segments(root: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Refuses a segment whose component files lead out of the dataset root through a link.
+fn components_inside(root: &crate::store::paths::Root, dir: &Path, seg: &str) -> Result<()> {
+    const OPTIONAL: [&str; 4] = [
+        "camera_box",
+        "projected_lidar_box",
+        "lidar_camera_synced_box",
+        "stats",
+    ];
+    for c in REQUIRED.iter().chain(&OPTIONAL) {
+        let p = columns::component_path(dir, c, seg);
+        if std::fs::symlink_metadata(&p).is_err() {
+            continue;
+        }
+        let rel = format!("{c}/{seg}.parquet");
+        root.inside(&rel)
+            .map_err(|why| Error::input(&p, "file", why))?;
+    }
+    Ok(())
+}
+
 /// Ingests every segment under `opts.root` into a store at `opts.out`. Fails only when the
 /// root cannot be listed or the store cannot be written; broken segments are rejected.
 pub fn run(opts: &Options) -> Result<Summary> {
@@ -111,6 +131,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         ..Default::default()
     };
     let bar = crate::progress::bar(segs.len() as u64, "ingest waymo segments");
+    let root = crate::store::paths::Root::new(&opts.root);
     for seg in &segs {
         let res = REQUIRED
             .iter()
@@ -123,6 +144,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
                     format!("segment {seg} has no {} file", p.display()),
                 ))
             })
+            .and_then(|()| components_inside(&root, &opts.root, seg))
             .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo))
             .and_then(|r| crate::ingest::limits::check(&r.0, &|_| opts.root.join(seg)).map(|()| r));
         match res {
