@@ -127,7 +127,10 @@ pub struct StoreWriter {
 }
 
 impl StoreWriter {
-    pub fn create(dir: &Path, meta: StoreMeta) -> Result<Self> {
+    pub fn create(dir: &Path, mut meta: StoreMeta) -> Result<Self> {
+        // The counts are what this writer writes, whatever the caller's copy says.
+        meta.counts = Counts::default();
+        meta.rejected_scenes = 0;
         let owned = owner::Owned::claim(dir, "scene store", "the store's tables")?;
         swap::sweep_stale(dir);
         let next = swap::sibling(dir);
