@@ -52,7 +52,7 @@ fn finish(opts: &BuildOptions) -> Result<ExitCode> {
 }
 
 pub fn build(a: BuildArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&a.config).map_err(|e| Error::io(&a.config, e))?;
+    let text = drivegen::store::input::read_to_string(&a.config, drivegen::store::input::CONFIG)?;
     let mut cfg = BuildConfig::from_toml(&text, &a.config)?;
     if let Some(s) = a.seed {
         cfg.seed = s;

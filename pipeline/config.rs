@@ -61,7 +61,7 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
 
 /// Reads and parses a TOML file.
 pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::store::input::read_to_string(path, crate::store::input::CONFIG)?;
     parse_toml(&text, path)
 }
 

@@ -131,7 +131,7 @@ fn scene_detail(store: &Store, id: &str) -> Result<String> {
 }
 
 fn arrow_file(path: &Path, head: usize) -> Result<String> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     let r = FileReader::try_new(f, None)
         .map_err(|e| Error::input(path, "header", format!("not an Arrow IPC file: {e}")))?;
     let schema = r.schema();
@@ -152,7 +152,7 @@ fn arrow_file(path: &Path, head: usize) -> Result<String> {
         );
     }
     let mut rows = 0usize;
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     for b in FileReader::try_new(f, None)? {
         rows += b?.num_rows();
     }

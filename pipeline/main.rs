@@ -15,6 +15,7 @@ mod run_sources;
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    clean_up_on_signals();
     let cli = cli::Cli::parse();
     match run::run(cli) {
         Ok(code) => code,
@@ -43,5 +44,45 @@ fn restore_sigpipe() {
     // for SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// SIGINT and SIGTERM are taken by one thread, which removes the temporary files and
+/// half-written stores in flight and exits with the conventional status (128 + signal). The
+/// signals are blocked before any other thread exists, so every thread inherits the mask and
+/// only this one receives them; child processes start with the default mask again (std resets
+/// it on spawn).
+fn clean_up_on_signals() {
+    #[cfg(unix)]
+    // SAFETY: the set is initialised by sigemptyset before use; pthread_sigmask and sigwait get
+    // valid pointers; called first in main, before any thread is spawned.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let mut sig: libc::c_int = 0;
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    let n = drivegen::store::cleanup::remove_all();
+                    let name = if sig == libc::SIGINT {
+                        "SIGINT"
+                    } else {
+                        "SIGTERM"
+                    };
+                    eprintln!(
+                        "drivegen: stopped by {name}; removed {n} temporary file(s) in flight"
+                    );
+                    std::process::exit(128 + sig);
+                }
+            });
+        if spawned.is_err() {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
     }
 }

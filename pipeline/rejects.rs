@@ -101,7 +101,7 @@ impl RejectLog {
 
     /// Reads a log written by [`RejectLog::write`].
     pub fn read(path: &Path) -> Result<Vec<Reject>> {
-        let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+        let text = crate::store::input::read_to_string(path, crate::store::input::METADATA)?;
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())

@@ -12,14 +12,29 @@ use crate::cli::{
     Device, ImagesArg, IngestArgs, ReleaseArgs, ScoreArgs, SourceArg, SynthArgs,
 };
 
+/// The most `--threads` per core.
+const THREADS_PER_CORE: usize = 4;
+
 pub fn run(cli: Cli) -> Result<ExitCode> {
     if cli.force {
         drivegen::store::owner::allow_force();
     }
     if let Some(n) = cli.threads {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        // More threads than a few per core only adds memory and start-up time.
+        let cap = cores * THREADS_PER_CORE;
+        let n = if n > cap {
+            eprintln!(
+                "drivegen: --threads {n} is more than {THREADS_PER_CORE} per core on this \
+                 machine's {cores} cores; using {cap}"
+            );
+            cap
+        } else {
+            n.max(1)
+        };
         // Only fails when a pool already exists, which cannot happen this early.
         let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(n)
             .build_global();
     }
     match cli.command {

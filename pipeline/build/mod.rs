@@ -130,7 +130,7 @@ struct SceneOutputs {
 
 fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
     p.as_ref()
-        .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io(p, e)))
+        .map(|p| crate::store::input::read_to_string(p, crate::store::input::CONFIG))
         .transpose()
 }
 

@@ -297,9 +297,9 @@ pub fn open_device(device: Device) -> Result<Option<Gpu>> {
 
 /// Reads an image as RGB8.
 pub fn load_rgb(path: &Path) -> Result<RgbImage> {
-    Ok(image::open(path)
-        .map_err(|e| Error::input(path, "image", format!("cannot decode: {e}")))?
-        .to_rgb8())
+    let bytes = crate::store::input::read(path, crate::store::input::IMAGE)?;
+    crate::store::images::decode_checked(&bytes, None)
+        .map_err(|why| Error::input(path, "image", why))
 }
 
 /// Encodes `img` in the format `like`'s extension names (PNG, or JPEG at `quality`).

@@ -77,7 +77,7 @@ pub fn logs(root: &Path) -> Result<Vec<LogFile>> {
 
 /// The ego states of one log: `(x, y, theta)` per row.
 pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::store::input::read_to_string(path, crate::store::input::TABLE)?;
     let delim = rules.delimiter.chars().next().unwrap_or(';');
     let mut lines = text
         .lines()
@@ -151,8 +151,20 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
         out: opts.out.clone(),
         ..Default::default()
     };
+    let mut ids = crate::ingest::SceneIds::default();
     for f in &files {
         let id = format!("{}__{}", f.scene, f.behavior);
+        let named = crate::ingest::utf8_name(&f.path)
+            .and_then(|_| {
+                f.path
+                    .parent()
+                    .map_or(Ok(String::new()), crate::ingest::utf8_name)
+            })
+            .and_then(|_| ids.admit(&id, &f.path));
+        if let Err(why) = named {
+            rejects.push(reject("ingest", &id, &Error::input(&f.path, "log", why)));
+            continue;
+        }
         match read_log(&f.path, rules) {
             Ok(states) => {
                 let mut data = SceneData {

@@ -85,6 +85,19 @@ pub fn check(data: &SceneData, file: &dyn Fn(Kind) -> PathBuf) -> Result<()> {
     if let Some((id, why)) = ego_jump(data) {
         return bad(Kind::EgoPose, &id, why);
     }
+    let mut seen = std::collections::HashSet::new();
+    for o in &data.objects {
+        if !seen.insert((o.frame_idx, o.annotation_id.as_str())) {
+            return bad(
+                Kind::Object,
+                &o.annotation_id,
+                format!(
+                    "box id {} appears twice in frame {}: box ids must be unique per frame",
+                    o.annotation_id, o.frame_idx
+                ),
+            );
+        }
+    }
     for c in &data.cameras {
         let why = pose(&c.cam)
             .map(|w| format!("camera {w}"))

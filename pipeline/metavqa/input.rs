@@ -1,7 +1,6 @@
 //! Reading the kept rows of a visibility table (`schemas/visibility/visibility.json`).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
@@ -45,7 +44,7 @@ fn column<'a, A: 'static>(b: &'a RecordBatch, name: &str, path: &Path) -> Result
 
 /// Reads every kept row of the visibility table at `path`.
 pub fn read_kept(path: &Path) -> Result<KeptByScene> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::store::input::open(path)?;
     let reader = FileReader::try_new(file, None)
         .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
     let mut out = KeptByScene::new();

@@ -24,7 +24,7 @@ pub struct QaFile {
 
 impl QaFile {
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::store::input::open(path)?;
         let reader = FileReader::try_new(file, None).map_err(|e| Error::Input {
             file: path.to_path_buf(),
             record: "file header".into(),

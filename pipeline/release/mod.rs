@@ -173,7 +173,7 @@ impl SceneCameras {
 
 /// The sha256 of a file, lower-case hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut file = crate::store::input::open(path)?;
     let mut h = Sha256::new();
     std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, e))?;
     Ok(hex(&h.finalize()))
@@ -414,7 +414,7 @@ impl Shown<'_> {
 
     fn read(&self) -> Result<Vec<u8>> {
         match &self.from {
-            From::File(f) => std::fs::read(f).map_err(|e| Error::io(f, e)),
+            From::File(f) => crate::store::input::read(f, crate::store::input::IMAGE),
             From::Camera(r, c) => r.bytes(c),
         }
     }

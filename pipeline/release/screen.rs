@@ -8,6 +8,7 @@
 //! verdicts is cleared at each new scene and memory does not grow with the dataset); the
 //! decoding runs on the CPU pool a block of rows at a time.
 
+use sha2::Digest;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
@@ -36,20 +37,7 @@ pub struct Screened {
 
 /// Why an image cannot be published, if it cannot.
 pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
-    if let Some(why) = crate::store::images::truncated(bytes) {
-        return Some(why);
-    }
-    match image::load_from_memory(bytes) {
-        Err(e) => Some(format!("cannot decode the image: {e}")),
-        Ok(img) if size != (0, 0) && (img.width(), img.height()) != size => Some(format!(
-            "the image is {}×{}, its camera row says {}×{}",
-            img.width(),
-            img.height(),
-            size.0,
-            size.1
-        )),
-        Ok(_) => None,
-    }
+    crate::store::images::decode_checked(bytes, Some(size)).err()
 }
 
 struct Pending {
@@ -71,8 +59,26 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     let mut block: Vec<Pending> = Vec::new();
     let mut todo: Vec<Shown<'_>> = Vec::new();
     let mut scene = String::new();
+    // 128 bits of each id's hash: a few MB for millions of rows, and no false alarm in practice.
+    let mut ids: std::collections::HashSet<u128> = std::collections::HashSet::new();
     for r in crate::qa::ipc::rows(&opts.qa) {
         let r: QaRecord = r?;
+        let h = sha2::Sha256::digest(r.qa_id.as_bytes());
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&h[..16]);
+        if !ids.insert(u128::from_le_bytes(key)) {
+            let files: Vec<String> = opts.qa.iter().map(|p| p.display().to_string()).collect();
+            return Err(crate::Error::input(
+                opts.qa.first().cloned().unwrap_or_default(),
+                &r.qa_id,
+                format!(
+                    "qa_id {} appears twice among the QA tables ({}): a table given twice, or \
+                     tables of two builds; a release needs unique ids",
+                    r.qa_id,
+                    files.join(", ")
+                ),
+            ));
+        }
         if !check {
             out.keep(&r);
             continue;

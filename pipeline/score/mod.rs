@@ -18,8 +18,7 @@ pub mod sig;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -72,7 +71,7 @@ pub struct ReleaseQuestions {
 /// since readers of `data/*.parquet` would take it in.
 pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<String, Vec<PathBuf>>)> {
     let mpath = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&mpath).map_err(|e| Error::io(&mpath, e))?;
+    let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
     let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, &e))?;
     let bad = |record: &str, detail: String| Error::Input {
         file: mpath.clone(),
@@ -164,7 +163,7 @@ fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
         record: "parquet".into(),
         detail: e.to_string(),
     };
-    let file = File::open(f).map_err(|e| Error::io(f, e))?;
+    let file = crate::store::input::open(f)?;
     let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
     // The QA columns only: images can be most of the bytes.
     let names: Vec<String> = qa::record::qa_fields()
@@ -190,10 +189,17 @@ pub type SplitPredictions = BTreeMap<Option<String>, BTreeMap<String, String>>;
 
 /// `qa_id` → response text, by the split each line names in `split` (if any).
 pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     let mut out: SplitPredictions = BTreeMap::new();
-    for (k, line) in BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::new(f);
+    let mut buf = Vec::new();
+    let limit = crate::store::input::PREDICTION_LINE;
+    for k in 0.. {
+        if !crate::store::input::read_line(&mut reader, &mut buf, limit, path, k + 1)? {
+            break;
+        }
+        let line = std::str::from_utf8(&buf)
+            .map_err(|_| Error::input(path, format!("line {}", k + 1), "is not UTF-8 text"))?;
         if line.trim().is_empty() {
             continue;
         }
@@ -202,7 +208,7 @@ pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
             record: format!("line {}", k + 1),
             detail,
         };
-        let line = line.strip_prefix('\u{feff}').unwrap_or(&line);
+        let line = line.strip_prefix('\u{feff}').unwrap_or(line);
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
         let id = v["qa_id"]

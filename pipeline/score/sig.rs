@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -457,7 +456,7 @@ fn implied_answers(cfg: &SigConfig, t: &Truth, pred: &Grid) -> (Vec<u8>, Vec<u8>
 }
 
 fn read_truth(path: &Path) -> Result<Vec<Truth>> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     let reader =
         FileReader::try_new(f, None).map_err(|e| Error::input(path, "arrow", e.to_string()))?;
     let mut out = Vec::new();
@@ -519,7 +518,7 @@ struct Prediction {
 }
 
 fn read_predictions(path: &Path) -> Result<HashMap<String, Prediction>> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     let mut out = HashMap::new();
     for (n, line) in BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| Error::io(path, e))?;

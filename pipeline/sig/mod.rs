@@ -13,7 +13,6 @@ pub mod qa;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
@@ -74,7 +73,7 @@ struct Kept {
 }
 
 fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::store::input::open(path)?;
     let reader =
         FileReader::try_new(file, None).map_err(|e| Error::input(path, "arrow", e.to_string()))?;
     let bad = |d: String| Error::input(path, "schema", d);

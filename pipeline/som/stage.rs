@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -183,7 +182,7 @@ enum Marked {
 type Kept = HashMap<(String, String), Vec<String>>;
 
 fn read_kept(path: &Path) -> Result<Kept> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::store::input::open(path)?;
     let reader = FileReader::try_new(file, None)?;
     let bad = |detail: String| Error::Usage(format!("{}: {detail}", path.display()));
     let mut kept = Kept::new();

@@ -103,7 +103,11 @@ impl AtomicFile {
             sweep_stale(dir);
         }
         let tmp = temp_path(path);
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        super::cleanup::register(&tmp);
+        let file = File::create(&tmp).map_err(|e| {
+            super::cleanup::unregister(&tmp);
+            Error::io(&tmp, e)
+        })?;
         Ok(Self {
             path: path.to_path_buf(),
             tmp,
@@ -133,6 +137,7 @@ impl AtomicFile {
             // A full disk or a failed rename must not leave the half-written file behind.
             let _ = std::fs::remove_file(&self.tmp);
         }
+        super::cleanup::unregister(&self.tmp);
         done
     }
 }
@@ -167,6 +172,7 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.out.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
+            super::cleanup::unregister(&self.tmp);
         }
     }
 }

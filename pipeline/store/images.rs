@@ -21,7 +21,6 @@
 //! once wait for one read instead of each reading it.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -151,7 +150,10 @@ impl ImageReader {
             // Outputs are named after this: a path that could lead out of an output folder
             // (a store written by another tool) gets a name from the image's id instead.
             if super::paths::unsafe_relative(&cam.image_path).is_some() {
-                return format!("images/{}.img", safe(&cam.camera_frame_id));
+                return format!(
+                    "images/{}.img",
+                    super::paths::safe_name(&cam.camera_frame_id)
+                );
             }
             return cam.image_path.replace('\\', "/");
         }
@@ -159,11 +161,14 @@ impl ImageReader {
         match parts.as_slice() {
             [camera, ts, segment] => format!(
                 "camera_image/{}/{}_{}.jpg",
-                safe(segment),
-                safe(ts),
-                safe(camera)
+                super::paths::safe_name(segment),
+                super::paths::safe_name(ts),
+                super::paths::safe_name(camera)
             ),
-            _ => format!("camera_image/{}.jpg", safe(&cam.camera_frame_id)),
+            _ => format!(
+                "camera_image/{}.jpg",
+                super::paths::safe_name(&cam.camera_frame_id)
+            ),
         }
     }
 
@@ -176,7 +181,7 @@ impl ImageReader {
             .dataset
             .inside(&cam.image_path)
             .map_err(|why| Error::input(self.source_path(cam), &cam.camera_frame_id, why))?;
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let bytes = super::input::read(&path, super::input::IMAGE).map_err(|e| {
             Error::input(
                 &path,
                 &cam.camera_frame_id,
@@ -188,42 +193,19 @@ impl ImageReader {
 
     /// The decoded image.
     pub fn rgb(&self, cam: &CameraRow) -> Result<RgbImage> {
-        let bytes = self.bytes(cam)?;
-        if let Some(why) = truncated(&bytes) {
-            return Err(Error::input(
-                self.source_path(cam),
-                &cam.camera_frame_id,
-                why,
-            ));
-        }
-        image::load_from_memory(&bytes)
-            .map(|i| i.to_rgb8())
-            .map_err(|e| {
-                Error::input(
-                    self.source_path(cam),
-                    &cam.camera_frame_id,
-                    format!("cannot decode the image: {e}"),
-                )
-            })
+        self.decode(cam, None)
     }
 
-    /// The decoded image, which must have the size the store records.
+    /// The decoded image, which must have the size the store records (checked on the header,
+    /// before decoding).
     pub fn rgb_checked(&self, cam: &CameraRow) -> Result<RgbImage> {
-        let img = self.rgb(cam)?;
-        if img.dimensions() != (cam.width, cam.height) {
-            return Err(Error::input(
-                self.source_path(cam),
-                &cam.camera_frame_id,
-                format!(
-                    "the image is {}×{}, cameras.arrow says {}×{}",
-                    img.width(),
-                    img.height(),
-                    cam.width,
-                    cam.height
-                ),
-            ));
-        }
-        Ok(img)
+        self.decode(cam, Some((cam.width, cam.height)))
+    }
+
+    fn decode(&self, cam: &CameraRow, expect: Option<(u32, u32)>) -> Result<RgbImage> {
+        let bytes = self.bytes(cam)?;
+        decode_checked(&bytes, expect)
+            .map_err(|why| Error::input(self.source_path(cam), &cam.camera_frame_id, why))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -297,6 +279,59 @@ impl ImageReader {
 /// Why `bytes` are not a whole JPEG or PNG file, if they are not: empty, or a JPEG without its
 /// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
 /// in (grey below the cut) without an error, so a truncated file must be told by its end.
+/// The most pixels an image may have before it is decoded: 100 megapixels by default (nuScenes
+/// images are 1.4, Waymo's 2.1), raised with `DRIVEGEN_MAX_IMAGE_MPIX`.
+pub fn max_pixels() -> u64 {
+    let mpix = std::env::var("DRIVEGEN_MAX_IMAGE_MPIX")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(100);
+    mpix.saturating_mul(1_000_000)
+}
+
+/// Decodes an encoded image after reading its header: the size must be `expect` where the
+/// caller knows it, and within [`max_pixels`], before a pixel buffer is allocated (a 20000×20000
+/// JPEG would take 1.5 GiB per thread otherwise). The decoder's allocations are capped at that
+/// size too, whatever the header claims.
+pub fn decode_checked(
+    bytes: &[u8],
+    expect: Option<(u32, u32)>,
+) -> std::result::Result<RgbImage, String> {
+    if let Some(why) = truncated(bytes) {
+        return Err(why);
+    }
+    let reader = || {
+        image::ImageReader::new(std::io::Cursor::new(bytes))
+            .with_guessed_format()
+            .map_err(|e| format!("cannot read the image: {e}"))
+    };
+    let (w, h) = reader()?
+        .into_dimensions()
+        .map_err(|e| format!("cannot read the image header: {e}"))?;
+    if let Some((ew, eh)) = expect.filter(|&(ew, eh)| (ew, eh) != (w, h) && ew * eh != 0) {
+        return Err(format!(
+            "the image header says {w}×{h}, its camera row says {ew}×{eh}"
+        ));
+    }
+    let pixels = u64::from(w) * u64::from(h);
+    if pixels > max_pixels() {
+        return Err(format!(
+            "the image header says {w}×{h}, over the limit of {} pixels \
+             (raise it with DRIVEGEN_MAX_IMAGE_MPIX)",
+            max_pixels()
+        ));
+    }
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(w);
+    limits.max_image_height = Some(h);
+    limits.max_alloc = Some(pixels * 4 + (16 << 20));
+    let mut r = reader()?;
+    r.limits(limits);
+    r.decode()
+        .map(|i| i.to_rgb8())
+        .map_err(|e| format!("cannot decode the image: {e}"))
+}
+
 pub fn truncated(bytes: &[u8]) -> Option<String> {
     const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     const PNG_END: &[u8] = b"IEND\xaeB`\x82";
@@ -321,18 +356,6 @@ pub fn truncated(bytes: &[u8]) -> Option<String> {
     None
 }
 
-fn safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// `<segment>/<timestamp>/<camera>` → (timestamp, camera code).
 fn parse_frame_id(id: &str) -> Option<(i64, u8)> {
     let mut parts = id.rsplitn(3, '/');
@@ -344,7 +367,8 @@ fn parse_frame_id(id: &str) -> Option<(i64, u8)> {
 }
 
 fn build_index(path: &Path, block_bytes: u64) -> std::result::Result<SegmentIndex, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
+    let file =
+        super::input::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
     // The offset index, when the file has one, lets a block read seek straight to its pages.
     let opts = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
     let meta = ArrowReaderMetadata::load(&file, opts)
@@ -410,7 +434,8 @@ fn read_block(
     let per = index.block_rows[group];
     let start = block * per;
     let len = per.min(index.group_rows[group].saturating_sub(start));
-    let file = File::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
+    let file =
+        super::input::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
     let mask = ProjectionMask::roots(index.meta.parquet_schema(), [index.image_root]);
     let mut selection = Vec::new();
     if start > 0 {

@@ -12,7 +12,9 @@
 //! scene's index is the same in every table, which is what `--shard i/N` splits on.
 
 pub mod atomic;
+pub mod cleanup;
 pub mod images;
+pub mod input;
 pub mod lock;
 pub mod owner;
 pub mod paths;
@@ -134,6 +136,7 @@ impl StoreWriter {
         let owned = owner::Owned::claim(dir, "scene store", "the store's tables")?;
         swap::sweep_stale(dir);
         let next = swap::sibling(dir);
+        cleanup::register(&next);
         std::fs::create_dir_all(&next).map_err(|e| Error::io(&next, e))?;
         let writers = Table::ALL
             .iter()
@@ -198,7 +201,9 @@ impl StoreWriter {
         owner::mark_complete(&self.next, "scene store")?;
         swap::exchange(&self.next, &self.dir)?;
         // `next` now holds the old store, which the claim found to be drivegen's own.
+        // A signal from here on would remove the old store, which is the intent anyway.
         std::fs::remove_dir_all(&self.next).map_err(|e| Error::io(&self.next, e))?;
+        cleanup::unregister(&self.next);
         self.owned = None;
         Ok(self.meta.clone())
     }
@@ -210,6 +215,7 @@ impl Drop for StoreWriter {
             // Not finished: the new store is abandoned and the old one stays.
             self.writers.clear();
             let _ = std::fs::remove_dir_all(&self.next);
+            cleanup::unregister(&self.next);
         }
     }
 }
@@ -225,7 +231,7 @@ impl Store {
     /// Opens the store in `dir`, checking its format and every table's schema.
     pub fn open(dir: &Path) -> Result<Self> {
         let meta_path = dir.join("store.json");
-        let text = std::fs::read(&meta_path).map_err(|e| Error::io(&meta_path, e))?;
+        let text = input::read(&meta_path, input::METADATA)?;
         let meta: StoreMeta = serde_json::from_slice(crate::config::without_bom(&text))
             .map_err(|e| Error::json(&meta_path, &e))?;
         if meta.format != STORE_FORMAT || meta.format_version != STORE_FORMAT_VERSION {
@@ -308,7 +314,7 @@ impl Store {
     /// An Arrow IPC reader over one table (one batch per scene).
     pub fn reader(&self, t: Table) -> Result<FileReader<File>> {
         let path = self.table_path(t);
-        let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let f = crate::store::input::open(&path)?;
         FileReader::try_new(f, None).map_err(|e| Error::Schema {
             table: t.name().into(),
             detail: format!("{}: {e}", path.display()),
@@ -358,7 +364,7 @@ impl Store {
 pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
     use std::io::{Read, Seek, SeekFrom};
     let bad = |detail: String| Error::input(path, "footer", detail);
-    let mut f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut f = crate::store::input::open(path)?;
     let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
     if len < 10 {
         return Err(bad(format!(

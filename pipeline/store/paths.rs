@@ -115,9 +115,38 @@ pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> c
     )))
 }
 
+/// A file-name-safe form of an id: `[A-Za-z0-9._-]` kept; an id holding anything else has it
+/// replaced by `_` and gets `~` and 12 hex digits of the exact id's SHA-256 appended. The map is
+/// injective (short of a hash collision): `Town 1` and `Town_1` name different files, and no
+/// untouched id ends in `~…` because `~` is not kept.
+pub fn safe_name(id: &str) -> String {
+    let kept = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if !id.is_empty() && id.chars().all(kept) && !id.chars().all(|c| c == '.') {
+        return id.to_string();
+    }
+    use sha2::Digest;
+    let s: String = id.chars().map(|c| if kept(c) { c } else { '_' }).collect();
+    let h = sha2::Sha256::digest(id.as_bytes());
+    let hex: String = h.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{s}~{hex}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn safe_names_are_injective() {
+        let ids = [
+            "Town 1", "Town_1", "Town/1", "a__b", "a_b", "", ".", "..", "ok-1.x",
+        ];
+        let names: std::collections::BTreeSet<String> = ids.iter().map(|i| safe_name(i)).collect();
+        assert_eq!(names.len(), ids.len(), "{names:?}");
+        assert_eq!(safe_name("ok-1.x"), "ok-1.x");
+        assert!(names
+            .iter()
+            .all(|n| !n.contains('/') && !n.contains(' ') && n != "." && n != ".."));
+    }
 
     #[test]
     fn escapes_are_refused() {

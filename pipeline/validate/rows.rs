@@ -169,19 +169,13 @@ fn rows_of(
 }
 
 fn decode(bytes: &[u8]) -> Decoded {
-    if let Some(why) = crate::store::images::truncated(bytes) {
-        return Decoded::Bad(why);
-    }
-    match image::load_from_memory(bytes) {
-        Ok(img) => {
-            let rgb = img.to_rgb8();
-            Decoded::Ok {
-                width: rgb.width(),
-                height: rgb.height(),
-                black: rgb.as_raw().iter().all(|&v| v <= BLACK_LEVEL),
-            }
-        }
-        Err(e) => Decoded::Bad(format!("does not decode: {e}")),
+    match crate::store::images::decode_checked(bytes, None) {
+        Ok(rgb) => Decoded::Ok {
+            width: rgb.width(),
+            height: rgb.height(),
+            black: rgb.as_raw().iter().all(|&v| v <= BLACK_LEVEL),
+        },
+        Err(e) => Decoded::Bad(e),
     }
 }
 
@@ -191,7 +185,7 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
     let fail = |rep: &mut Report, detail: String| {
         rep.add("shard_unreadable", Some(&shard.path), None, detail);
     };
-    let file = match std::fs::File::open(&path) {
+    let file = match crate::store::input::open(&path) {
         Ok(f) => f,
         Err(_) => return, // already reported as missing
     };

@@ -142,24 +142,7 @@ pub fn to_batch(rows: &[VisRow]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema(), cols)?)
 }
 
-/// A file-name-safe form of an id (`[A-Za-z0-9._-]` kept, anything else `_`).
-pub fn safe_name(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.chars().all(|c| c == '.') {
-        format!("_{s}")
-    } else {
-        s
-    }
-}
+pub use crate::store::paths::safe_name;
 
 /// Writes an instance-ID map as a 16-bit grayscale PNG: 0 where nothing is drawn, else the
 /// object index + 1 (the object's position among the image's rows, which are sorted by

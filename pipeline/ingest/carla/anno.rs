@@ -17,11 +17,12 @@ pub struct Anno<'a> {
 
 /// Reads and decompresses one annotation file.
 pub fn read(path: &Path) -> Result<Anno<'_>> {
-    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::store::input::open(path)?;
     let mut text = Vec::new();
-    flate2::read::GzDecoder::new(f)
+    let gz = flate2::read::GzDecoder::new(f);
+    crate::store::input::Capped::new(gz, crate::store::input::DECOMPRESSED, path)
         .read_to_end(&mut text)
-        .map_err(|e| Error::input(path, "gzip", format!("not a gzip stream: {e}")))?;
+        .map_err(|e| Error::input(path, "gzip", format!("not a readable gzip stream: {e}")))?;
     let root: Value = serde_json::from_slice(crate::config::without_bom(&text))
         .map_err(|e| Error::json(path, &e))?;
     Ok(Anno { path, root })

@@ -90,10 +90,18 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
         ..Default::default()
     };
     let bar = crate::progress::bar(list.len() as u64, "ingest carla routes");
+    let mut ids = crate::ingest::SceneIds::default();
     for route in &list {
-        let name = route
-            .file_name()
-            .map_or_else(|| "route".into(), |n| n.to_string_lossy().into_owned());
+        let name =
+            match crate::ingest::utf8_name(route).and_then(|n| ids.admit(&n, route).map(|()| n)) {
+                Ok(n) => n,
+                Err(why) => {
+                    let shown = route.to_string_lossy();
+                    rejects.push(reject("ingest", &shown, &Error::input(route, "route", why)));
+                    bar.inc(1);
+                    continue;
+                }
+            };
         let res = assemble(&opts.root, route, &name, &opts.taxonomy, &opts.config.carla)
             .and_then(|r| crate::ingest::limits::check(&r.0, &|_| route.clone()).map(|()| r));
         match res {

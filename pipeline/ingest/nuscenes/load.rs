@@ -115,17 +115,14 @@ pub struct Tables {
 
 fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Indexed<T>> {
     let path = dir.join(format!("{name}.json"));
-    let mut bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::input(
-                &path,
-                name,
-                "missing table: nuScenes needs all 13 tables in the version folder",
-            ))
-        }
-        Err(e) => return Err(Error::io(&path, e)),
-    };
+    if !path.exists() {
+        return Err(Error::input(
+            &path,
+            name,
+            "missing table: nuScenes needs all 13 tables in the version folder",
+        ));
+    }
+    let mut bytes = crate::store::input::read(&path, crate::store::input::TABLE)?;
     sanitize_nonfinite(&mut bytes);
     let rows: Vec<T> = serde_json::from_slice(crate::config::without_bom(&bytes))
         .map_err(|e| Error::json(&path, &e))?;

@@ -6,7 +6,6 @@
 //! camera names as int8 (or any integer), string or dictionary, scalars as double or float.
 //! Every error names the file and the row.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
@@ -64,7 +63,7 @@ impl Component {
         optional: &[&str],
         batch_rows: usize,
     ) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::store::input::open(path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
             Error::input(path, "footer", format!("not a readable Parquet file: {e}"))
         })?;
@@ -327,7 +326,7 @@ impl Component {
 /// Streams the image column of `camera_image` a few rows at a time and returns the rows whose
 /// image is null or empty, so that a segment's JPEGs are never all in memory.
 pub fn empty_image_rows(path: &Path, column: &str, batch_rows: usize) -> Result<Vec<usize>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = crate::store::input::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::input(path, "footer", format!("not a readable Parquet file: {e}")))?;
     let i = builder

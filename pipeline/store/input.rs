@@ -1,0 +1,295 @@
+//! Reading files other people wrote: only regular files, and never more than a limit.
+//!
+//! A FIFO given as a table blocks a reader forever, and a link to `/dev/zero` feeds it until
+//! memory runs out. Every input drivegen opens goes through [`open`], which follows links and
+//! refuses anything but a regular file before it is opened; whole-file reads go through
+//! [`read`] with a [`Limit`] that names the setting raising it.
+
+use std::fs::File;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use crate::{Error, Result};
+
+/// A size limit and what raises it.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    pub bytes: u64,
+    /// What is limited, as a message names it.
+    pub what: &'static str,
+    /// The setting or flag that raises it.
+    pub key: &'static str,
+}
+
+/// A hand-written config file (TOML): nothing legitimate comes near it.
+pub const CONFIG: Limit = Limit {
+    bytes: 16 << 20,
+    what: "a config file",
+    key: "DRIVEGEN_MAX_CONFIG_MIB",
+};
+
+/// A metadata file drivegen wrote (`store.json`, `manifest.json`, checkpoints, reports).
+pub const METADATA: Limit = Limit {
+    bytes: 256 << 20,
+    what: "a metadata file",
+    key: "DRIVEGEN_MAX_METADATA_MIB",
+};
+
+/// A source table read whole (a nuScenes JSON table, a Frenetix log, a map layer). nuScenes
+/// trainval's largest table is well under 1 GiB.
+pub const TABLE: Limit = Limit {
+    bytes: 4 << 30,
+    what: "a source table",
+    key: "DRIVEGEN_MAX_TABLE_MIB",
+};
+
+/// What one compressed annotation file (a Bench2Drive `anno/*.json.gz`) may inflate to; a real
+/// one is tens of KiB.
+pub const DECOMPRESSED: Limit = Limit {
+    bytes: 256 << 20,
+    what: "a decompressed annotation",
+    key: "DRIVEGEN_MAX_DECOMPRESSED_MIB",
+};
+
+/// One encoded image file.
+pub const IMAGE: Limit = Limit {
+    bytes: 256 << 20,
+    what: "an image file",
+    key: "DRIVEGEN_MAX_IMAGE_FILE_MIB",
+};
+
+/// One line of a predictions file.
+pub const PREDICTION_LINE: Limit = Limit {
+    bytes: 1 << 20,
+    what: "a line of predictions",
+    key: "DRIVEGEN_MAX_LINE_MIB",
+};
+
+impl Limit {
+    /// The limit, raised by the environment variable named by `key` (in MiB) where it is one.
+    pub fn bytes(&self) -> u64 {
+        if self.key.starts_with("DRIVEGEN_") {
+            if let Some(mib) = std::env::var(self.key)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+            {
+                return mib.saturating_mul(1 << 20);
+            }
+        }
+        self.bytes
+    }
+
+    /// The error for `path` holding `got` bytes (at least) against this limit.
+    pub fn exceeded(&self, path: &Path, record: &str, got: u64) -> Error {
+        Error::input(
+            path,
+            record,
+            format!(
+                "{got} bytes is over the limit of {} bytes for {} (raise it with {})",
+                self.bytes(),
+                self.what,
+                self.key
+            ),
+        )
+    }
+}
+
+/// What `m` is, when it is not a regular file.
+fn kind(m: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    if m.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Refuses `path` unless it is (or links to) a regular file.
+pub fn regular(path: &Path) -> Result<std::fs::Metadata> {
+    let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !m.is_file() {
+        return Err(Error::input(
+            path,
+            "file",
+            format!("is {}; drivegen reads only regular files", kind(&m)),
+        ));
+    }
+    Ok(m)
+}
+
+/// Opens a regular file for reading.
+pub fn open(path: &Path) -> Result<File> {
+    regular(path)?;
+    File::open(path).map_err(|e| Error::io(path, e))
+}
+
+/// Reads a whole regular file of at most `limit` bytes.
+pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
+    let m = regular(path)?;
+    let max = limit.bytes();
+    if m.len() > max {
+        return Err(limit.exceeded(path, "size", m.len()));
+    }
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity(m.len() as usize);
+    // The file may grow after it was measured.
+    f.take(max + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::io(path, e))?;
+    if out.len() as u64 > max {
+        return Err(limit.exceeded(path, "size", out.len() as u64));
+    }
+    Ok(out)
+}
+
+/// Reads a whole regular UTF-8 file of at most `limit` bytes.
+pub fn read_to_string(path: &Path, limit: Limit) -> Result<String> {
+    let bytes = read(path, limit)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::input(
+            path,
+            format!("byte {}", e.utf8_error().valid_up_to()),
+            "is not UTF-8 text",
+        )
+    })
+}
+
+/// Reads one line into `buf` (without its end), refusing one longer than `max` bytes; false
+/// at the end of the input. `line` is the 1-based number of the line, for the message.
+pub fn read_line(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: Limit,
+    path: &Path,
+    line: usize,
+) -> Result<bool> {
+    buf.clear();
+    let cap = max.bytes();
+    let n = r
+        .by_ref()
+        .take(cap + 1)
+        .read_until(b'\n', buf)
+        .map_err(|e| Error::io(path, e))?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if buf.len() as u64 > cap {
+        return Err(max.exceeded(path, &format!("line {line}"), buf.len() as u64));
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(true)
+}
+
+/// A reader that fails, naming `path` and `limit`, once more than the limit has come out of
+/// it: a decompressor fed a bomb stops at the limit instead of filling memory.
+pub struct Capped<R> {
+    inner: R,
+    left: u64,
+    limit: Limit,
+    path: std::path::PathBuf,
+}
+
+impl<R: Read> Capped<R> {
+    pub fn new(inner: R, limit: Limit, path: &Path) -> Self {
+        Self {
+            inner,
+            left: limit.bytes(),
+            limit,
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte more tells a stream that ends exactly at the limit from a longer one.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(
+                    self.limit
+                        .exceeded(&self.path, "decompressed size", self.limit.bytes() + 1)
+                        .to_string(),
+                )),
+            };
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: Limit = Limit {
+        bytes: 8,
+        what: "a test file",
+        key: "test.limit",
+    };
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let d = tempfile::tempdir().unwrap();
+        let e = read(d.path(), SMALL).unwrap_err().to_string();
+        assert!(e.contains("a folder"), "{e}");
+        #[cfg(unix)]
+        {
+            let link = d.path().join("zero");
+            std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+            let e = read(&link, SMALL).unwrap_err().to_string();
+            assert!(e.contains("a device"), "{e}");
+        }
+    }
+
+    #[test]
+    fn sizes_and_lines_are_capped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.txt");
+        std::fs::write(&p, b"0123456789").unwrap();
+        let e = read(&p, SMALL).unwrap_err().to_string();
+        assert!(e.contains("test.limit"), "{e}");
+        std::fs::write(&p, b"abc\r\n0123456789\n").unwrap();
+        let mut r = std::io::BufReader::new(File::open(&p).unwrap());
+        let mut buf = Vec::new();
+        assert!(read_line(&mut r, &mut buf, SMALL, &p, 1).unwrap());
+        assert_eq!(buf, b"abc");
+        let e = read_line(&mut r, &mut buf, SMALL, &p, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn a_capped_stream_stops_at_its_limit() {
+        let mut out = Vec::new();
+        let ok = Capped::new(&b"12345678"[..], SMALL, Path::new("x")).read_to_end(&mut out);
+        assert_eq!(ok.unwrap(), 8);
+        let e = Capped::new(&b"123456789"[..], SMALL, Path::new("x"))
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("test.limit"), "{e}");
+    }
+}
