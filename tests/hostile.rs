@@ -26,6 +26,11 @@ enum Expect {
     Fails(Vec<String>),
     /// Exit 0; the store's `rejects.jsonl` holds every needle and `kept` scenes remain.
     Rejects { needles: Vec<String>, kept: u64 },
+    /// Exit 0; the reject log `file` (relative to the case folder) holds every needle.
+    RejectsIn {
+        file: &'static str,
+        needles: Vec<String>,
+    },
     /// Exit 0.
     Succeeds,
 }
@@ -52,6 +57,8 @@ struct Case {
     /// Folders and files (relative to the case folder) the command may write.
     outputs: Vec<&'static str>,
     expect: Expect,
+    /// The time bound.
+    seconds: u64,
 }
 
 fn case(
@@ -69,6 +76,7 @@ fn case(
         args: args.iter().map(|s| s.to_string()).collect(),
         outputs: outputs.to_vec(),
         expect,
+        seconds: 60,
     }
 }
 
@@ -91,11 +99,12 @@ fn fixtures() -> &'static Path {
     DIR.get_or_init(|| {
         let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile-fixtures");
         let _ = std::fs::remove_dir_all(&d);
-        for (name, format) in [
-            ("nuscenes", "nuscenes"),
-            ("waymo", "waymo-v2"),
-            ("carla", "bench2drive"),
-            ("frenetix", "frenetix"),
+        // nuScenes long enough for EgoDyn's 3 s clips; the others as short as they can be.
+        for (name, format, seconds) in [
+            ("nuscenes", "nuscenes", "8"),
+            ("waymo", "waymo-v2", "3"),
+            ("carla", "bench2drive", "3"),
+            ("frenetix", "frenetix", "3"),
         ] {
             common::cli::drivegen(
                 &[
@@ -105,12 +114,11 @@ fn fixtures() -> &'static Path {
                     "--scenes",
                     "2",
                     "--duration",
-                    "3",
+                    seconds,
                     "--width",
                     "160",
                     "--height",
                     "90",
-                    "--no-sweeps",
                 ],
                 &[("--out", &d.join(name))],
             );
@@ -172,8 +180,25 @@ fn digest_tree(root: &Path, skip: &[PathBuf]) -> BTreeMap<String, String> {
     out
 }
 
-/// Runs the binary with a time bound; None when it had to be killed.
-fn run_bounded(args: &[String], cwd: &Path, limit: Duration) -> Option<std::process::Output> {
+/// The peak resident memory of a running process in MiB (`VmHWM`), where `/proc` has it.
+fn peak_rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// The most memory a case may take.
+const MAX_RSS_MIB: f64 = 1024.0;
+
+/// Runs the binary with a time bound; None when it had to be killed. The peak resident memory
+/// seen while it ran goes to `rss`.
+fn run_bounded(
+    args: &[String],
+    cwd: &Path,
+    limit: Duration,
+    rss: &mut f64,
+) -> Option<std::process::Output> {
     let mut child = common::cli::bin()
         .current_dir(cwd)
         .args(args)
@@ -183,9 +208,29 @@ fn run_bounded(args: &[String], cwd: &Path, limit: Duration) -> Option<std::proc
         .spawn()
         .unwrap();
     let t0 = Instant::now();
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    // Drained on threads, so a chatty child never blocks on a full pipe while it is polled.
+    let drain = |p: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut p) = p {
+                let _ = std::io::Read::read_to_end(&mut p, &mut v);
+            }
+            v
+        })
+    };
+    let out = drain(out.map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let err = drain(err.map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
     loop {
-        if child.try_wait().unwrap().is_some() {
-            return Some(child.wait_with_output().unwrap());
+        if let Some(m) = peak_rss_mib(child.id()) {
+            *rss = rss.max(m);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(std::process::Output {
+                status,
+                stdout: out.join().unwrap(),
+                stderr: err.join().unwrap(),
+            });
         }
         if t0.elapsed() > limit {
             let _ = child.kill();
@@ -218,9 +263,13 @@ fn check(c: &Case) -> Result<(), String> {
     let before = digest_tree(t, &skip);
     let tp = t.to_string_lossy();
     let args: Vec<String> = c.args.iter().map(|a| a.replace("{t}", &tp)).collect();
-    let Some(o) = run_bounded(&args, t, Duration::from_secs(60)) else {
-        return Err("did not end within 60 s".into());
+    let mut rss = 0.0;
+    let Some(o) = run_bounded(&args, t, Duration::from_secs(c.seconds), &mut rss) else {
+        return Err(format!("did not end within {} s", c.seconds));
     };
+    if rss > MAX_RSS_MIB {
+        return Err(format!("peak RSS {rss:.0} MiB is over {MAX_RSS_MIB} MiB"));
+    }
     // `validate` reports on stdout; the rest say what went wrong on stderr.
     let stderr =
         String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
@@ -266,6 +315,17 @@ fn check(c: &Case) -> Result<(), String> {
                 ));
             }
         }
+        Expect::RejectsIn { file, needles } => {
+            if code != Some(0) {
+                return Err(format!(
+                    "exit {code:?}, expected a reject; stderr: {stderr}"
+                ));
+            }
+            let log = std::fs::read_to_string(t.join(file)).unwrap_or_default();
+            if let Some(n) = needles.iter().find(|n| !log.contains(n.as_str())) {
+                return Err(format!("no reject in {file} names `{n}`: {log}"));
+            }
+        }
         Expect::Succeeds => {
             if code != Some(0) {
                 return Err(format!("exit {code:?}; stderr: {stderr}"));
@@ -290,6 +350,14 @@ fn first_jpeg(dir: &Path) -> PathBuf {
     }
     found.sort();
     found.into_iter().next().unwrap_or_default()
+}
+
+/// Held by the tests that load the machine (builds, signals, the many-box frame), so that the
+/// time bounds of one are not spent waiting for another.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn run_all(cases: Vec<Case>) {
@@ -1505,7 +1573,9 @@ fn the_corpus_holds_at_least_a_hundred_cases() {
         + cli_cases().len()
         + store_cases().len()
         + release_cases().len()
+        + bounded_cases().len()
         + KILLS
+        + 6
         + 3;
     assert!(n >= 100, "{n} cases");
 }
@@ -1519,6 +1589,7 @@ const KILLS: usize = 20;
 /// was throughout.
 #[test]
 fn faults() {
+    let _heavy = heavy();
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     std::fs::create_dir_all(t.join("sentinel")).unwrap();
@@ -1693,4 +1764,476 @@ fn disk_full() {
         .filter(|k| k.ends_with(".tmp") || k.contains(".drivegen-new-"))
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+// ---- bounded memory and time, special files, colliding ids, signals -----------------------
+
+/// A case with a 10 s bound.
+fn quick(c: Case) -> Case {
+    Case { seconds: 10, ..c }
+}
+
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {p:?}"
+    );
+}
+
+#[cfg(unix)]
+fn replace_with(p: &Path, what: &str) {
+    let _ = std::fs::remove_file(p);
+    match what {
+        "fifo" => mkfifo(p),
+        _ => std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+    }
+}
+
+/// A JPEG whose header claims `w`×`h` while its data is that of a 16×16 image.
+fn jpeg_claiming(w: u16, h: u16) -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(16, 16, image::Rgb([90, 90, 90]));
+    let mut bytes = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, 90)
+        .encode_image(&img)
+        .unwrap();
+    let sof = bytes
+        .windows(2)
+        .position(|m| m == [0xFF, 0xC0])
+        .expect("a baseline JPEG");
+    // FFC0, length (2), precision (1), height (2), width (2).
+    bytes[sof + 5..sof + 7].copy_from_slice(&h.to_be_bytes());
+    bytes[sof + 7..sof + 9].copy_from_slice(&w.to_be_bytes());
+    bytes
+}
+
+/// The fixture store with one keyframe holding `n` boxes in a grid in front of the ego.
+fn store_with_boxes(t: &Path, n: usize) {
+    use drivegen::rejects::RejectLog;
+    use drivegen::store::{Store, StoreWriter};
+    let st = Store::open(&fixtures().join("store")).unwrap();
+    let mut scene = st.scenes().unwrap().next().unwrap().unwrap();
+    let frame = scene.objects[0].frame_idx;
+    let template = scene.objects[0].clone();
+    scene.objects.retain(|o| o.frame_idx != frame);
+    // At nuScenes' full resolution, where per-pixel work per box would show.
+    for c in &mut scene.cameras {
+        let k = 1600.0 / f64::from(c.width);
+        (c.width, c.height) = (1600, 900);
+        (c.fx, c.fy, c.cx, c.cy) = (c.fx * k, c.fy * k, c.cx * k, c.cy * k);
+    }
+    for k in 0..n {
+        let mut o = template.clone();
+        o.annotation_id = format!("many-{k}");
+        o.track_id = format!("many-{k}");
+        // A 100 × 100 grid of boxes 10 cm apart around a box the cameras see: every one of
+        // them projects, most of them overlap.
+        let (row, col) = ((k / 100) as f64, (k % 100) as f64);
+        o.center = [
+            template.center[0] + 0.1 * (row - 50.0),
+            template.center[1] + 0.1 * (col - 50.0),
+            template.center[2],
+        ];
+        scene.objects.push(o);
+    }
+    let mut w = StoreWriter::create(&t.join("store"), st.meta().clone()).unwrap();
+    w.write_scene(&scene).unwrap();
+    w.finish(&RejectLog::new()).unwrap();
+}
+
+fn bounded_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    v.push(case(
+        "carla annotation a gzip bomb",
+        "carla",
+        |t| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            let zeros = vec![b' '; 1 << 20];
+            for _ in 0..300 {
+                e.write_all(&zeros).unwrap();
+            }
+            std::fs::write(carla_anno(t), e.finish().unwrap()).unwrap();
+        },
+        &ingest("carla"),
+        &["store"],
+        rejects(&["00001.json.gz", "DRIVEGEN_MAX_DECOMPRESSED_MIB"], 1),
+    ));
+    v.push(case(
+        "an image whose header claims 20000×20000",
+        "nuscenes",
+        |t| {
+            let (_, f) = first_front(t);
+            std::fs::create_dir_all(t.join("imgs")).unwrap();
+            std::fs::copy(t.join("in").join(&f), t.join("imgs/a.jpg")).unwrap();
+            std::fs::write(t.join("imgs/b.jpg"), jpeg_claiming(20000, 20000)).unwrap();
+        },
+        &[
+            "corrupt",
+            "--images",
+            "{t}/imgs",
+            "--out",
+            "{t}/cor",
+            "--corruption",
+            "brightness",
+            "--device",
+            "cpu",
+        ],
+        &["cor"],
+        Expect::RejectsIn {
+            file: "cor/rejects.jsonl",
+            needles: ["b.jpg", "20000×20000", "DRIVEGEN_MAX_IMAGE_MPIX"]
+                .map(String::from)
+                .to_vec(),
+        },
+    ));
+    v.push(case(
+        "10,000 boxes in one frame",
+        "nuscenes",
+        |t| store_with_boxes(t, 10_000),
+        &[
+            "visibility",
+            "--store",
+            "{t}/store",
+            "--out",
+            "{t}/vis.arrow",
+            "--device",
+            "cpu",
+        ],
+        &["vis.arrow", "vis.rejects.jsonl"],
+        Expect::Succeeds,
+    ));
+    v.push(case(
+        "--threads 100000",
+        "nuscenes",
+        with_store,
+        &["--threads", "100000", "inspect", "{t}/store"],
+        &[],
+        Expect::Succeeds,
+    ));
+    #[cfg(unix)]
+    for what in ["fifo", "zero"] {
+        let table_err: &'static str = if what == "fifo" { "a FIFO" } else { "a device" };
+        v.push(case(
+            format!("nuscenes table a {what}"),
+            "nuscenes",
+            move |t| replace_with(&nusc_table(t, "sample_data"), what),
+            &ingest("nuscenes"),
+            &["store"],
+            fails(&["sample_data.json", table_err]),
+        ));
+        v.push(case(
+            format!("carla annotation a {what}"),
+            "carla",
+            move |t| replace_with(&carla_anno(t), what),
+            &ingest("carla"),
+            &["store"],
+            rejects(&["00001.json.gz", table_err], 1),
+        ));
+        v.push(case(
+            format!("frenetix log a {what}"),
+            "frenetix",
+            move |t| replace_with(&frenetix_log(t), what),
+            &ingest("frenetix"),
+            &["store"],
+            rejects(&["Default_logs.csv", table_err], 1),
+        ));
+        v.push(case(
+            format!("build config a {what}"),
+            "nuscenes",
+            move |t| replace_with(&t.join("build.toml"), what),
+            &["build", "{t}/build.toml"],
+            &["rel", "rel.work"],
+            fails(&["build.toml", table_err]),
+        ));
+        v.push(case(
+            format!("predictions a {what}"),
+            "nuscenes",
+            move |t| {
+                copy_tree(release_fixture(), &t.join("rel"));
+                replace_with(&t.join("p.jsonl"), what);
+            },
+            &[
+                "score",
+                "--release",
+                "{t}/rel",
+                "--predictions",
+                "{t}/p.jsonl",
+            ],
+            &[],
+            fails(&["p.jsonl", table_err]),
+        ));
+        v.push(case(
+            format!("store.json a {what}"),
+            "nuscenes",
+            move |t| {
+                with_store(t);
+                replace_with(&t.join("store/store.json"), what);
+            },
+            &["inspect", "{t}/store"],
+            &[],
+            fails(&["store.json", table_err]),
+        ));
+        v.push(case(
+            format!("inspect of a {what}"),
+            "nuscenes",
+            move |t| replace_with(&t.join("t.arrow"), what),
+            &["inspect", "{t}/t.arrow"],
+            &[],
+            fails(&["t.arrow", table_err]),
+        ));
+    }
+    v.push(case(
+        "a prediction line of 2 MiB",
+        "nuscenes",
+        |t| {
+            copy_tree(release_fixture(), &t.join("rel"));
+            let long = format!("{{\"qa_id\": \"{}\"}}\n", "x".repeat(2 << 20));
+            std::fs::write(t.join("p.jsonl"), long).unwrap();
+        },
+        &[
+            "score",
+            "--release",
+            "{t}/rel",
+            "--predictions",
+            "{t}/p.jsonl",
+        ],
+        &[],
+        fails(&["p.jsonl", "line 1", "DRIVEGEN_MAX_LINE_MIB"]),
+    ));
+    v.push(case(
+        "release of one QA table given twice",
+        "nuscenes",
+        |t| {
+            with_store(t);
+            common::cli::drivegen(
+                &["egomotion"],
+                &[("--store", &t.join("store")), ("--out", &t.join("ego"))],
+            );
+            std::fs::copy(t.join("ego/egodyn_qa.arrow"), t.join("qa.arrow")).unwrap();
+        },
+        &[
+            "release",
+            "--qa",
+            "{t}/qa.arrow",
+            "--qa",
+            "{t}/qa.arrow",
+            "--store",
+            "{t}/store",
+            "--out",
+            "{t}/rel",
+            "--images",
+            "paths",
+        ],
+        &["rel"],
+        fails(&["appears twice"]),
+    ));
+    v.push(case(
+        "carla two routes of one name",
+        "carla",
+        |t| {
+            let r = carla_routes(t);
+            let twin = r[1].parent().unwrap().join(r[0].file_name().unwrap());
+            std::fs::rename(&r[1], twin).unwrap();
+        },
+        &ingest("carla"),
+        &["store"],
+        rejects(&["already taken"], 1),
+    ));
+    v.push(case(
+        "carla routes `Town 1` and `Town_1`",
+        "carla",
+        |t| {
+            let r = carla_routes(t);
+            std::fs::rename(&r[0], r[0].with_file_name("Town 1")).unwrap();
+            std::fs::rename(&r[1], r[1].with_file_name("Town_1")).unwrap();
+        },
+        &ingest("carla"),
+        &["store"],
+        rejects(&[], 2),
+    ));
+    v.push(case(
+        "carla box id twice in a frame",
+        "carla",
+        |t| {
+            let p = carla_anno(t);
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap()),
+                &mut text,
+            )
+            .unwrap();
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            let boxes = v["bounding_boxes"].as_array_mut().unwrap();
+            let vehicles: Vec<usize> = (0..boxes.len())
+                .filter(|&i| boxes[i]["class"] == "vehicle")
+                .collect();
+            let id = boxes[vehicles[0]]["id"].clone();
+            boxes[vehicles[1]]["id"] = id;
+            std::fs::write(&p, gz(&serde_json::to_vec(&v).unwrap())).unwrap();
+        },
+        &ingest("carla"),
+        &["store"],
+        rejects(&["appears twice"], 1),
+    ));
+    v.push(case(
+        "frenetix a__b+c beside a+b__c",
+        "frenetix",
+        |t| {
+            let i = t.join("in");
+            std::fs::rename(i.join("scene-0001"), i.join("a__b")).unwrap();
+            std::fs::rename(i.join("a__b/Default_logs.csv"), i.join("a__b/c_logs.csv")).unwrap();
+            std::fs::rename(i.join("scene-0002"), i.join("a")).unwrap();
+            std::fs::rename(i.join("a/Default_logs.csv"), i.join("a/b__c_logs.csv")).unwrap();
+        },
+        &ingest("frenetix"),
+        &["store"],
+        rejects(&["already taken"], 1),
+    ));
+    v.push(case(
+        "frenetix X_logs.csv beside logs_X.csv",
+        "frenetix",
+        |t| {
+            let s = t.join("in/scene-0001");
+            std::fs::copy(s.join("Default_logs.csv"), s.join("logs_Default.csv")).unwrap();
+        },
+        &ingest("frenetix"),
+        &["store"],
+        rejects(&["already taken"], 2),
+    ));
+    #[cfg(unix)]
+    v.push(case(
+        "frenetix scene folder not UTF-8",
+        "frenetix",
+        |t| {
+            use std::os::unix::ffi::OsStrExt;
+            let bad = std::ffi::OsStr::from_bytes(b"scene-\xff01");
+            std::fs::rename(t.join("in/scene-0001"), t.join("in").join(bad)).unwrap();
+        },
+        &ingest("frenetix"),
+        &["store"],
+        rejects(&["not UTF-8", "\\xFF"], 1),
+    ));
+    v.into_iter().map(quick).collect()
+}
+
+#[test]
+fn bounded_special_and_colliding() {
+    let _heavy = heavy();
+    run_all(bounded_cases());
+}
+
+/// SIGTERM and SIGINT at random moments of `synth`, `ingest` and `visibility`: the process ends
+/// with 128 + the signal (or finishes first), and no temporary file or half-written store is
+/// left, with nothing outside the outputs changed.
+#[cfg(unix)]
+#[test]
+fn signals_leave_no_temporary_files() {
+    let _heavy = heavy();
+    let seed = common::random::seed();
+    let mut rng = drivegen::qa::record::SplitMix64::new(seed);
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    common::cli::drivegen(
+        &[
+            "synth",
+            "--scenes",
+            "3",
+            "--duration",
+            "6",
+            "--width",
+            "320",
+            "--height",
+            "180",
+        ],
+        &[("--out", &t.join("ds"))],
+    );
+    common::cli::drivegen(
+        &["ingest"],
+        &[("--root", &t.join("ds")), ("--out", &t.join("st"))],
+    );
+    let outputs = [
+        t.join("syn"),
+        t.join("st2"),
+        t.join("vis.arrow"),
+        t.join("vis.rejects.jsonl"),
+    ];
+    let inputs = digest_tree(t, &outputs);
+    let commands: [(&[&str], i32); 6] = [
+        (
+            &["synth", "--scenes", "3", "--duration", "6", "--out", "syn"],
+            libc::SIGTERM,
+        ),
+        (&["ingest", "--root", "ds", "--out", "st2"], libc::SIGTERM),
+        (
+            &[
+                "visibility",
+                "--store",
+                "st",
+                "--out",
+                "vis.arrow",
+                "--device",
+                "cpu",
+            ],
+            libc::SIGINT,
+        ),
+        (
+            &["synth", "--scenes", "3", "--duration", "6", "--out", "syn"],
+            libc::SIGINT,
+        ),
+        (&["ingest", "--root", "ds", "--out", "st2"], libc::SIGINT),
+        (
+            &[
+                "visibility",
+                "--store",
+                "st",
+                "--out",
+                "vis.arrow",
+                "--device",
+                "cpu",
+            ],
+            libc::SIGTERM,
+        ),
+    ];
+    for (args, sig) in commands {
+        let after = Duration::from_millis(5 + rng.below(300));
+        let mut child = common::cli::bin()
+            .current_dir(t)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(after);
+        // SAFETY: signalling a child this test spawned and has not reaped.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            status.success() || status.code() == Some(128 + sig) || status.signal() == Some(sig),
+            "{args:?} after {after:?}: {status:?} (seed {seed})"
+        );
+        let debris: Vec<String> = digest_tree(t, &[])
+            .into_keys()
+            .filter(|k| k.ends_with(".tmp") || k.contains(".drivegen-new-"))
+            .collect();
+        assert!(
+            debris.is_empty(),
+            "{args:?} after {after:?} left {debris:?} (seed {seed})"
+        );
+    }
+    let after = digest_tree(t, &outputs);
+    let changed: Vec<_> = inputs
+        .keys()
+        .chain(after.keys())
+        .filter(|k| inputs.get(*k) != after.get(*k))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "changed outside the outputs: {changed:?}"
+    );
 }

@@ -339,33 +339,52 @@ pub fn key_depth(key: u32) -> Option<f32> {
 
 /// Calls `f(i, j)` for every pixel the triangle covers, row by row. Edge functions are stepped
 /// incrementally, which in integers gives exactly the values of [`edge`].
-pub fn for_each_covered(g: &Grid, s: &TriSetup, mut f: impl FnMut(u32, u32)) {
+pub fn for_each_covered(g: &Grid, s: &TriSetup, f: impl FnMut(u32, u32)) {
+    for_each_covered_in(g, s, s.j0, s.j1, f);
+}
+
+/// [`for_each_covered`] over rows `ja..=jb` only. Each row visits just the span its three edge
+/// functions allow, found in integers from where each edge crosses zero, so the pixels are
+/// exactly those [`covers`] accepts and none of the bounding box outside the triangle is
+/// walked.
+pub fn for_each_covered_in(g: &Grid, s: &TriSetup, ja: u32, jb: u32, mut f: impl FnMut(u32, u32)) {
+    let (ja, jb) = (ja.max(s.j0), jb.min(s.j1));
+    if ja > jb {
+        return;
+    }
     let sb = g.sub_bits;
-    let mut dx = [0i32; 3];
-    let mut dy = [0i32; 3];
-    let mut bias = [0i32; 3];
+    let mut step = [0i64; 3];
+    let mut bias = [0i64; 3];
     for k in 0..3 {
         let (a, b) = ((k + 1) % 3, (k + 2) % 3);
-        dx[k] = s.x[b] - s.x[a];
-        dy[k] = s.y[b] - s.y[a];
-        bias[k] = (s.top_left >> k & 1) as i32;
+        step[k] = i64::from(s.y[b] - s.y[a]) << sb;
+        bias[k] = i64::from(s.top_left >> k & 1);
     }
     let px0 = g.centre(s.i0);
-    for j in s.j0..=s.j1 {
+    let width = i64::from(s.i1 - s.i0);
+    for j in ja..=jb {
         let py = g.centre(j);
-        let mut e = [0i32; 3];
+        // Pixel i0 + n passes edge k when e0 - n·step > 0.
+        let (mut lo, mut hi) = (0i64, width);
         for k in 0..3 {
-            e[k] = edge(s, k, px0, py) + bias[k];
-        }
-        for i in s.i0..=s.i1 {
-            if e[0] > 0 && e[1] > 0 && e[2] > 0 {
-                f(i, j);
-            }
-            if i < s.i1 {
-                for k in 0..3 {
-                    e[k] -= dy[k] << sb;
+            let e0 = i64::from(edge(s, k, px0, py)) + bias[k];
+            let st = step[k];
+            if st == 0 {
+                if e0 <= 0 {
+                    hi = -1;
                 }
+            } else if st > 0 {
+                // n < e0 / st: the last n is ceil(e0 / st) - 1.
+                let last = if e0 <= 0 { -1 } else { (e0 - 1).div_euclid(st) };
+                hi = hi.min(last);
+            } else {
+                // n > -e0 / |st|: the first n is floor(-e0 / |st|) + 1, or 0.
+                let first = if e0 > 0 { 0 } else { (-e0).div_euclid(-st) + 1 };
+                lo = lo.max(first);
             }
+        }
+        for n in lo..=hi {
+            f(s.i0 + n as u32, j);
         }
     }
 }
@@ -476,7 +495,17 @@ impl Rasteriser for CpuRasteriser {
     }
 }
 
+/// Rows per band of the CPU z-buffer: bands are rasterised in parallel, each with its own
+/// slice of the buffers, so a frame with many boxes uses every core.
+const BAND_ROWS: usize = 32;
+
 /// The CPU z-buffer (rules 1–10).
+///
+/// One pass per band: a pixel keeps the smallest `(depth key, object)` pair covering it, which
+/// is the nearest surface and, among equally near ones, the lowest object (rule 9), the same
+/// result as finding the nearest key first and the lowest object at it second. Setups are
+/// grouped by object so that counting each object's projected pixels needs one stamp per
+/// pixel.
 pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
     let g = Grid::new(job.width, job.height)?;
     let (w, h) = (job.width as usize, job.height as usize);
@@ -487,34 +516,22 @@ pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
         .filter(|t| t.obj < job.num_objects)
         .filter_map(|t| setup(&g, t))
         .collect();
-    // Grouped by object so that the union count needs one stamp per pixel.
     setups.sort_by_key(|s| s.obj);
     let mut keys = vec![EMPTY; w * h];
-    let mut stamp = vec![EMPTY; w * h];
-    let mut objects = vec![ObjectStats::default(); n];
-    for s in &setups {
-        let o = &mut objects[s.obj as usize];
-        for_each_covered(&g, s, |i, j| {
-            let p = j as usize * w + i as usize;
-            let key = depth_key(inv_depth(s, i, j));
-            if key < keys[p] {
-                keys[p] = key;
-            }
-            if stamp[p] != s.obj {
-                stamp[p] = s.obj;
-                o.projected_pixels += 1;
-            }
-        });
-    }
-    drop(stamp);
     let mut ids = vec![EMPTY; w * h];
-    for s in &setups {
-        for_each_covered(&g, s, |i, j| {
-            let p = j as usize * w + i as usize;
-            if depth_key(inv_depth(s, i, j)) == keys[p] && s.obj < ids[p] {
-                ids[p] = s.obj;
-            }
-        });
+    let projected: Vec<Vec<(u32, u32)>> = keys
+        .par_chunks_mut(BAND_ROWS * w)
+        .zip(ids.par_chunks_mut(BAND_ROWS * w))
+        .enumerate()
+        .map(|(b, (keys, ids))| {
+            let ja = (b * BAND_ROWS) as u32;
+            let jb = ja + (keys.len() / w) as u32 - 1;
+            raster_band(&g, &setups, w, ja, jb, keys, ids)
+        })
+        .collect();
+    let mut objects = vec![ObjectStats::default(); n];
+    for (obj, count) in projected.into_iter().flatten() {
+        objects[obj as usize].projected_pixels += count;
     }
     for j in 0..h {
         for (i, &id) in ids[j * w..(j + 1) * w].iter().enumerate() {
@@ -546,6 +563,42 @@ pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
     })
 }
 
+/// Rasterises rows `ja..=jb` (the band's slices of the buffers) and returns each object's
+/// projected pixels in the band.
+fn raster_band(
+    g: &Grid,
+    setups: &[TriSetup],
+    w: usize,
+    ja: u32,
+    jb: u32,
+    keys: &mut [u32],
+    ids: &mut [u32],
+) -> Vec<(u32, u32)> {
+    let mut stamp = vec![EMPTY; keys.len()];
+    let mut projected: Vec<(u32, u32)> = Vec::new();
+    for s in setups.iter().filter(|s| s.j0 <= jb && s.j1 >= ja) {
+        let mut count = 0u32;
+        for_each_covered_in(g, s, ja, jb, |i, j| {
+            let p = (j - ja) as usize * w + i as usize;
+            let key = depth_key(inv_depth(s, i, j));
+            if key < keys[p] || (key == keys[p] && s.obj < ids[p]) {
+                keys[p] = key;
+                ids[p] = s.obj;
+            }
+            if stamp[p] != s.obj {
+                stamp[p] = s.obj;
+                count += 1;
+            }
+        });
+        match projected.last_mut() {
+            Some((o, c)) if *o == s.obj => *c += count,
+            _ if count > 0 => projected.push((s.obj, count)),
+            _ => {}
+        }
+    }
+    projected
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,6 +624,35 @@ mod tests {
             assert!(((f64::from(hi) + f64::from(lo)) - v).abs() <= v.abs() * 2f64.powi(-19));
         }
         assert_eq!(split(1e-40), (0.0, 0.0));
+    }
+
+    #[test]
+    fn spans_cover_exactly_what_the_edge_test_accepts() {
+        let g = Grid::new(64, 48).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 10_000) as f32 / 10_000.0
+        };
+        for t in 0..2000 {
+            let tri = Tri {
+                p: [0; 3].map(|_| [next() * 80.0 - 8.0, next() * 60.0 - 6.0]),
+                z: [1.0 + next(), 2.0, 3.0],
+                obj: 0,
+            };
+            let Some(s) = setup(&g, &tri) else { continue };
+            let mut got = Vec::new();
+            for_each_covered(&g, &s, |i, j| got.push((i, j)));
+            let want: Vec<(u32, u32)> = (0..48)
+                .flat_map(|j| (0..64).map(move |i| (i, j)))
+                .filter(|&(i, j)| covers(&g, &s, i, j))
+                .collect();
+            let mut got_sorted = got.clone();
+            got_sorted.sort_by_key(|&(i, j)| (j, i));
+            assert_eq!(got_sorted, want, "triangle {t}: {tri:?}");
+        }
     }
 
     #[test]
