@@ -2237,3 +2237,36 @@ fn signals_leave_no_temporary_files() {
         "changed outside the outputs: {changed:?}"
     );
 }
+
+/// `synth --scenes 100000` writes scene by scene in flat memory: stopped after a few seconds,
+/// it has written images and stayed far under the memory bound.
+#[test]
+fn a_huge_synth_writes_as_it_goes() {
+    let _heavy = heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
+        "synth",
+        "--scenes",
+        "100000",
+        "--duration",
+        "2",
+        "--width",
+        "32",
+        "--height",
+        "18",
+        "--no-sweeps",
+        "--out",
+        "big",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rss = 0.0;
+    let done = run_bounded(&args, tmp.path(), Duration::from_secs(6), &mut rss);
+    assert!(done.is_none(), "100000 scenes in 6 s?");
+    assert!(rss < MAX_RSS_MIB, "peak RSS {rss:.0} MiB");
+    let written = digest_tree(&tmp.path().join("big/samples"), &[])
+        .keys()
+        .filter(|k| k.ends_with(".jpg"))
+        .count();
+    assert!(written > 0, "nothing written after 6 s");
+}

@@ -417,74 +417,6 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
     let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();
     let seed = opts.seed;
-    let worlds: Vec<SceneWorld> = (0..opts.scenes)
-        .into_par_iter()
-        .map(|k| SceneWorld::build(seed, k, opts.duration_s))
-        .collect::<Result<_>>()?;
-    let plans: Vec<ScenePlan> = worlds.iter().map(|w| plan_scene(w, opts)).collect();
-    let grounds: Vec<Ground> = worlds
-        .iter()
-        .map(|w| Ground::new(&w.roads, &w.junctions))
-        .collect();
-
-    // Images: every camera reading, in parallel, each one independent of the others.
-    let jobs: Vec<Job> = plans
-        .iter()
-        .enumerate()
-        .flat_map(|(scene, p)| {
-            (0..6).flat_map(move |ch| {
-                (0..p.readings[ch].len()).map(move |idx| Job { scene, ch, idx })
-            })
-        })
-        .collect();
-    let bar = crate::progress::bar(jobs.len() as u64, "synth images");
-    let render_ns = AtomicU64::new(0);
-    let (w, h) = (opts.image_width, opts.image_height);
-    jobs.par_iter().try_for_each(|job| -> Result<()> {
-        let t_job = Instant::now();
-        let world = &worlds[job.scene];
-        let plan = &plans[job.scene];
-        let r = &plan.readings[job.ch][job.idx];
-        let t = scene_time(plan, r.ts);
-        let view = camera_view(world, &CAMERAS[job.ch], t, w, h);
-        let solids = solids_at(world, t);
-        let jpeg = CANVAS.with(|c| {
-            let mut canvas = c.borrow_mut();
-            render::render_into(&mut canvas, &view, &grounds[job.scene], &solids, false);
-            render::encode_jpeg(&canvas.rgb, w, h, opts.jpeg_quality)
-        })?;
-        write_atomic(&out.join(&r.filename), &jpeg)?;
-        render_ns.fetch_add(t_job.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        bar.inc(1);
-        Ok(())
-    })?;
-    bar.finish_and_clear();
-
-    // Visibility: how much of each box the six keyframe images show, from a depth-only pass
-    // at a fixed resolution so that the tables do not depend on the image size chosen.
-    // kf[scene][sample][camera] = pixel counts.
-    let keys: Vec<&Job> = jobs
-        .iter()
-        .filter(|j| plans[j.scene].readings[j.ch][j.idx].key)
-        .collect();
-    let counts: Vec<Vec<ObjectPixels>> = keys
-        .par_iter()
-        .map(|job| {
-            let (world, plan) = (&worlds[job.scene], &plans[job.scene]);
-            let t = scene_time(plan, plan.readings[job.ch][job.idx].ts);
-            let view = camera_view(world, &CAMERAS[job.ch], t, VIS_WIDTH, VIS_HEIGHT);
-            let solids = solids_at(world, t);
-            CANVAS.with(|c| render::coverage_into(&mut c.borrow_mut(), &view, &solids))
-        })
-        .collect();
-    let mut kf: Vec<Vec<Vec<Vec<ObjectPixels>>>> = plans
-        .iter()
-        .map(|p| vec![vec![Vec::new(); 6]; p.sample_ts.len()])
-        .collect();
-    for (job, c) in keys.iter().zip(counts) {
-        kf[job.scene][plans[job.scene].readings[job.ch][job.idx].sample][job.ch] = c;
-    }
-
     let tok = |name: &str| token(seed, name);
     let mut t = Tables::default();
     for k in &KINDS {
@@ -520,261 +452,346 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
 
     let mut lidar_files = 0usize;
     let mut images = 0usize;
-    for (k, (world, plan)) in worlds.iter().zip(&plans).enumerate() {
-        let scene_tok = tok(&format!("scene/{k}"));
-        let log_tok = tok(&format!("log/{k}"));
-        t.log.push(Log {
-            token: log_tok.clone(),
-            logfile: plan.logfile.clone(),
-            vehicle: world.place.vehicle.into(),
-            date_captured: plan.date.clone(),
-            location: world.place.location.into(),
-        });
-        let cs_tok: Vec<String> = (0..7)
-            .map(|ch| tok(&format!("calibrated_sensor/{k}/{}", channel_name(ch))))
+    let mut job_count = 0usize;
+    let render_ns = AtomicU64::new(0);
+    let (w, h) = (opts.image_width, opts.image_height);
+    // Worlds are built, drawn and written a few scenes at a time, and their table rows go to
+    // disk after each chunk, so memory stays flat however many scenes are asked for. Only the
+    // road layout of each world is kept, for the map masks and layers written at the end.
+    let chunk = (2 * rayon::current_num_threads()).max(1);
+    let mut streams = TableStreams::create(&out.join(&opts.version))?;
+    let mut log_locations: Vec<(String, String)> = Vec::new();
+    let mut layouts: Vec<SceneWorld> = Vec::new();
+    let bar = crate::progress::bar(opts.scenes as u64, "synth scenes");
+    for start in (0..opts.scenes).step_by(chunk) {
+        let end = (start + chunk).min(opts.scenes);
+        let worlds: Vec<SceneWorld> = (start..end)
+            .into_par_iter()
+            .map(|k| SceneWorld::build(seed, k, opts.duration_s))
+            .collect::<Result<_>>()?;
+        let plans: Vec<ScenePlan> = worlds.iter().map(|w| plan_scene(w, opts)).collect();
+        let grounds: Vec<Ground> = worlds
+            .iter()
+            .map(|w| Ground::new(&w.roads, &w.junctions))
             .collect();
-        for ch in 0..7 {
-            let (translation, rotation, camera_intrinsic) = if ch == LIDAR {
-                (rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION, None)
-            } else {
-                let c = &CAMERAS[ch];
-                (c.translation, c.rotation, Some(c.intrinsic(w, h)))
-            };
-            t.calibrated_sensor.push(CalibratedSensor {
-                token: cs_tok[ch].clone(),
-                sensor_token: tok(&format!("sensor/{}", channel_name(ch))),
-                translation,
-                rotation,
-                camera_intrinsic,
-            });
-        }
-        let n_samples = plan.sample_ts.len();
-        let sample_tok: Vec<String> = (0..n_samples)
-            .map(|i| tok(&format!("sample/{k}/{i}")))
+
+        // Images: every camera reading, in parallel, each one independent of the others.
+        let jobs: Vec<Job> = plans
+            .iter()
+            .enumerate()
+            .flat_map(|(scene, p)| {
+                (0..6).flat_map(move |ch| {
+                    (0..p.readings[ch].len()).map(move |idx| Job { scene, ch, idx })
+                })
+            })
             .collect();
-        t.scene.push(Scene {
-            token: scene_tok.clone(),
-            log_token: log_tok,
-            nbr_samples: n_samples as u32,
-            first_sample_token: sample_tok[0].clone(),
-            last_sample_token: sample_tok[n_samples - 1].clone(),
-            name: world.name.clone(),
-            description: format!(
-                "synthetic: {} [{}]",
-                world.script.description, world.script.name
-            ),
-        });
-        for (i, &ts) in plan.sample_ts.iter().enumerate() {
-            t.sample.push(Sample {
-                token: sample_tok[i].clone(),
-                timestamp: ts,
-                prev: if i > 0 {
-                    sample_tok[i - 1].clone()
-                } else {
-                    String::new()
-                },
-                next: sample_tok.get(i + 1).cloned().unwrap_or_default(),
-                scene_token: scene_tok.clone(),
-            });
+        job_count += jobs.len();
+        jobs.par_iter().try_for_each(|job| -> Result<()> {
+            let t_job = Instant::now();
+            let world = &worlds[job.scene];
+            let plan = &plans[job.scene];
+            let r = &plan.readings[job.ch][job.idx];
+            let t = scene_time(plan, r.ts);
+            let view = camera_view(world, &CAMERAS[job.ch], t, w, h);
+            let solids = solids_at(world, t);
+            let jpeg = CANVAS.with(|c| {
+                let mut canvas = c.borrow_mut();
+                render::render_into(&mut canvas, &view, &grounds[job.scene], &solids, false);
+                render::encode_jpeg(&canvas.rgb, w, h, opts.jpeg_quality)
+            })?;
+            write_atomic(&out.join(&r.filename), &jpeg)?;
+            render_ns.fetch_add(t_job.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            Ok(())
+        })?;
+
+        // Visibility: how much of each box the six keyframe images show, from a depth-only pass
+        // at a fixed resolution so that the tables do not depend on the image size chosen.
+        // kf[scene][sample][camera] = pixel counts.
+        let keys: Vec<&Job> = jobs
+            .iter()
+            .filter(|j| plans[j.scene].readings[j.ch][j.idx].key)
+            .collect();
+        let counts: Vec<Vec<ObjectPixels>> = keys
+            .par_iter()
+            .map(|job| {
+                let (world, plan) = (&worlds[job.scene], &plans[job.scene]);
+                let t = scene_time(plan, plan.readings[job.ch][job.idx].ts);
+                let view = camera_view(world, &CAMERAS[job.ch], t, VIS_WIDTH, VIS_HEIGHT);
+                let solids = solids_at(world, t);
+                CANVAS.with(|c| render::coverage_into(&mut c.borrow_mut(), &view, &solids))
+            })
+            .collect();
+        let mut kf: Vec<Vec<Vec<Vec<ObjectPixels>>>> = plans
+            .iter()
+            .map(|p| vec![vec![Vec::new(); 6]; p.sample_ts.len()])
+            .collect();
+        for (job, c) in keys.iter().zip(counts) {
+            kf[job.scene][plans[job.scene].readings[job.ch][job.idx].sample][job.ch] = c;
         }
-        // sample_data and their ego poses, channel by channel.
-        for (ch, list) in plan.readings.iter().enumerate() {
-            let name = channel_name(ch);
-            let sd_tok = |r: &Reading| tok(&format!("sample_data/{k}/{name}/{}", r.n));
-            for (i, r) in list.iter().enumerate() {
-                let ep_tok = tok(&format!("ego_pose/{k}/{name}/{}", r.n));
-                let e = world.ego_state(scene_time(plan, r.ts));
-                t.ego_pose.push(EgoPose {
-                    token: ep_tok.clone(),
-                    timestamp: r.ts,
-                    rotation: quat_from_yaw(e.yaw),
-                    translation: [e.x, e.y, 0.0],
-                });
-                let (fileformat, width, height) = if ch == LIDAR {
-                    ("pcd", 0, 0)
+
+        for (local, (world, plan)) in worlds.iter().zip(&plans).enumerate() {
+            let k = start + local;
+            let scene_tok = tok(&format!("scene/{k}"));
+            let log_tok = tok(&format!("log/{k}"));
+            log_locations.push((world.place.location.to_string(), log_tok.clone()));
+            t.log.push(Log {
+                token: log_tok.clone(),
+                logfile: plan.logfile.clone(),
+                vehicle: world.place.vehicle.into(),
+                date_captured: plan.date.clone(),
+                location: world.place.location.into(),
+            });
+            let cs_tok: Vec<String> = (0..7)
+                .map(|ch| tok(&format!("calibrated_sensor/{k}/{}", channel_name(ch))))
+                .collect();
+            for ch in 0..7 {
+                let (translation, rotation, camera_intrinsic) = if ch == LIDAR {
+                    (rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION, None)
                 } else {
-                    ("jpg", w, h)
+                    let c = &CAMERAS[ch];
+                    (c.translation, c.rotation, Some(c.intrinsic(w, h)))
                 };
-                t.sample_data.push(SampleData {
-                    token: sd_tok(r),
-                    sample_token: sample_tok[r.sample].clone(),
-                    ego_pose_token: ep_tok,
-                    calibrated_sensor_token: cs_tok[ch].clone(),
-                    timestamp: r.ts,
-                    fileformat: fileformat.into(),
-                    is_key_frame: r.key,
-                    height,
-                    width,
-                    filename: r.filename.clone(),
+                t.calibrated_sensor.push(CalibratedSensor {
+                    token: cs_tok[ch].clone(),
+                    sensor_token: tok(&format!("sensor/{}", channel_name(ch))),
+                    translation,
+                    rotation,
+                    camera_intrinsic,
+                });
+            }
+            let n_samples = plan.sample_ts.len();
+            let sample_tok: Vec<String> = (0..n_samples)
+                .map(|i| tok(&format!("sample/{k}/{i}")))
+                .collect();
+            t.scene.push(Scene {
+                token: scene_tok.clone(),
+                log_token: log_tok,
+                nbr_samples: n_samples as u32,
+                first_sample_token: sample_tok[0].clone(),
+                last_sample_token: sample_tok[n_samples - 1].clone(),
+                name: world.name.clone(),
+                description: format!(
+                    "synthetic: {} [{}]",
+                    world.script.description, world.script.name
+                ),
+            });
+            for (i, &ts) in plan.sample_ts.iter().enumerate() {
+                t.sample.push(Sample {
+                    token: sample_tok[i].clone(),
+                    timestamp: ts,
                     prev: if i > 0 {
-                        sd_tok(&list[i - 1])
+                        sample_tok[i - 1].clone()
                     } else {
                         String::new()
                     },
-                    next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
+                    next: sample_tok.get(i + 1).cloned().unwrap_or_default(),
+                    scene_token: scene_tok.clone(),
                 });
-                if ch != LIDAR {
-                    images += 1;
+            }
+            // sample_data and their ego poses, channel by channel.
+            for (ch, list) in plan.readings.iter().enumerate() {
+                let name = channel_name(ch);
+                let sd_tok = |r: &Reading| tok(&format!("sample_data/{k}/{name}/{}", r.n));
+                for (i, r) in list.iter().enumerate() {
+                    let ep_tok = tok(&format!("ego_pose/{k}/{name}/{}", r.n));
+                    let e = world.ego_state(scene_time(plan, r.ts));
+                    t.ego_pose.push(EgoPose {
+                        token: ep_tok.clone(),
+                        timestamp: r.ts,
+                        rotation: quat_from_yaw(e.yaw),
+                        translation: [e.x, e.y, 0.0],
+                    });
+                    let (fileformat, width, height) = if ch == LIDAR {
+                        ("pcd", 0, 0)
+                    } else {
+                        ("jpg", w, h)
+                    };
+                    t.sample_data.push(SampleData {
+                        token: sd_tok(r),
+                        sample_token: sample_tok[r.sample].clone(),
+                        ego_pose_token: ep_tok,
+                        calibrated_sensor_token: cs_tok[ch].clone(),
+                        timestamp: r.ts,
+                        fileformat: fileformat.into(),
+                        is_key_frame: r.key,
+                        height,
+                        width,
+                        filename: r.filename.clone(),
+                        prev: if i > 0 {
+                            sd_tok(&list[i - 1])
+                        } else {
+                            String::new()
+                        },
+                        next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
+                    });
+                    if ch != LIDAR {
+                        images += 1;
+                    }
                 }
+            }
+
+            // Which samples annotate each agent: from its first to its last in-range sample.
+            let mut per_agent: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+            for (i, &ts) in plan.sample_ts.iter().enumerate() {
+                let tt = scene_time(plan, ts);
+                let e = world.ego_state(tt);
+                for a in &world.agents {
+                    let st = a.state(tt);
+                    let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
+                    if d <= ANNOTATION_RANGE {
+                        per_agent.entry(a.id).or_default().push(i);
+                    }
+                }
+            }
+            // Lidar points per sample, gathered while annotating.
+            let mut clouds: Vec<Vec<[f32; 5]>> = vec![Vec::new(); n_samples];
+            let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
+            for (&id, samples) in &per_agent {
+                let agent = &world.agents[id as usize];
+                let (first, last) = (samples[0], samples[samples.len() - 1]);
+                let ann_tok = |i: usize| tok(&format!("sample_annotation/{k}/{id}/{i}"));
+                let inst_tok = tok(&format!("instance/{k}/{id}"));
+                t.instance.push(Instance {
+                    token: inst_tok.clone(),
+                    category_token: tok(&format!("category/{}", agent.kind.category)),
+                    nbr_annotations: (last - first + 1) as u32,
+                    first_annotation_token: ann_tok(first),
+                    last_annotation_token: ann_tok(last),
+                });
+                for i in first..=last {
+                    let tt = scene_time(plan, plan.sample_ts[i]);
+                    let st = agent.state(tt);
+                    let (vis, sil) = kf[local][i]
+                        .iter()
+                        .flatten()
+                        .filter(|o| o.id == id)
+                        .fold((0u64, 0u64), |(v, s), o| {
+                            (v + u64::from(o.visible), s + u64::from(o.silhouette))
+                        });
+                    let frac = if sil > 0 {
+                        vis as f64 / sil as f64
+                    } else {
+                        0.0
+                    };
+                    let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+                    let lidar_pos = lidar_to_global.translation.vector;
+                    let dist = (Vector3::from(st.center) - lidar_pos).norm();
+                    let faces = facing_faces(st.center, st.yaw, agent.size, lidar_pos);
+                    let exposed: f64 = faces.iter().map(|f| f.3).sum();
+                    let n_lidar = if dist > LIDAR_RANGE || frac < 0.05 {
+                        0
+                    } else {
+                        (LIDAR_DENSITY * frac * exposed / (dist * dist)).round() as usize
+                    };
+                    let is_vehicle = agent.kind.category.starts_with("vehicle.");
+                    let n_radar = if is_vehicle && dist < 80.0 && frac > 0.1 {
+                        (2.0 + 40.0 * frac / dist.max(1.0)).round() as i64
+                    } else {
+                        0
+                    };
+                    if n_lidar > 0 {
+                        let mut rng = Rng::new(seed, &format!("lidar/{k}/{i}/{id}"));
+                        let inv = lidar_to_global.inverse();
+                        let total: f64 = exposed.max(1e-9);
+                        for _ in 0..n_lidar {
+                            let mut pick = rng.unit() * total;
+                            let mut face = &faces[0];
+                            for f in &faces {
+                                face = f;
+                                if pick < f.3 {
+                                    break;
+                                }
+                                pick -= f.3;
+                            }
+                            // Slightly inside the box so that `points_in_box` counts it.
+                            let p = face.0 * 1.0
+                                + face.1 * rng.range(-0.96, 0.96)
+                                + face.2 * rng.range(-0.96, 0.96);
+                            let inward = (Vector3::from(st.center) - face.0) * 0.02;
+                            let pl = inv * Point3::from(p + inward);
+                            let elev = (pl.z / (pl.x * pl.x + pl.y * pl.y).sqrt().max(0.1))
+                                .atan()
+                                .to_degrees();
+                            let ring = ((elev + 30.0) / 40.0 * 31.0).clamp(0.0, 31.0).round();
+                            clouds[i].push([
+                                pl.x as f32,
+                                pl.y as f32,
+                                pl.z as f32,
+                                rng.range(5.0, 90.0).round() as f32,
+                                ring as f32,
+                            ]);
+                        }
+                    }
+                    t.sample_annotation.push(SampleAnnotation {
+                        token: ann_tok(i),
+                        sample_token: sample_tok[i].clone(),
+                        instance_token: inst_tok.clone(),
+                        visibility_token: visibility_token(frac).into(),
+                        attribute_tokens: attribute_names(agent, st.speed)
+                            .iter()
+                            .map(|n| tok(&format!("attribute/{n}")))
+                            .collect(),
+                        translation: st.center,
+                        size: agent.size,
+                        rotation: quat_from_yaw(st.yaw),
+                        prev: if i > first {
+                            ann_tok(i - 1)
+                        } else {
+                            String::new()
+                        },
+                        next: if i < last {
+                            ann_tok(i + 1)
+                        } else {
+                            String::new()
+                        },
+                        num_lidar_pts: n_lidar as i64,
+                        num_radar_pts: n_radar,
+                    });
+                }
+            }
+            // Point clouds: the object returns plus a few rings of ground just below z = 0.
+            for r in &plan.readings[LIDAR] {
+                let tt = scene_time(plan, r.ts);
+                let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+                let inv = lidar_to_global.inverse();
+                // Object returns only on keyframe sweeps (where the boxes are); sweeps get ground.
+                let mut pts = if r.key {
+                    std::mem::take(&mut clouds[r.sample])
+                } else {
+                    Vec::new()
+                };
+                for ring in 0..4 {
+                    let radius = 4.0 + 3.0 * f64::from(ring);
+                    for a in 0..90 {
+                        let ang = f64::from(a) * std::f64::consts::TAU / 90.0;
+                        let pg = lidar_to_global.translation.vector
+                            + Vector3::new(radius * ang.cos(), radius * ang.sin(), 0.0);
+                        let pl = inv * Point3::new(pg.x, pg.y, -0.02);
+                        pts.push([pl.x as f32, pl.y as f32, pl.z as f32, 12.0, ring as f32]);
+                    }
+                }
+                let bytes: Vec<u8> = pts
+                    .iter()
+                    .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                    .collect();
+                write_atomic(&out.join(&r.filename), &bytes)?;
+                lidar_files += 1;
             }
         }
 
-        // Which samples annotate each agent: from its first to its last in-range sample.
-        let mut per_agent: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for (i, &ts) in plan.sample_ts.iter().enumerate() {
-            let tt = scene_time(plan, ts);
-            let e = world.ego_state(tt);
-            for a in &world.agents {
-                let st = a.state(tt);
-                let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
-                if d <= ANNOTATION_RANGE {
-                    per_agent.entry(a.id).or_default().push(i);
-                }
-            }
-        }
-        // Lidar points per sample, gathered while annotating.
-        let mut clouds: Vec<Vec<[f32; 5]>> = vec![Vec::new(); n_samples];
-        let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
-        for (&id, samples) in &per_agent {
-            let agent = &world.agents[id as usize];
-            let (first, last) = (samples[0], samples[samples.len() - 1]);
-            let ann_tok = |i: usize| tok(&format!("sample_annotation/{k}/{id}/{i}"));
-            let inst_tok = tok(&format!("instance/{k}/{id}"));
-            t.instance.push(Instance {
-                token: inst_tok.clone(),
-                category_token: tok(&format!("category/{}", agent.kind.category)),
-                nbr_annotations: (last - first + 1) as u32,
-                first_annotation_token: ann_tok(first),
-                last_annotation_token: ann_tok(last),
-            });
-            for i in first..=last {
-                let tt = scene_time(plan, plan.sample_ts[i]);
-                let st = agent.state(tt);
-                let (vis, sil) = kf[k][i]
-                    .iter()
-                    .flatten()
-                    .filter(|o| o.id == id)
-                    .fold((0u64, 0u64), |(v, s), o| {
-                        (v + u64::from(o.visible), s + u64::from(o.silhouette))
-                    });
-                let frac = if sil > 0 {
-                    vis as f64 / sil as f64
-                } else {
-                    0.0
-                };
-                let lidar_to_global = ego_iso(world, tt) * lidar_cs;
-                let lidar_pos = lidar_to_global.translation.vector;
-                let dist = (Vector3::from(st.center) - lidar_pos).norm();
-                let faces = facing_faces(st.center, st.yaw, agent.size, lidar_pos);
-                let exposed: f64 = faces.iter().map(|f| f.3).sum();
-                let n_lidar = if dist > LIDAR_RANGE || frac < 0.05 {
-                    0
-                } else {
-                    (LIDAR_DENSITY * frac * exposed / (dist * dist)).round() as usize
-                };
-                let is_vehicle = agent.kind.category.starts_with("vehicle.");
-                let n_radar = if is_vehicle && dist < 80.0 && frac > 0.1 {
-                    (2.0 + 40.0 * frac / dist.max(1.0)).round() as i64
-                } else {
-                    0
-                };
-                if n_lidar > 0 {
-                    let mut rng = Rng::new(seed, &format!("lidar/{k}/{i}/{id}"));
-                    let inv = lidar_to_global.inverse();
-                    let total: f64 = exposed.max(1e-9);
-                    for _ in 0..n_lidar {
-                        let mut pick = rng.unit() * total;
-                        let mut face = &faces[0];
-                        for f in &faces {
-                            face = f;
-                            if pick < f.3 {
-                                break;
-                            }
-                            pick -= f.3;
-                        }
-                        // Slightly inside the box so that `points_in_box` counts it.
-                        let p = face.0 * 1.0
-                            + face.1 * rng.range(-0.96, 0.96)
-                            + face.2 * rng.range(-0.96, 0.96);
-                        let inward = (Vector3::from(st.center) - face.0) * 0.02;
-                        let pl = inv * Point3::from(p + inward);
-                        let elev = (pl.z / (pl.x * pl.x + pl.y * pl.y).sqrt().max(0.1))
-                            .atan()
-                            .to_degrees();
-                        let ring = ((elev + 30.0) / 40.0 * 31.0).clamp(0.0, 31.0).round();
-                        clouds[i].push([
-                            pl.x as f32,
-                            pl.y as f32,
-                            pl.z as f32,
-                            rng.range(5.0, 90.0).round() as f32,
-                            ring as f32,
-                        ]);
-                    }
-                }
-                t.sample_annotation.push(SampleAnnotation {
-                    token: ann_tok(i),
-                    sample_token: sample_tok[i].clone(),
-                    instance_token: inst_tok.clone(),
-                    visibility_token: visibility_token(frac).into(),
-                    attribute_tokens: attribute_names(agent, st.speed)
-                        .iter()
-                        .map(|n| tok(&format!("attribute/{n}")))
-                        .collect(),
-                    translation: st.center,
-                    size: agent.size,
-                    rotation: quat_from_yaw(st.yaw),
-                    prev: if i > first {
-                        ann_tok(i - 1)
-                    } else {
-                        String::new()
-                    },
-                    next: if i < last {
-                        ann_tok(i + 1)
-                    } else {
-                        String::new()
-                    },
-                    num_lidar_pts: n_lidar as i64,
-                    num_radar_pts: n_radar,
-                });
-            }
-        }
-        // Point clouds: the object returns plus a few rings of ground just below z = 0.
-        for r in &plan.readings[LIDAR] {
-            let tt = scene_time(plan, r.ts);
-            let lidar_to_global = ego_iso(world, tt) * lidar_cs;
-            let inv = lidar_to_global.inverse();
-            // Object returns only on keyframe sweeps (where the boxes are); sweeps get ground.
-            let mut pts = if r.key {
-                std::mem::take(&mut clouds[r.sample])
-            } else {
-                Vec::new()
-            };
-            for ring in 0..4 {
-                let radius = 4.0 + 3.0 * f64::from(ring);
-                for a in 0..90 {
-                    let ang = f64::from(a) * std::f64::consts::TAU / 90.0;
-                    let pg = lidar_to_global.translation.vector
-                        + Vector3::new(radius * ang.cos(), radius * ang.sin(), 0.0);
-                    let pl = inv * Point3::new(pg.x, pg.y, -0.02);
-                    pts.push([pl.x as f32, pl.y as f32, pl.z as f32, 12.0, ring as f32]);
-                }
-            }
-            let bytes: Vec<u8> = pts
-                .iter()
-                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
-                .collect();
-            write_atomic(&out.join(&r.filename), &bytes)?;
-            lidar_files += 1;
-        }
+        streams.flush(&mut t)?;
+        layouts.extend(worlds.into_iter().map(SceneWorld::layout_only));
+        bar.inc((end - start) as u64);
     }
+    bar.finish_and_clear();
+    let worlds = layouts;
 
     // One map mask per location used, covering that location's roads at 1 m per pixel.
     for place in PLACES {
-        let logs: Vec<String> = t
-            .log
+        let logs: Vec<String> = log_locations
             .iter()
-            .filter(|l| l.location == place.location)
-            .map(|l| l.token.clone())
+            .filter(|(location, _)| location == place.location)
+            .map(|(_, token)| token.clone())
             .collect();
         if logs.is_empty() {
             continue;
@@ -798,23 +815,23 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
     // The road layout as map-expansion polygons (STSBench's map layers).
     super::map::write_expansions(out, seed, &worlds)?;
 
-    let dir = out.join(&opts.version);
-    t.write(&dir)?;
+    streams.flush(&mut t)?;
+    let n = streams.finish()?;
     let summary = SynthSummary {
         out: out.to_path_buf(),
         version: opts.version.clone(),
-        scenes: t.scene.len(),
-        samples: t.sample.len(),
-        sample_data: t.sample_data.len(),
-        ego_poses: t.ego_pose.len(),
-        instances: t.instance.len(),
-        annotations: t.sample_annotation.len(),
+        scenes: n["scene"],
+        samples: n["sample"],
+        sample_data: n["sample_data"],
+        ego_poses: n["ego_pose"],
+        instances: n["instance"],
+        annotations: n["sample_annotation"],
         images,
         lidar_files,
-        render_ms_per_image: if jobs.is_empty() {
+        render_ms_per_image: if job_count == 0 {
             0.0
         } else {
-            render_ns.load(Ordering::Relaxed) as f64 / 1e6 / jobs.len() as f64
+            render_ns.load(Ordering::Relaxed) as f64 / 1e6 / job_count as f64
         },
         elapsed_s: started.elapsed().as_secs_f64(),
     };
@@ -885,28 +902,96 @@ struct Tables {
     map: Vec<Map>,
 }
 
-fn write_table<T: Serialize>(dir: &Path, name: &str, rows: &[T]) -> Result<()> {
-    let path = dir.join(format!("{name}.json"));
-    let bytes =
-        serde_json::to_vec_pretty(rows).map_err(|e| Error::io(&path, std::io::Error::other(e)))?;
-    write_atomic(&path, &bytes)
+/// The 13 table files, written as JSON arrays a chunk of rows at a time.
+struct TableStreams {
+    files: BTreeMap<&'static str, (crate::store::atomic::AtomicFile, usize)>,
 }
 
-impl Tables {
-    fn write(&self, dir: &Path) -> Result<()> {
-        write_table(dir, "category", &self.category)?;
-        write_table(dir, "attribute", &self.attribute)?;
-        write_table(dir, "visibility", &self.visibility)?;
-        write_table(dir, "instance", &self.instance)?;
-        write_table(dir, "sensor", &self.sensor)?;
-        write_table(dir, "calibrated_sensor", &self.calibrated_sensor)?;
-        write_table(dir, "ego_pose", &self.ego_pose)?;
-        write_table(dir, "log", &self.log)?;
-        write_table(dir, "scene", &self.scene)?;
-        write_table(dir, "sample", &self.sample)?;
-        write_table(dir, "sample_data", &self.sample_data)?;
-        write_table(dir, "sample_annotation", &self.sample_annotation)?;
-        write_table(dir, "map", &self.map)
+/// Each row pretty-printed and indented as `serde_json::to_vec_pretty` prints an array.
+fn append_rows<T: Serialize>(
+    streams: &mut TableStreams,
+    name: &'static str,
+    rows: &mut Vec<T>,
+) -> Result<()> {
+    use std::io::Write;
+    let Some((f, n)) = streams.files.get_mut(name) else {
+        return Ok(());
+    };
+    let path = f.path().to_path_buf();
+    for row in rows.drain(..) {
+        let text = serde_json::to_string_pretty(&row)
+            .map_err(|e| Error::io(&path, std::io::Error::other(e)))?;
+        let mut chunk = String::with_capacity(text.len() + 64);
+        chunk.push_str(if *n == 0 { "[\n" } else { ",\n" });
+        for (k, line) in text.lines().enumerate() {
+            if k > 0 {
+                chunk.push('\n');
+            }
+            chunk.push_str("  ");
+            chunk.push_str(line);
+        }
+        f.write_all(chunk.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+        *n += 1;
+    }
+    Ok(())
+}
+
+impl TableStreams {
+    const NAMES: [&'static str; 13] = [
+        "category",
+        "attribute",
+        "visibility",
+        "instance",
+        "sensor",
+        "calibrated_sensor",
+        "ego_pose",
+        "log",
+        "scene",
+        "sample",
+        "sample_data",
+        "sample_annotation",
+        "map",
+    ];
+
+    fn create(dir: &Path) -> Result<Self> {
+        let mut files = BTreeMap::new();
+        for name in Self::NAMES {
+            let f = crate::store::atomic::AtomicFile::create(&dir.join(format!("{name}.json")))?;
+            files.insert(name, (f, 0));
+        }
+        Ok(Self { files })
+    }
+
+    /// Appends every row of `t` and empties it.
+    fn flush(&mut self, t: &mut Tables) -> Result<()> {
+        append_rows(self, "category", &mut t.category)?;
+        append_rows(self, "attribute", &mut t.attribute)?;
+        append_rows(self, "visibility", &mut t.visibility)?;
+        append_rows(self, "instance", &mut t.instance)?;
+        append_rows(self, "sensor", &mut t.sensor)?;
+        append_rows(self, "calibrated_sensor", &mut t.calibrated_sensor)?;
+        append_rows(self, "ego_pose", &mut t.ego_pose)?;
+        append_rows(self, "log", &mut t.log)?;
+        append_rows(self, "scene", &mut t.scene)?;
+        append_rows(self, "sample", &mut t.sample)?;
+        append_rows(self, "sample_data", &mut t.sample_data)?;
+        append_rows(self, "sample_annotation", &mut t.sample_annotation)?;
+        append_rows(self, "map", &mut t.map)
+    }
+
+    /// Closes the arrays, moves the files into place and returns the row count per table.
+    fn finish(self) -> Result<BTreeMap<&'static str, usize>> {
+        use std::io::Write;
+        let mut counts = BTreeMap::new();
+        for (name, (mut f, n)) in self.files {
+            let end: &[u8] = if n == 0 { b"[]" } else { b"\n]" };
+            let path = f.path().to_path_buf();
+            f.write_all(end).map_err(|e| Error::io(&path, e))?;
+            f.commit()?;
+            counts.insert(name, n);
+        }
+        Ok(counts)
     }
 }
 

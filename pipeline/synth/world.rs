@@ -836,6 +836,23 @@ struct Stretch {
 }
 
 impl SceneWorld {
+    /// The world with its agents dropped: what the map masks and layers need once its images
+    /// and tables are written.
+    pub fn layout_only(mut self) -> Self {
+        self.agents = Vec::new();
+        self.ego = EgoTrack {
+            v: Vec::new(),
+            a: Vec::new(),
+            s: Vec::new(),
+            px: Vec::new(),
+            py: Vec::new(),
+            pyaw: Vec::new(),
+            pkappa: Vec::new(),
+            events: Vec::new(),
+        };
+        self
+    }
+
     /// Builds scene `index` of the world drawn from `seed`.
     pub fn build(seed: u64, index: usize, duration_s: f64) -> Result<Self> {
         if !(duration_s.is_finite() && duration_s > 0.0) {
