@@ -2116,6 +2116,41 @@ fn bounded_cases() -> Vec<Case> {
         &["store"],
         rejects(&["not UTF-8", "\\xFF"], 1),
     ));
+    #[cfg(unix)]
+    v.push(case(
+        "waymo segment name not UTF-8",
+        "waymo",
+        |t| {
+            use std::os::unix::ffi::OsStrExt;
+            let comps: Vec<PathBuf> = std::fs::read_dir(t.join("in"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir())
+                .collect();
+            let mut stems: Vec<String> = std::fs::read_dir(t.join("in/vehicle_pose"))
+                .unwrap()
+                .map(|e| {
+                    e.unwrap()
+                        .path()
+                        .file_stem()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            stems.sort();
+            let bad = std::ffi::OsStr::from_bytes(b"seg\xfe.parquet");
+            for c in comps {
+                let f = c.join(format!("{}.parquet", stems[0]));
+                if f.exists() {
+                    std::fs::rename(&f, c.join(bad)).unwrap();
+                }
+            }
+        },
+        &ingest("waymo"),
+        &["store"],
+        rejects(&["not UTF-8", "\\xFE"], 1),
+    ));
     v.into_iter().map(quick).collect()
 }
 

@@ -67,6 +67,7 @@ impl Component {
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
             Error::input(path, "footer", format!("not a readable Parquet file: {e}"))
         })?;
+        check_chunk_sizes(path, builder.metadata())?;
         let schema = builder.schema().clone();
         let mut roots = Vec::new();
         for name in required {
@@ -325,10 +326,37 @@ impl Component {
 
 /// Streams the image column of `camera_image` a few rows at a time and returns the rows whose
 /// image is null or empty, so that a segment's JPEGs are never all in memory.
+/// What one column chunk of a source Parquet file may decompress to. A Waymo segment's whole
+/// `camera_image` file is a few GiB at most.
+pub const PARQUET_CHUNK: crate::store::input::Limit = crate::store::input::Limit {
+    bytes: 8 << 30,
+    what: "a Parquet column chunk (uncompressed)",
+    key: "DRIVEGEN_MAX_PARQUET_CHUNK_MIB",
+};
+
+/// Refuses a file whose footer declares a column chunk larger than [`PARQUET_CHUNK`] once
+/// decompressed, before any page is read.
+fn check_chunk_sizes(path: &Path, meta: &parquet::file::metadata::ParquetMetaData) -> Result<()> {
+    for (g, rg) in meta.row_groups().iter().enumerate() {
+        for c in rg.columns() {
+            let n = u64::try_from(c.uncompressed_size()).unwrap_or(u64::MAX);
+            if n > PARQUET_CHUNK.bytes() {
+                return Err(PARQUET_CHUNK.exceeded(
+                    path,
+                    &format!("row group {g}, column {}", c.column_path()),
+                    n,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn empty_image_rows(path: &Path, column: &str, batch_rows: usize) -> Result<Vec<usize>> {
     let file = crate::store::input::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::input(path, "footer", format!("not a readable Parquet file: {e}")))?;
+    check_chunk_sizes(path, builder.metadata())?;
     let i = builder
         .schema()
         .index_of(column)

@@ -83,12 +83,17 @@ pub fn segments(root: &Path) -> Result<Vec<String>> {
              (e.g. …/validation)",
         ));
     }
+    // A stem that is not UTF-8 stays in the list, escaped, and is rejected by the caller:
+    // decoding it lossily could merge two segments.
     let mut out: Vec<String> = std::fs::read_dir(&dir)
         .map_err(|e| Error::io(&dir, e))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter_map(|p| {
+            p.file_stem()
+                .map(|s| s.to_str().map_or_else(|| format!("{s:?}"), str::to_string))
+        })
         .collect();
     out.sort();
     Ok(out)
@@ -133,16 +138,29 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let bar = crate::progress::bar(segs.len() as u64, "ingest waymo segments");
     let root = crate::store::paths::Root::new(&opts.root);
     for seg in &segs {
-        let res = REQUIRED
-            .iter()
-            .map(|c| columns::component_path(&opts.root, c, seg))
-            .find(|p| !p.is_file())
-            .map_or(Ok(()), |p| {
-                Err(Error::input(
-                    &p,
-                    "file",
-                    format!("segment {seg} has no {} file", p.display()),
-                ))
+        let not_utf8 = seg.starts_with('"')
+            && !columns::component_path(&opts.root, "vehicle_pose", seg).exists();
+        let res = not_utf8
+            .then(|| {
+                Error::input(
+                    opts.root.join("vehicle_pose"),
+                    seg.as_str(),
+                    format!("the segment file name {seg} is not UTF-8; rename it"),
+                )
+            })
+            .map_or(Ok(()), Err)
+            .and_then(|()| {
+                REQUIRED
+                    .iter()
+                    .map(|c| columns::component_path(&opts.root, c, seg))
+                    .find(|p| !p.is_file())
+                    .map_or(Ok(()), |p| {
+                        Err(Error::input(
+                            &p,
+                            "file",
+                            format!("segment {seg} has no {} file", p.display()),
+                        ))
+                    })
             })
             .and_then(|()| components_inside(&root, &opts.root, seg))
             .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo))
