@@ -69,6 +69,9 @@ pub enum Command {
     /// Check a release as users get it: every answer key against its prompt, every image,
     /// ids, control splits, letter balance, the manifest and the card. Exit 1 on a violation.
     Validate(crate::cli_validate::ValidateArgs),
+    /// Blind baselines of a release (letter prior, answer prior per template, question-only
+    /// classifier), fitted and scored on different scenes, beside chance.
+    Audit(crate::cli_audit::AuditArgs),
 }
 
 #[derive(Debug, clap::Subcommand)]

@@ -15,6 +15,7 @@
 //! 7. [`build`] runs the stages above as one checkpointed, resumable, shardable build and
 //!    writes the release ([`balance`], [`release`]) and its report.
 
+pub mod audit;
 pub mod balance;
 pub mod bench;
 pub mod build;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod cli;
+mod cli_audit;
 mod cli_build;
 mod cli_corrupt;
 mod cli_metavqa;

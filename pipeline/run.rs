@@ -90,6 +90,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sig(a) => crate::cli_sts::sig(a),
         Command::Metavqa(a) => crate::cli_metavqa::metavqa(a),
         Command::Validate(a) => crate::cli_validate::validate(a),
+        Command::Audit(a) => crate::cli_audit::audit(a),
         Command::GpuInfo => {
             print!("{}", drivegen::gpu::adapter_report()?);
             Ok(ExitCode::SUCCESS)

@@ -108,7 +108,20 @@ fn build_resume_and_shards_give_the_same_release() {
     }
 
     let report = std::fs::read_to_string(rel.join("report.html")).unwrap();
+    // The blind audit: every family, beside chance, in the manifest and the report, and the
+    // same figures from `drivegen audit` on the release as a user would run it.
+    let audit = &manifest["blind_audit"];
+    for family in ["egodyn", "drivebench", "sig", "stsbench", "metavqa"] {
+        let b = &audit["families"][family];
+        assert!(b["rows"].as_u64().unwrap_or(0) > 0, "{family}: {audit}");
+        let chance = b["chance"].as_f64().unwrap();
+        assert!(chance > 0.0 && chance < 1.0, "{family}: {b}");
+    }
+    let json = ok(&a, &["audit", "release", "--json"]);
+    let cli: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(&cli, audit, "drivegen audit disagrees with the build's audit");
     for part in [
+        "Blind baselines",
         "<svg",
         "Seconds per step",
         "answer shares",

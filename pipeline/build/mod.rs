@@ -792,11 +792,20 @@ fn global_steps(
     cp.step("release", &k, &[&opts.out.join("data")], || {
         let s = crate::release::run(&ro)?;
         add_build_to_manifest(opts)?;
+        // The blind baselines of what was just written go into the manifest and the report.
+        let a = crate::audit::run(&opts.out)?;
+        crate::audit::write_to_manifest(&opts.out, &a)?;
+        let worst = a
+            .families
+            .iter()
+            .map(|(f, b)| (b.excess(), f))
+            .max_by(|x, y| x.0.total_cmp(&y.0));
         Ok(format!(
-            "{} rows, {} images, {} shards",
+            "{} rows, {} images, {} shards; largest blind excess over chance {}",
             s.rows,
             s.images,
-            s.shards.len()
+            s.shards.len(),
+            worst.map_or("–".into(), |(e, f)| format!("{e:+.3} ({f})"))
         ))
     })?;
     let manifest = opts.out.join("manifest.json");

@@ -15,6 +15,81 @@ use crate::store::images::ImageReader;
 use crate::store::CameraRow;
 use crate::{Error, Result};
 
+/// The blind audit the build recorded in the manifest: a table per family and type, and the
+/// families' best blind baseline beside chance.
+fn blind_section(manifest: &serde_json::Value, html: &mut String) {
+    let Ok(a) = serde_json::from_value::<BlindAudit>(manifest["blind_audit"].clone()) else {
+        return;
+    };
+    let _ = write!(
+        html,
+        "<h2>Blind baselines</h2><p>Accuracy of models that never see an image, fitted on some \
+         scenes and scored on the others ({} folds), beside chance.</p><table><tr><th>group</th>\
+         <th>rows</th><th>chance</th><th>letter prior</th><th>answer prior per template</th>\
+         <th>question only</th><th>best − chance</th></tr>",
+        a.folds
+    );
+    let groups = a
+        .families
+        .iter()
+        .map(|(f, b)| (format!("<b>{}</b>", esc(f)), b))
+        .chain(a.types.iter().map(|(k, b)| (esc(k), b)));
+    for (name, b) in groups {
+        let best = b.letter_prior.max(b.template_prior).max(b.question_only);
+        let _ = write!(
+            html,
+            "<tr><td>{name}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>\
+             <td>{:+.3}</td></tr>",
+            b.rows,
+            b.chance,
+            b.letter_prior,
+            b.template_prior,
+            b.question_only,
+            best - b.chance
+        );
+    }
+    html.push_str("</table>");
+    let families: Vec<String> = a.families.keys().cloned().collect();
+    let series = [
+        Series {
+            name: "chance",
+            colour: "#bbbbbb",
+            values: a.families.values().map(|b| b.chance).collect(),
+        },
+        Series {
+            name: "best blind baseline",
+            colour: "#d9534f",
+            values: a
+                .families
+                .values()
+                .map(|b| b.letter_prior.max(b.template_prior).max(b.question_only))
+                .collect(),
+        },
+    ];
+    html.push_str(&grouped_bars(
+        "Blind accuracy per family",
+        &families,
+        &series,
+    ));
+}
+
+/// What the report reads of the manifest's `blind_audit`.
+#[derive(serde::Deserialize)]
+struct BlindAudit {
+    folds: usize,
+    families: BTreeMap<String, BlindRow>,
+    types: BTreeMap<String, BlindRow>,
+}
+
+#[derive(serde::Deserialize)]
+struct BlindRow {
+    rows: usize,
+    chance: f64,
+    letter_prior: f64,
+    template_prior: f64,
+    question_only: f64,
+}
+
 /// What the report shows besides the steps.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
@@ -280,6 +355,7 @@ pub fn write(
         }
     }
     html.push_str("</table>");
+    blind_section(&manifest, &mut html);
     // Timings.
     html.push_str(
         "<h2>Steps</h2><table><tr><th>step</th><th>status</th><th>seconds</th><th>peak RSS (MiB)</th><th>what</th></tr>",

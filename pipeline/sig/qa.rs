@@ -95,9 +95,12 @@ pub fn frame_questions(
         let j = rng.below(i as u64 + 1) as usize;
         pool.swap(i, j);
     }
+    let b = cfg.relations.proximal_bins;
     let head = format!(
-        "Assume the bird's-eye view of the scene in front of {} is a {}x{} grid: columns run from left to right and rows from near (row 0, where the ego vehicle is) to far. Vehicles are named by their type and their left-to-right order in the image (the left-most is 1).",
-        img.camera, cfg.grid.columns, cfg.grid.rows
+        "Assume the bird's-eye view of the scene in front of {} is a {}x{} grid: columns run from left to right and rows from near (row 0, where the ego vehicle is) to far. Vehicles are named by their type and their left-to-right order in the image (the left-most is 1). \
+         Directions compare two vehicles' cells seen from above with the far rows ahead: \"at the front of\" means the first lies within 22.5 degrees of straight ahead of the second (in farther rows), \"at the back of\" straight behind it (in nearer rows), \"at the left of\" and \"at the right of\" to its sides, and \"at the front left of\", \"at the front right of\", \"at the back left of\" and \"at the back right of\" in the 45-degree sectors between those. \
+         Distances are counted in grid cells between the two cells: \"adjacent to\" is under {} cells, \"close to\" {} to {}, \"at a distance from\" {} to {}, \"far from\" {} to {}, and \"far away from\" {} cells or more.",
+        img.camera, cfg.grid.columns, cfg.grid.rows, b[0], b[0], b[1], b[1], b[2], b[2], b[3], b[3]
     );
     let track = |k: &str| {
         sig.objects

@@ -29,6 +29,8 @@ static HELD: Mutex<Option<HashMap<PathBuf, (File, usize)>>> = Mutex::new(None);
 pub struct FolderLock {
     key: PathBuf,
     path: PathBuf,
+    /// Whether this process already held the lock when this holder took it.
+    nested: bool,
 }
 
 impl Drop for FolderLock {
@@ -59,7 +61,11 @@ impl FolderLock {
         let map = held.get_or_insert_with(HashMap::new);
         if let Some((_, n)) = map.get_mut(&key) {
             *n += 1;
-            return Ok(Self { key, path });
+            return Ok(Self {
+                key,
+                path,
+                nested: true,
+            });
         }
         let mut file = OpenOptions::new()
             .read(true)
@@ -77,7 +83,11 @@ impl FolderLock {
                     .map_err(|e| Error::io(&path, e))?;
                 let key = std::fs::canonicalize(&path).unwrap_or(key);
                 map.insert(key.clone(), (file, 1));
-                Ok(Self { key, path })
+                Ok(Self {
+                    key,
+                    path,
+                    nested: false,
+                })
             }
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
@@ -97,6 +107,11 @@ impl FolderLock {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether an outer holder in this process holds the folder too.
+    pub fn nested(&self) -> bool {
+        self.nested
     }
 }
 

@@ -65,6 +65,7 @@ pub struct Owned {
     /// Entries that were there and not ours when a forced claim took the folder over.
     foreign: BTreeSet<String>,
     started: SystemTime,
+    finished: bool,
     _lock: FolderLock,
 }
 
@@ -176,6 +177,7 @@ impl Owned {
             marker,
             foreign,
             started: SystemTime::now(),
+            finished: false,
             _lock: lock,
         };
         owned.save()?;
@@ -202,6 +204,7 @@ impl Owned {
     /// Records what this run wrote and marks the folder complete (also done on drop, where an
     /// error cannot be reported). A foreign entry a forced run did not touch stays unrecorded.
     pub fn finish(mut self) -> Result<()> {
+        self.finished = true;
         self.record()
     }
 
@@ -219,14 +222,21 @@ impl Owned {
                 self.marker.entries.insert(name);
             }
         }
-        self.marker.state = State::Complete;
+        // A claim nested in another of this process (the release inside a build) leaves the
+        // folder "writing": the outer run is not done, and a kill now must not leave entries
+        // it writes later unrecorded in a "complete" folder.
+        self.marker.state = if self._lock.nested() {
+            State::Writing
+        } else {
+            State::Complete
+        };
         self.save()
     }
 }
 
 impl Drop for Owned {
     fn drop(&mut self) {
-        if self.marker.state != State::Complete {
+        if !self.finished {
             // A marker left "writing" is adopted by the next claim, which is safe as well.
             let _ = self.record();
         }
@@ -326,6 +336,22 @@ mod tests {
         std::mem::forget(o);
         let o = Owned::claim(d.path(), "work folder", "steps").unwrap();
         assert!(o.marker.entries.contains("som"));
+    }
+
+    #[test]
+    fn a_nested_claim_leaves_the_folder_writing_until_the_outer_one_ends() {
+        let d = tempfile::tempdir().unwrap();
+        let outer = Owned::claim(d.path(), "release", "files").unwrap();
+        Owned::claim(d.path(), "release", "files").unwrap().finish().unwrap();
+        assert_eq!(read_marker(d.path()).unwrap().unwrap().state, State::Writing);
+        // Written after the inner claim ended, before the outer one did: a kill here must
+        // leave it adoptable.
+        std::fs::write(d.path().join("report.html"), b"x").unwrap();
+        assert!(foreign_entries(d.path()).unwrap().is_empty());
+        outer.finish().unwrap();
+        let m = read_marker(d.path()).unwrap().unwrap();
+        assert_eq!(m.state, State::Complete);
+        assert!(m.entries.contains("report.html"));
     }
 
     #[test]

@@ -290,7 +290,22 @@ pub fn question(
         let cam = q.shown.first_cameras.get(k).cloned().flatten();
         lines.push(describe_agent(name, tr, ego, f0, cam.as_deref()));
     }
-    let generic = |sc: Scenario| option_text(sc, "the first", "the second");
+    // A scenario of two parties is defined with "the first"/"the second"; one of a single
+    // party is named by what it describes, without a subject ("stopping: …").
+    let generic = |sc: Scenario| {
+        if sc.short().contains("{other}") {
+            option_text(sc, "the first", "the second")
+        } else {
+            let s = sc
+                .short()
+                .replace("{actor} is ", "")
+                .replace("{actor} ", "");
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        }
+    };
     let mut prompt = Prompt::new(
         Layout::StsBench,
         "Which of the following scenarios occurs in the clip?",
