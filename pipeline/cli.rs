@@ -325,6 +325,13 @@ pub struct BalanceArgs {
     /// Make answer letters uniform within every (family, type).
     #[arg(long)]
     pub balance_letters: bool,
+    /// No answer of a (family, type) keeps more than this many times the rows of its rarest
+    /// answer (1 is uniform).
+    #[arg(long)]
+    pub answer_ratio: Option<f64>,
+    /// At most this many rows, taken evenly over (type, answer).
+    #[arg(long)]
+    pub max_rows: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

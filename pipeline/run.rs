@@ -283,6 +283,8 @@ fn balance(a: BalanceArgs) -> Result<ExitCode> {
         },
         type_cap: a.type_cap,
         balance_letters: a.balance_letters,
+        answer_ratio: a.answer_ratio,
+        max_rows: a.max_rows,
     };
     let o = balance::run(&a.qa, &a.out, &opts)?;
     println!(

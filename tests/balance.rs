@@ -311,6 +311,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
             spec: spec(8, Mode::Paper),
             type_cap: None,
             balance_letters: false,
+            ..Default::default()
         },
     );
     assert_eq!(o.items_in, 20);
@@ -322,6 +323,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
             spec: spec(8, Mode::Paper),
             type_cap: Some(3),
             balance_letters: false,
+            ..Default::default()
         },
     );
     assert_eq!(capped.len(), 6);
@@ -400,6 +402,7 @@ fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_fil
         spec: spec(20, Mode::Paper),
         type_cap: Some(15),
         balance_letters: true,
+        ..Default::default()
     };
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
@@ -425,4 +428,62 @@ fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_fil
     let mut want = rows.clone();
     want.sort_by_key(canonical_key);
     assert_eq!(gathered, want);
+}
+
+/// Flattening keeps at most `ratio` × the rarest answer's rows per answer of each type; a quota
+/// takes rows evenly across (type, answer).
+#[test]
+fn answers_are_flattened_and_quotas_keep_the_mix() {
+    let mut rows = Vec::new();
+    for i in 0..60 {
+        // turn: 40 left, 12 right, 8 straight; other: uniform.
+        let a = if i < 40 {
+            0
+        } else if i < 52 {
+            1
+        } else {
+            2
+        };
+        rows.push(qa(&format!("t{i:03}"), "turn", a, &format!("c{i:02}")));
+        rows.push(qa(&format!("u{i:03}"), "other", i % 3, &format!("c{i:02}")));
+    }
+    let count = |rows: &[QaRecord], ty: &str, a: &str| {
+        rows.iter()
+            .filter(|r| r.question_type == ty && r.answer == a)
+            .count()
+    };
+    let flat = BalanceOptions {
+        spec: spec(60, Mode::Paper),
+        answer_ratio: Some(1.0),
+        ..Default::default()
+    };
+    let (out, _) = balance_rows(&rows, &flat);
+    for a in ["left", "right", "straight"] {
+        assert_eq!(count(&out, "turn", a), 8, "{a}");
+        assert_eq!(count(&out, "other", a), 20, "{a}");
+    }
+    let loose = BalanceOptions {
+        answer_ratio: Some(1.5),
+        ..flat.clone()
+    };
+    let (out, _) = balance_rows(&rows, &loose);
+    assert_eq!(
+        [
+            count(&out, "turn", "left"),
+            count(&out, "turn", "right"),
+            count(&out, "turn", "straight")
+        ],
+        [12, 12, 8]
+    );
+    let quota = BalanceOptions {
+        max_rows: Some(30),
+        ..flat
+    };
+    let (out, _) = balance_rows(&rows, &quota);
+    assert_eq!(out.len(), 30);
+    for a in ["left", "right", "straight"] {
+        assert_eq!(count(&out, "turn", a), 5, "{a}");
+        assert_eq!(count(&out, "other", a), 5, "{a}");
+    }
+    assert_eq!(balance_rows(&rows, &quota).0, out, "deterministic");
 }

@@ -119,7 +119,10 @@ fn build_resume_and_shards_give_the_same_release() {
     }
     let json = ok(&a, &["audit", "release", "--json"]);
     let cli: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(&cli, audit, "drivegen audit disagrees with the build's audit");
+    assert_eq!(
+        &cli, audit,
+        "drivegen audit disagrees with the build's audit"
+    );
     for part in [
         "Blind baselines",
         "<svg",

@@ -32,6 +32,11 @@ pub struct BalanceOptions {
     /// Re-place each question's correct option so that answer letters are uniform within
     /// every (family, question type).
     pub balance_letters: bool,
+    /// No answer of a (family, type) keeps more than this many times the rows of its rarest
+    /// answer ([`plan::flatten_answers`]).
+    pub answer_ratio: Option<f64>,
+    /// At most this many rows in all, taken round-robin over (type, answer).
+    pub max_rows: Option<usize>,
 }
 
 /// The item a QA row belongs to.

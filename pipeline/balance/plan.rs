@@ -225,6 +225,12 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
             .filter_map(|(k, keep)| keep.then_some(k))
             .collect();
     }
+    if let Some(ratio) = opts.and_then(|o| o.answer_ratio) {
+        order = flatten_answers(facts, &order, ratio);
+    }
+    if let Some(max) = opts.and_then(|o| o.max_rows) {
+        order = quota(facts, &order, max);
+    }
     let moves = if opts.is_some_and(|o| o.balance_letters) {
         letter_moves(facts, &order)
     } else {
@@ -275,6 +281,90 @@ pub fn letter_moves(facts: &Facts, order: &[usize]) -> Vec<Option<u8>> {
 
 /// Ranks the rows of `order` by `qa_id` within their group and maps `(rank, row)` through `f`;
 /// the results are aligned with `order`.
+/// Keeps, per (family, type), at most `ratio` × the rows of its rarest answer for each answer,
+/// the first by `qa_id` (a hash, so the kept rows are an unbiased sample). The canonical order
+/// is kept.
+pub fn flatten_answers(facts: &Facts, order: &[usize], ratio: f64) -> Vec<usize> {
+    let mut counts: BTreeMap<(u32, u32), BTreeMap<u32, usize>> = BTreeMap::new();
+    for &k in order {
+        let r = &facts.rows[k];
+        *counts
+            .entry((r.family, r.qtype))
+            .or_default()
+            .entry(r.answer)
+            .or_default() += 1;
+    }
+    let caps: BTreeMap<(u32, u32), usize> = counts
+        .iter()
+        .map(|(g, by)| {
+            let rarest = by.values().copied().min().unwrap_or(0);
+            (*g, ((rarest as f64) * ratio).floor().max(1.0) as usize)
+        })
+        .collect();
+    let mut by_answer: BTreeMap<(u32, u32, u32), Vec<usize>> = BTreeMap::new();
+    for (pos, &k) in order.iter().enumerate() {
+        let r = &facts.rows[k];
+        by_answer
+            .entry((r.family, r.qtype, r.answer))
+            .or_default()
+            .push(pos);
+    }
+    let mut kept = vec![false; order.len()];
+    for ((f, t, _), mut positions) in by_answer {
+        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        for pos in positions.into_iter().take(caps[&(f, t)]) {
+            kept[pos] = true;
+        }
+    }
+    order
+        .iter()
+        .zip(kept)
+        .filter_map(|(&k, keep)| keep.then_some(k))
+        .collect()
+}
+
+/// At most `max` rows, taken one at a time from each (type, answer) in turn (each group's rows
+/// by `qa_id`), so a quota keeps every type and answer in proportion. The canonical order is
+/// kept.
+pub fn quota(facts: &Facts, order: &[usize], max: usize) -> Vec<usize> {
+    if order.len() <= max {
+        return order.to_vec();
+    }
+    let mut groups: BTreeMap<(u32, u32, u32), Vec<usize>> = BTreeMap::new();
+    for (pos, &k) in order.iter().enumerate() {
+        let r = &facts.rows[k];
+        groups
+            .entry((r.family, r.qtype, r.answer))
+            .or_default()
+            .push(pos);
+    }
+    let mut queues: Vec<std::collections::VecDeque<usize>> = groups
+        .into_values()
+        .map(|mut p| {
+            p.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+            p.into()
+        })
+        .collect();
+    let mut kept = vec![false; order.len()];
+    let mut n = 0;
+    while n < max && queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if n >= max {
+                break;
+            }
+            if let Some(pos) = q.pop_front() {
+                kept[pos] = true;
+                n += 1;
+            }
+        }
+    }
+    order
+        .iter()
+        .zip(kept)
+        .filter_map(|(&k, keep)| keep.then_some(k))
+        .collect()
+}
+
 fn first_by_id<T>(
     facts: &Facts,
     order: &[usize],

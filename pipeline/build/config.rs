@@ -189,6 +189,14 @@ pub struct FamilyBalance {
     /// Maximum items per source.
     #[serde(default)]
     pub source_caps: BTreeMap<String, usize>,
+    /// Flatten each question type's answers: no answer keeps more than this many times the
+    /// rows of the type's rarest answer (1.0: uniform), so that the most frequent answer of a
+    /// type is no better a guess than chance.
+    #[serde(default)]
+    pub answer_ratio: Option<f64>,
+    /// The family's quota: at most this many rows, taken evenly across its types and answers.
+    #[serde(default)]
+    pub max_rows: Option<usize>,
 }
 
 fn default_mode() -> String {
@@ -292,6 +300,14 @@ impl BuildConfig {
                     "[balance.{family}]: unknown family (known: {})",
                     crate::qa::record::FAMILIES.join(", ")
                 ));
+            }
+            if b.answer_ratio.is_some_and(|r| r < 1.0) {
+                return bad(format!(
+                    "balance.{family}.answer_ratio must be at least 1 (1 is uniform)"
+                ));
+            }
+            if b.max_rows == Some(0) {
+                return bad(format!("balance.{family}.max_rows must be at least 1"));
             }
             if !matches!(b.mode.as_str(), "paper" | "released") {
                 return bad(format!(

@@ -735,6 +735,8 @@ fn global_steps(
                         },
                         type_cap: b.type_cap,
                         balance_letters: b.balance_letters,
+                        answer_ratio: b.answer_ratio,
+                        max_rows: b.max_rows,
                     };
                     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                     let o = crate::balance::run(files, &dir, &bo)?;

@@ -342,8 +342,14 @@ mod tests {
     fn a_nested_claim_leaves_the_folder_writing_until_the_outer_one_ends() {
         let d = tempfile::tempdir().unwrap();
         let outer = Owned::claim(d.path(), "release", "files").unwrap();
-        Owned::claim(d.path(), "release", "files").unwrap().finish().unwrap();
-        assert_eq!(read_marker(d.path()).unwrap().unwrap().state, State::Writing);
+        Owned::claim(d.path(), "release", "files")
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert_eq!(
+            read_marker(d.path()).unwrap().unwrap().state,
+            State::Writing
+        );
         // Written after the inner claim ended, before the outer one did: a kill here must
         // leave it adoptable.
         std::fs::write(d.path().join("report.html"), b"x").unwrap();
