@@ -1,10 +1,11 @@
 //! Blind baselines of a release: how well a model that never looks at an image answers it.
 //!
 //! Three baselines, each fitted on some scenes and scored on the others (folds by a hash of the
-//! scene id, so no scene is in both), per family and per question type, beside chance (the mean
-//! of 1 / options):
+//! scene id, so no scene is in both), reported per family and per question type beside chance
+//! (the mean of 1 / options). They are fitted per family on what a model reads, the prompt and
+//! its options, and never on the question type, which a model does not see:
 //!
-//! - **letter prior**: always the letter most often correct in the fitting folds for that type;
+//! - **letter prior**: always the letter most often correct in the fitting folds;
 //! - **answer prior per template**: the answer most often correct for the question's template
 //!   (its stem with numbers masked) among the options offered, falling back to the type;
 //! - **question-only classifier**: multinomial naive Bayes over the words of the stem, choosing
@@ -223,16 +224,16 @@ impl Tally {
 /// The audit of `records` (one split).
 pub fn audit(records: &[QaRecord]) -> Audit {
     let (rows, folds) = rows_of(records);
-    let mut by_key: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+    let mut by_family: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
-        by_key.entry(r.key.as_str()).or_default().push(r);
+        by_family.entry(r.family.as_str()).or_default().push(r);
     }
     let mut out = Audit {
         folds,
         ..Default::default()
     };
-    let mut families: BTreeMap<String, Tally> = BTreeMap::new();
-    for (key, group) in by_key {
+    let mut types: BTreeMap<String, Tally> = BTreeMap::new();
+    for (family, group) in by_family {
         let mut t = Tally::default();
         for fold in 0..folds {
             let mut fit = Fit::default();
@@ -240,21 +241,20 @@ pub fn audit(records: &[QaRecord]) -> Audit {
                 fit.add(r);
             }
             for r in group.iter().filter(|r| r.fold == fold) {
-                t.rows += 1;
-                t.chance += 1.0 / r.options.len() as f64;
-                t.letter += usize::from(fit.letter() == Some(r.answer));
-                t.template += usize::from(fit.template_guess(r) == r.answer);
-                t.text += usize::from(fit.text_guess(r) == r.answer);
+                let one = Tally {
+                    rows: 1,
+                    chance: 1.0 / r.options.len() as f64,
+                    letter: usize::from(fit.letter() == Some(r.answer)),
+                    template: usize::from(fit.template_guess(r) == r.answer),
+                    text: usize::from(fit.text_guess(r) == r.answer),
+                };
+                t.add(&one);
+                types.entry(r.key.clone()).or_default().add(&one);
             }
         }
-        let family = group[0].family.clone();
-        families.entry(family).or_default().add(&t);
-        out.types.insert(key.to_string(), t.baselines());
+        out.families.insert(family.to_string(), t.baselines());
     }
-    out.families = families
-        .into_iter()
-        .map(|(f, t)| (f, t.baselines()))
-        .collect();
+    out.types = types.into_iter().map(|(k, t)| (k, t.baselines())).collect();
     out
 }
 
