@@ -332,6 +332,10 @@ pub struct BalanceArgs {
     /// At most this many rows, taken evenly over (type, answer).
     #[arg(long)]
     pub max_rows: Option<usize>,
+    /// Drop rows blind baselines answer without the image until the best one is within this
+    /// margin of chance (dropped rows in blind_filter.jsonl).
+    #[arg(long)]
+    pub max_blind_excess: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

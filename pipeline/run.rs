@@ -285,6 +285,7 @@ fn balance(a: BalanceArgs) -> Result<ExitCode> {
         balance_letters: a.balance_letters,
         answer_ratio: a.answer_ratio,
         max_rows: a.max_rows,
+        max_blind_excess: a.max_blind_excess,
     };
     let o = balance::run(&a.qa, &a.out, &opts)?;
     println!(

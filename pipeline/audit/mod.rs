@@ -60,6 +60,7 @@ pub struct Audit {
 
 /// What the baselines see of a row.
 struct Row {
+    index: usize,
     key: String,
     family: String,
     fold: usize,
@@ -93,8 +94,10 @@ fn rows_of(records: &[QaRecord]) -> (Vec<Row>, usize) {
     let folds = scenes.len().clamp(1, MAX_FOLDS);
     let rows = records
         .iter()
-        .filter(|r| !r.choices.is_empty() && usize::from(r.answer_index) < r.choices.len())
-        .map(|r| Row {
+        .enumerate()
+        .filter(|(_, r)| !r.choices.is_empty() && usize::from(r.answer_index) < r.choices.len())
+        .map(|(index, r)| Row {
+            index,
             key: format!("{}/{}", r.family, r.question_type),
             family: r.family.clone(),
             fold: fold_of(&r.scene_id, folds),
@@ -221,41 +224,148 @@ impl Tally {
     }
 }
 
-/// The audit of `records` (one split).
-pub fn audit(records: &[QaRecord]) -> Audit {
+/// Each scorable row's held-out outcome: its index in the records, its family and type key,
+/// chance, and whether the letter prior, the template prior and the question-only classifier
+/// got it right.
+struct Outcome {
+    index: usize,
+    family: String,
+    key: String,
+    chance: f64,
+    right: [bool; 3],
+}
+
+fn outcomes(records: &[QaRecord]) -> (usize, Vec<Outcome>) {
     let (rows, folds) = rows_of(records);
     let mut by_family: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
         by_family.entry(r.family.as_str()).or_default().push(r);
     }
-    let mut out = Audit {
-        folds,
-        ..Default::default()
-    };
-    let mut types: BTreeMap<String, Tally> = BTreeMap::new();
-    for (family, group) in by_family {
-        let mut t = Tally::default();
+    let mut out = Vec::with_capacity(rows.len());
+    for group in by_family.values() {
         for fold in 0..folds {
             let mut fit = Fit::default();
             for r in group.iter().filter(|r| folds == 1 || r.fold != fold) {
                 fit.add(r);
             }
             for r in group.iter().filter(|r| r.fold == fold) {
-                let one = Tally {
-                    rows: 1,
+                out.push(Outcome {
+                    index: r.index,
+                    family: r.family.clone(),
+                    key: r.key.clone(),
                     chance: 1.0 / r.options.len() as f64,
-                    letter: usize::from(fit.letter() == Some(r.answer)),
-                    template: usize::from(fit.template_guess(r) == r.answer),
-                    text: usize::from(fit.text_guess(r) == r.answer),
-                };
-                t.add(&one);
-                types.entry(r.key.clone()).or_default().add(&one);
+                    right: [
+                        fit.letter() == Some(r.answer),
+                        fit.template_guess(r) == r.answer,
+                        fit.text_guess(r) == r.answer,
+                    ],
+                });
             }
         }
-        out.families.insert(family.to_string(), t.baselines());
     }
-    out.types = types.into_iter().map(|(k, t)| (k, t.baselines())).collect();
-    out
+    (folds, out)
+}
+
+/// The audit of `records` (one split).
+pub fn audit(records: &[QaRecord]) -> Audit {
+    let (folds, outcomes) = outcomes(records);
+    let mut families: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut types: BTreeMap<String, Tally> = BTreeMap::new();
+    for o in &outcomes {
+        let one = Tally {
+            rows: 1,
+            chance: o.chance,
+            letter: usize::from(o.right[0]),
+            template: usize::from(o.right[1]),
+            text: usize::from(o.right[2]),
+        };
+        families.entry(o.family.clone()).or_default().add(&one);
+        types.entry(o.key.clone()).or_default().add(&one);
+    }
+    Audit {
+        folds,
+        families: families
+            .into_iter()
+            .map(|(k, t)| (k, t.baselines()))
+            .collect(),
+        types: types.into_iter().map(|(k, t)| (k, t.baselines())).collect(),
+    }
+}
+
+/// The names of the baselines, in the order of [`Outcome::right`].
+const BASELINES: [&str; 3] = [
+    "letter prior",
+    "answer prior per template",
+    "question-only classifier",
+];
+
+/// Rounds of [`filter`] at most.
+const MAX_ROUNDS: usize = 40;
+
+/// A row [`filter`] removed, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Removed {
+    pub qa_id: String,
+    pub reason: String,
+}
+
+/// Drops rows that blind baselines answer from the text alone until every family's best blind
+/// baseline is within `margin` of chance. Each round refits the baselines (scenes held out),
+/// and in every family still over the margin drops, among the rows its best baseline gets
+/// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
+/// quarter of them, so that the refit can respond. Returns which records to keep.
+pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
+    let mut keep = vec![true; records.len()];
+    let mut removed = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let kept: Vec<usize> = (0..records.len()).filter(|&i| keep[i]).collect();
+        let view: Vec<QaRecord> = kept.iter().map(|&i| records[i].clone()).collect();
+        let (_, outcomes) = outcomes(&view);
+        let mut by_family: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
+        for o in &outcomes {
+            by_family.entry(o.family.as_str()).or_default().push(o);
+        }
+        let mut dropped_any = false;
+        for (family, group) in by_family {
+            let n = group.len() as f64;
+            let chance = group.iter().map(|o| o.chance).sum::<f64>() / n;
+            let acc = |b: usize| group.iter().filter(|o| o.right[b]).count() as f64 / n;
+            let best = (0..3)
+                .max_by(|&a, &b| acc(a).total_cmp(&acc(b)))
+                .unwrap_or(0);
+            let target = chance + margin;
+            if acc(best) <= target {
+                continue;
+            }
+            let correct: Vec<&&Outcome> = {
+                let mut c: Vec<&&Outcome> = group.iter().filter(|o| o.right[best]).collect();
+                c.sort_by(|a, b| view[a.index].qa_id.cmp(&view[b.index].qa_id));
+                c
+            };
+            let c = correct.len() as f64;
+            let need = ((c - target * n) / (1.0 - target).max(1e-9))
+                .ceil()
+                .max(1.0) as usize;
+            let take = need.min(correct.len().div_ceil(4)).max(1);
+            for o in correct.into_iter().take(take) {
+                let i = kept[o.index];
+                keep[i] = false;
+                removed.push(Removed {
+                    qa_id: records[i].qa_id.clone(),
+                    reason: format!(
+                        "the {} answers it without the image ({family}: {:.3} against chance {chance:.3})",
+                        BASELINES[best],
+                        acc(best)
+                    ),
+                });
+                dropped_any = true;
+            }
+        }
+        if !dropped_any {
+            break;
+        }
+    }
+    (keep, removed)
 }
 
 /// Audits the main split of the release in `dir`.
@@ -349,5 +459,46 @@ mod tests {
         assert!(b.question_only > 0.99 && b.template_prior > 0.99, "{b:?}");
         let f = &audit(&fair).families["f"];
         assert!(f.excess() < 0.1, "{f:?}");
+    }
+
+    #[test]
+    fn filtering_brings_a_biased_family_within_the_margin() {
+        // Three quarters of the trucks are far, three quarters of the cars near.
+        let mut biased = Vec::new();
+        for scene in 0..10 {
+            for k in 0..40 {
+                let truck = k % 2 == 0;
+                let far = if truck { k % 8 != 0 } else { k % 8 == 1 };
+                let stem = format!("How far is the {}?", if truck { "truck" } else { "car" });
+                biased.push(row(
+                    scene,
+                    &format!("{stem} {k}"),
+                    &["near", "far"],
+                    u8::from(far),
+                ));
+            }
+        }
+        let before = audit(&biased).families["f"].clone();
+        assert!(before.excess() > 0.15, "{before:?}");
+        let (keep, removed) = filter(&biased, 0.05);
+        let kept: Vec<QaRecord> = biased
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(r, _)| r.clone())
+            .collect();
+        let after = audit(&kept).families["f"].clone();
+        assert!(
+            after.excess() <= 0.05,
+            "{after:?} after removing {}",
+            removed.len()
+        );
+        assert_eq!(removed.len(), keep.iter().filter(|k| !**k).count());
+        assert!(
+            removed[0].reason.contains("without the image"),
+            "{:?}",
+            removed[0]
+        );
+        assert_eq!(filter(&biased, 0.05).0, keep, "deterministic");
     }
 }

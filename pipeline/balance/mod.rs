@@ -37,6 +37,9 @@ pub struct BalanceOptions {
     pub answer_ratio: Option<f64>,
     /// At most this many rows in all, taken round-robin over (type, answer).
     pub max_rows: Option<usize>,
+    /// Drop rows blind baselines answer from the text alone until the family's best blind
+    /// baseline is within this margin of chance ([`crate::audit::filter`]).
+    pub max_blind_excess: Option<f64>,
 }
 
 /// The item a QA row belongs to.
@@ -111,7 +114,10 @@ pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<
         "balance output",
         "balanced_qa.arrow and its report",
     )?;
-    let plan = plan::plan(&facts, Some(opts));
+    let mut plan = plan::plan(&facts, Some(opts));
+    if let Some(margin) = opts.max_blind_excess {
+        blind_filter(inputs, &facts, &mut plan, opts, margin, out_dir)?;
+    }
     write_plan(inputs, &facts, &plan, &out_dir.join("balanced_qa.arrow"))?;
     let outcome = BalanceOutcome::of(plan);
     let report = stats::report_markdown(&outcome, opts);
@@ -122,6 +128,60 @@ pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<
         (serde_json::to_string_pretty(&json).unwrap_or_default() + "\n").as_bytes(),
     )?;
     Ok(outcome)
+}
+
+/// Drops the planned rows that blind baselines answer without the image (see
+/// [`crate::audit::filter`]) and records them, with the reason, in `blind_filter.jsonl`. The
+/// family's planned rows are read into memory for this.
+fn blind_filter(
+    inputs: &[PathBuf],
+    facts: &Facts,
+    plan: &mut Plan,
+    opts: &BalanceOptions,
+    margin: f64,
+    out_dir: &Path,
+) -> Result<()> {
+    let mut files: Vec<QaFile> = inputs
+        .iter()
+        .map(|p| QaFile::open(p))
+        .collect::<Result<_>>()?;
+    let mut batches: BTreeMap<(u32, u32), Vec<QaRecord>> = BTreeMap::new();
+    let mut records = Vec::with_capacity(plan.order.len());
+    for &k in &plan.order {
+        let l = facts.loc(k);
+        if let std::collections::btree_map::Entry::Vacant(e) = batches.entry((l.file, l.batch)) {
+            e.insert(files[l.file as usize].batch(l.batch as usize)?);
+        }
+        let r = batches[&(l.file, l.batch)]
+            .get(l.row as usize)
+            .cloned()
+            .ok_or_else(|| Error::Input {
+                file: inputs[l.file as usize].clone(),
+                record: format!("record batch {} row {}", l.batch, l.row),
+                detail: "the row vanished between two reads".into(),
+            })?;
+        records.push(r);
+    }
+    drop(batches);
+    let (keep, removed) = crate::audit::filter(&records, margin);
+    plan.order = plan
+        .order
+        .iter()
+        .zip(&keep)
+        .filter_map(|(&k, &keep)| keep.then_some(k))
+        .collect();
+    plan.moves = if opts.balance_letters {
+        plan::letter_moves(facts, &plan.order)
+    } else {
+        vec![None; plan.order.len()]
+    };
+    plan.after = facts.distribution(plan.order.iter().copied().zip(plan.moves.iter().copied()));
+    let mut log = String::new();
+    for r in &removed {
+        log.push_str(&serde_json::to_string(r).unwrap_or_default());
+        log.push('\n');
+    }
+    write_atomic(&out_dir.join("blind_filter.jsonl"), log.as_bytes())
 }
 
 /// Writes every row of `inputs` to `out` in the canonical order, unbalanced; returns the row

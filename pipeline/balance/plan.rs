@@ -124,7 +124,10 @@ impl Facts {
     }
 
     /// Answer and letter counts of `rows`, with letters moved as `moves` say.
-    fn distribution(&self, rows: impl Iterator<Item = (usize, Option<u8>)>) -> Distribution {
+    pub(super) fn distribution(
+        &self,
+        rows: impl Iterator<Item = (usize, Option<u8>)>,
+    ) -> Distribution {
         let mut d = Distribution::default();
         for (k, mv) in rows {
             let r = &self.rows[k];

@@ -197,6 +197,11 @@ pub struct FamilyBalance {
     /// The family's quota: at most this many rows, taken evenly across its types and answers.
     #[serde(default)]
     pub max_rows: Option<usize>,
+    /// Drop rows that blind baselines answer from the text alone until the family's best blind
+    /// baseline is within this margin of chance (e.g. 0.05); the dropped rows and why are in
+    /// the family's `blind_filter.jsonl`.
+    #[serde(default)]
+    pub max_blind_excess: Option<f64>,
 }
 
 fn default_mode() -> String {
@@ -304,6 +309,11 @@ impl BuildConfig {
             if b.answer_ratio.is_some_and(|r| r < 1.0) {
                 return bad(format!(
                     "balance.{family}.answer_ratio must be at least 1 (1 is uniform)"
+                ));
+            }
+            if b.max_blind_excess.is_some_and(|m| !(0.0..1.0).contains(&m)) {
+                return bad(format!(
+                    "balance.{family}.max_blind_excess must lie in [0, 1)"
                 ));
             }
             if b.max_rows == Some(0) {

@@ -737,6 +737,7 @@ fn global_steps(
                         balance_letters: b.balance_letters,
                         answer_ratio: b.answer_ratio,
                         max_rows: b.max_rows,
+                        max_blind_excess: b.max_blind_excess,
                     };
                     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                     let o = crate::balance::run(files, &dir, &bo)?;
