@@ -5,17 +5,75 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// A count flag that must be at least 1: zero would run and write nothing, with exit 0.
+pub fn count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number: {e}")),
+    }
+}
+
+/// [`count`] for 32-bit flags (image sizes, per-frame counts, shard counts).
+pub fn count32(s: &str) -> Result<u32, String> {
+    let n = count(s)?;
+    u32::try_from(n).map_err(|_| format!("must be at most {}", u32::MAX))
+}
+
+fn finite(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|e| format!("not a number: {e}"))?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err("must be a finite number".into())
+    }
+}
+
+/// A finite number above zero (a duration).
+pub fn positive(s: &str) -> Result<f64, String> {
+    let v = finite(s)?;
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err("must be above 0".into())
+    }
+}
+
+/// A finite fraction in [0, 1] (a margin of accuracy over chance).
+pub fn fraction(s: &str) -> Result<f64, String> {
+    let v = finite(s)?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err("must be between 0 and 1".into())
+    }
+}
+
+/// A finite ratio of at least 1 (the most to the fewest answers of a question type).
+pub fn ratio(s: &str) -> Result<f64, String> {
+    let v = finite(s)?;
+    if v >= 1.0 {
+        Ok(v)
+    } else {
+        Err("must be at least 1".into())
+    }
+}
+
 /// drivegen: build vision-language benchmark datasets for autonomous driving.
 #[derive(Debug, Parser)]
 #[command(name = "drivegen", version, about)]
 pub struct Cli {
     /// Worker threads for CPU stages (default: all cores).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = count)]
     pub threads: Option<usize>,
     /// Write into an output folder that holds files drivegen did not write (naming them),
     /// and replace an output file drivegen did not write. Without it such outputs are refused.
     #[arg(long, global = true)]
     pub force: bool,
+    /// A TOML file of input limits (`configs/limits.toml` lists the keys and their defaults):
+    /// the most drivegen reads of one file, line, image or Parquet chunk before it stops.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub limits: Option<PathBuf>,
     /// More diagnostics on stderr (-v, -vv).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -86,19 +144,19 @@ pub enum BenchCommand {
 #[derive(Debug, Args)]
 pub struct BenchVisibilityArgs {
     /// Camera frames per timed run.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = count)]
     pub frames: usize,
     /// Boxes around the ego per frame.
     #[arg(long, default_value_t = 50)]
     pub boxes: usize,
-    #[arg(long, default_value_t = 1600)]
+    #[arg(long, default_value_t = 1600, value_parser = count32)]
     pub width: u32,
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, default_value_t = 900, value_parser = count32)]
     pub height: u32,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Timed repetitions (the best counts).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = count)]
     pub repeats: usize,
     /// Which implementations to time: `gpu`, `cpu` or `auto` (both, the GPU if it opens).
     #[arg(long, value_enum, default_value_t = Device::Auto)]
@@ -108,7 +166,7 @@ pub struct BenchVisibilityArgs {
     #[arg(long)]
     pub python: Option<String>,
     /// Frames given to the Python reference (it is slow; its rate is per frame).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = count)]
     pub python_frames: usize,
 }
 
@@ -220,7 +278,7 @@ pub struct SynthArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Number of 20 s scenes.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = count)]
     pub scenes: usize,
     /// Seed of the world and everything drawn from it.
     #[arg(long, default_value_t = 0)]
@@ -229,16 +287,16 @@ pub struct SynthArgs {
     #[arg(long, default_value = "v1.0-mini")]
     pub version: String,
     /// Scene length in seconds.
-    #[arg(long)]
+    #[arg(long, value_parser = positive)]
     pub duration: Option<f64>,
     /// Skip the ~12 Hz camera sweeps (keyframe images only).
     #[arg(long)]
     pub no_sweeps: bool,
     /// Image width in pixels (default: the nuScenes 1600); the intrinsics scale with it.
-    #[arg(long)]
+    #[arg(long, value_parser = count32)]
     pub width: Option<u32>,
     /// Image height in pixels (default: the nuScenes 900).
-    #[arg(long)]
+    #[arg(long, value_parser = count32)]
     pub height: Option<u32>,
     /// The layout to write the synthetic world in.
     #[arg(long, value_enum, default_value = "nuscenes")]
@@ -282,7 +340,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub no_image_check: bool,
     /// Scenes assembled in parallel at once (bounds memory).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = count)]
     pub chunk: usize,
     /// Waymo/CARLA/Frenetix ingest rules replacing `configs/sources.toml`.
     #[arg(long)]
@@ -310,7 +368,7 @@ pub struct BalanceArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// Items (clips or frames) to select.
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     pub target: usize,
     /// A source cap, `SOURCE=N` (repeatable), e.g. `nuscenes=500`.
     #[arg(long = "cap", value_parser = parse_cap)]
@@ -320,21 +378,21 @@ pub struct BalanceArgs {
     #[arg(long, value_enum, default_value_t = BalanceMode::Paper)]
     pub mode: BalanceMode,
     /// Keep at most N questions per (family, type).
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     pub type_cap: Option<usize>,
     /// Make answer letters uniform within every (family, type).
     #[arg(long)]
     pub balance_letters: bool,
     /// No answer of a (family, type) keeps more than this many times the rows of its rarest
     /// answer (1 is uniform).
-    #[arg(long)]
+    #[arg(long, value_parser = ratio)]
     pub answer_ratio: Option<f64>,
     /// At most this many rows, taken evenly over (type, answer).
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     pub max_rows: Option<usize>,
     /// Drop rows blind baselines answer without the image until the best one is within this
     /// margin of chance (dropped rows in blind_filter.jsonl).
-    #[arg(long)]
+    #[arg(long, value_parser = fraction)]
     pub max_blind_excess: Option<f64>,
 }
 
@@ -372,12 +430,12 @@ pub struct ReleaseArgs {
     pub out: PathBuf,
     #[arg(long, default_value = "test")]
     pub split: String,
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = 5000, value_parser = count)]
     pub rows_per_shard: usize,
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = count)]
     pub row_group_rows: usize,
     /// A row group also ends once its distinct images reach this many MiB (bounds memory).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = count)]
     pub row_group_mib: usize,
     /// `embed` the image files or publish `paths` only.
     #[arg(long, value_enum, default_value_t = ImagesArg::Embed)]
@@ -418,7 +476,8 @@ pub struct ScoreArgs {
     pub no_verify: bool,
     #[command(flatten)]
     pub sig: crate::cli_sts::SigScoreArgs,
-    /// Write the full report as JSON here.
+    /// Write the full report as JSON here (`-`: standard output, the summary then goes to
+    /// standard error).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -18,7 +18,7 @@ pub struct AuditArgs {
     #[arg(long)]
     pub write: bool,
     /// Exit 1 when a family's best blind baseline beats chance by more than this.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::fraction)]
     pub max_excess: Option<f64>,
 }
 

@@ -26,7 +26,7 @@ pub struct BuildArgs {
     #[arg(long)]
     pub shard: Option<Shard>,
     /// Balance and release the outputs of N shard builds (all in the same work folder).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::count32)]
     pub merge: Option<u32>,
     /// Override the config's seed.
     #[arg(long)]
@@ -39,7 +39,7 @@ pub struct DemoArgs {
     #[arg(long, default_value = "demo-release")]
     pub out: PathBuf,
     /// Scenes in the synthetic corpus.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::count)]
     pub scenes: Option<usize>,
     #[arg(long)]
     pub seed: Option<u64>,

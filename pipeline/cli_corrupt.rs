@@ -36,16 +36,16 @@ pub struct CorruptArgs {
     #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
     pub device: DeviceArg,
     /// Only the first N frames.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::count)]
     pub max_frames: Option<usize>,
     /// With --store, only the first N keyframes of every scene.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::count)]
     pub frames_per_scene: Option<usize>,
     /// Draw IMG under all 15 corruptions × 5 severities into --out (a PNG).
     #[arg(long, value_name = "IMG")]
     pub contact_sheet: Option<PathBuf>,
     /// Width of one contact-sheet cell in pixels.
-    #[arg(long, default_value_t = 320)]
+    #[arg(long, default_value_t = 320, value_parser = crate::cli::count32)]
     pub cell_width: u32,
 }
 
@@ -69,15 +69,15 @@ impl From<DeviceArg> for corrupt_run::Device {
 /// Benchmarks.
 #[derive(Debug, Args)]
 pub struct BenchCorruptArgs {
-    #[arg(long, default_value_t = 1600)]
+    #[arg(long, default_value_t = 1600, value_parser = crate::cli::count32)]
     pub width: u32,
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, default_value_t = 900, value_parser = crate::cli::count32)]
     pub height: u32,
     /// Images per GPU measurement.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = crate::cli::count)]
     pub images: usize,
     /// Images per CPU-twin measurement.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::count)]
     pub cpu_images: usize,
     /// The python with imagecorruptions (default: .venv-oracles/bin/python if present).
     #[arg(long)]
@@ -147,8 +147,8 @@ pub fn bench_corrupt(b: BenchCorruptArgs) -> Result<ExitCode> {
     };
     let report = drivegen::corrupt::bench::run(&opts)?;
     print!("{report}");
-    if let Some(p) = b.report {
-        drivegen::store::atomic::write_atomic(&p, report.as_bytes())?;
+    if let Some(p) = b.report.filter(|p| !drivegen::store::atomic::is_stdout(p)) {
+        drivegen::store::atomic::write_report(&p, report.as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -27,7 +27,7 @@ pub struct MetavqaArgs {
     #[arg(long)]
     pub som_config: Option<PathBuf>,
     /// At most N questions per camera image, drawn by type weight (overrides per_frame).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::count32)]
     pub per_frame: Option<u32>,
     /// The seed (overrides the config's).
     #[arg(long)]

@@ -89,14 +89,20 @@ pub fn score_sig(a: &SigScoreArgs, out: Option<&std::path::Path>) -> Result<Opti
     };
     let cfg = drivegen::sig::SigConfig::load(a.sig_config.as_deref())?;
     let report = drivegen::score::sig::score_files(&cfg, pred, truth)?;
+    let mut to_stdout = false;
     if let Some(out) = out {
-        drivegen::store::owner::file_output(out)?;
         let json = serde_json::to_string_pretty(&report).map_err(|e| drivegen::Error::Config {
             file: out.to_path_buf(),
             detail: e.to_string(),
         })?;
-        drivegen::store::atomic::write_atomic(out, (json + "\n").as_bytes())?;
+        drivegen::store::atomic::write_report(out, (json + "\n").as_bytes())?;
+        to_stdout = drivegen::store::atomic::is_stdout(out);
     }
-    print!("{}", drivegen::score::sig::summary(&report));
+    let summary = drivegen::score::sig::summary(&report);
+    if to_stdout {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
     Ok(Some(ExitCode::SUCCESS))
 }

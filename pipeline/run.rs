@@ -19,6 +19,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     if cli.force {
         drivegen::store::owner::allow_force();
     }
+    if let Some(l) = &cli.limits {
+        drivegen::store::input::load_limits(l)?;
+    }
     if let Some(n) = cli.threads {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         // More threads than a few per core only adds memory and start-up time.
@@ -30,7 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             );
             cap
         } else {
-            n.max(1)
+            n
         };
         // Only fails when a pool already exists, which cannot happen this early.
         let _ = rayon::ThreadPoolBuilder::new()
@@ -347,7 +350,11 @@ fn score(a: ScoreArgs) -> Result<ExitCode> {
             "score: give --release and --predictions (or --sig-pred and --sig-truth)".into(),
         ));
     };
-    if let Some(out) = &a.out {
+    let to_stdout = a
+        .out
+        .as_deref()
+        .is_some_and(drivegen::store::atomic::is_stdout);
+    if let Some(out) = a.out.as_deref().filter(|_| !to_stdout) {
         drivegen::store::paths::disjoint(preds, "--predictions", out, "--out")?;
         drivegen::store::owner::file_output(out)?;
     }
@@ -359,8 +366,14 @@ fn score(a: ScoreArgs) -> Result<ExitCode> {
             file: out.clone(),
             detail: e.to_string(),
         })?;
-        drivegen::store::atomic::write_atomic(out, (json + "\n").as_bytes())?;
+        drivegen::store::atomic::write_report(out, (json + "\n").as_bytes())?;
     }
-    print!("{}", score::release_summary(&report));
+    // With `--out -` standard output holds the JSON alone.
+    let summary = score::release_summary(&report);
+    if to_stdout {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -108,6 +108,9 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
 /// Only compact facts about each row are held while deciding; the chosen rows are then read
 /// back and written one scene at a time.
 pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<BalanceOutcome> {
+    for q in inputs {
+        crate::store::paths::disjoint(q, "a QA table", out_dir, "the output")?;
+    }
     let facts = scan(inputs)?;
     let _owned = crate::store::owner::Owned::claim(
         out_dir,

@@ -2,7 +2,8 @@
 //!
 //! A step's outputs are complete when its checkpoint file exists and names the same key (a
 //! hash of the step's parameters, the keys of the steps it reads, and the tool version). A
-//! step that is not complete has its output folder removed and runs again from scratch; every
+//! step that is not complete has its output folder removed (what drivegen recorded writing
+//! there: `store::owner::remove_output`) and runs again from scratch; every
 //! stage writes its files atomically and is deterministic, so the resumed build ends with the
 //! same bytes an uninterrupted one would.
 
@@ -88,7 +89,9 @@ impl Checkpoints {
 
     /// The checkpoint of `step` when it matches `key`.
     pub fn done(&self, step: &str, key: &str) -> Option<Checkpoint> {
-        let text = std::fs::read_to_string(self.file(step)).ok()?;
+        let text =
+            crate::store::input::read_to_string(&self.file(step), crate::store::input::METADATA)
+                .ok()?;
         let c: Checkpoint = serde_json::from_str(&text).ok()?;
         (c.key == key).then_some(c)
     }
@@ -154,13 +157,7 @@ impl Checkpoints {
     }
 }
 
+/// Removes a step's earlier output, only what drivegen recorded writing.
 fn remove(p: &Path) -> Result<()> {
-    let r = if p.is_dir() {
-        std::fs::remove_dir_all(p)
-    } else if p.exists() {
-        std::fs::remove_file(p)
-    } else {
-        return Ok(());
-    };
-    r.map_err(|e| Error::io(p, e))
+    crate::store::owner::remove_output(p)
 }

@@ -298,7 +298,8 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
     let w = &opts.work;
     match &opts.config.input {
         InputConfig::Store { path } => {
-            let meta = std::fs::read(path.join("store.json")).map_err(|e| Error::io(path, e))?;
+            let meta =
+                crate::store::input::read(&path.join("store.json"), crate::store::input::METADATA)?;
             let k = key(
                 "store",
                 &json!({"store_json": String::from_utf8_lossy(&meta)}),
@@ -792,7 +793,9 @@ fn global_steps(
         &fk,
     );
     let mut counts = BTreeMap::new();
-    cp.step("release", &k, &[&opts.out.join("data")], || {
+    // The release replaces its own shards and removes stale ones itself; the rest of `data/`
+    // is not drivegen's to delete.
+    cp.step("release", &k, &[], || {
         let s = crate::release::run(&ro)?;
         add_build_to_manifest(opts)?;
         // The blind baselines of what was just written go into the manifest and the report.
@@ -812,7 +815,8 @@ fn global_steps(
         ))
     })?;
     let manifest = opts.out.join("manifest.json");
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
+    if let Ok(text) = crate::store::input::read_to_string(&manifest, crate::store::input::METADATA)
+    {
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
             if let Ok(c) = serde_json::from_value(v["counts"].clone()) {
                 counts = c;
@@ -865,7 +869,7 @@ fn contact_sheet(
 /// that changed in any byte is checked again.
 fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
     let manifest = opts.out.join("manifest.json");
-    let text = std::fs::read(&manifest).map_err(|e| Error::io(&manifest, e))?;
+    let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;
     let k = key(
         "validate",
         &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
@@ -895,7 +899,7 @@ fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
 /// Records the build config, its hash and the seed in `manifest.json`.
 fn add_build_to_manifest(opts: &BuildOptions) -> Result<()> {
     let path = opts.out.join("manifest.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
     let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Json {
         path: path.clone(),
         line: e.line(),

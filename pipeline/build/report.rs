@@ -225,7 +225,10 @@ fn balance_section(work: &Path, html: &mut String) {
     let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     dirs.sort();
     for d in dirs {
-        let Ok(text) = std::fs::read_to_string(d.join("balance_report.json")) else {
+        let Ok(text) = crate::store::input::read_to_string(
+            &d.join("balance_report.json"),
+            crate::store::input::METADATA,
+        ) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -328,10 +331,13 @@ pub fn write(
         hash = super::BuildConfig::hash_of(&opts.config_text),
     );
     // Release contents.
-    let manifest: serde_json::Value = std::fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let manifest: serde_json::Value = crate::store::input::read_to_string(
+        &dir.join("manifest.json"),
+        crate::store::input::METADATA,
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str(&t).ok())
+    .unwrap_or_default();
     let _ = write!(
         html,
         "<h2>Release</h2><p>{} questions, {} images, {} shards.</p>\

@@ -65,6 +65,7 @@ impl Scratch {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
+        crate::store::cleanup::register(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         Ok(Scratch(dir))
     }
@@ -73,6 +74,7 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        crate::store::cleanup::unregister(&self.0);
     }
 }
 

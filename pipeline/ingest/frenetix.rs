@@ -152,6 +152,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
         ..Default::default()
     };
     let mut ids = crate::ingest::SceneIds::default();
+    let dataset = crate::store::paths::Root::new(&opts.root);
     for f in &files {
         let id = format!("{}__{}", f.scene, f.behavior);
         let named = crate::ingest::utf8_name(&f.path)
@@ -160,6 +161,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                     .parent()
                     .map_or(Ok(String::new()), crate::ingest::utf8_name)
             })
+            .and_then(|_| dataset.holds(&f.path))
             .and_then(|_| ids.admit(&id, &f.path));
         if let Err(why) = named {
             rejects.push(reject("ingest", &id, &Error::input(&f.path, "log", why)));

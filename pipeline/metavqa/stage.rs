@@ -552,6 +552,12 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let start = Instant::now();
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
+    crate::store::paths::disjoint(
+        &opts.visibility,
+        "the visibility table",
+        &opts.out,
+        "the output",
+    )?;
     let store = Store::open(&opts.store)?;
     let kept = read_kept(&opts.visibility)?;
     let images = ImageReader::new(&store, None);

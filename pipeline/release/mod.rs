@@ -247,14 +247,11 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     for (split, black) in &splits {
         let (mut written, n_images, c) = write_split(opts, &finder, split, &screened, *black)?;
         counts = c;
-        // Shards of an earlier run with a different count would be picked up by `data/test-*`.
-        remove_stale_shards(&opts.out, split, &written)?;
         shards.append(&mut written);
         images_total += n_images;
     }
-    if !opts.text_only_controls {
-        remove_stale_shards(&opts.out, &control_split(&opts.split), &[])?;
-    }
+    // Shards of an earlier run with another count or split would be picked up by `data/*`.
+    remove_stale_shards(&opts.out, &shards)?;
     // What shapes the files, not where they go: the same release written elsewhere has the
     // same hash.
     let shaping = serde_json::json!({
@@ -616,7 +613,30 @@ fn write_split(
     Ok((shards, images_total, counts))
 }
 
-fn remove_stale_shards(root: &Path, split: &str, keep: &[ShardInfo]) -> Result<()> {
+/// Whether `name` is a shard file name drivegen writes: `{split}-{i:05}-of-{n:05}.parquet`.
+fn is_shard_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".parquet") else {
+        return false;
+    };
+    let b = stem.as_bytes();
+    // `-iiiii-of-nnnnn` is 15 bytes; the split before it is at least one.
+    if b.len() < 17 {
+        return false;
+    }
+    let (split, tail) = stem.split_at(stem.len() - 15);
+    let t = tail.as_bytes();
+    let digits = |r: std::ops::Range<usize>| t[r].iter().all(u8::is_ascii_digit);
+    split.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && t[0] == b'-'
+        && digits(1..6)
+        && &t[6..10] == b"-of-"
+        && digits(10..15)
+}
+
+/// Removes the shards of an earlier run that this one did not write again (another count or
+/// split). Only files named as drivegen names shards are touched; anything else in `data/`
+/// stays.
+fn remove_stale_shards(root: &Path, keep: &[ShardInfo]) -> Result<()> {
     let dir = root.join("data");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
@@ -624,12 +644,36 @@ fn remove_stale_shards(root: &Path, split: &str, keep: &[ShardInfo]) -> Result<(
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let rel = format!("data/{name}");
-        if name.starts_with(&format!("{split}-"))
-            && name.ends_with(".parquet")
-            && !keep.iter().any(|s| s.path == rel)
-        {
+        let regular = e.file_type().is_ok_and(|t| t.is_file());
+        if regular && is_shard_name(&name) && !keep.iter().any(|s| s.path == rel) {
             std::fs::remove_file(e.path()).map_err(|err| Error::io(e.path(), err))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_shard_name;
+
+    #[test]
+    fn only_drivegen_shard_names_are_stale_shards() {
+        for ok in [
+            "test-00000-of-00001.parquet",
+            "test_text_only-00012-of-00040.parquet",
+        ] {
+            assert!(is_shard_name(ok), "{ok}");
+        }
+        for no in [
+            "test-00000-of-00001.parquet.bak",
+            "my-notes.parquet",
+            "-00000-of-00001.parquet",
+            "test-0000a-of-00001.parquet",
+            "te st-00000-of-00001.parquet",
+            "test-00000-to-00001.parquet",
+            "README.md",
+        ] {
+            assert!(!is_shard_name(no), "{no}");
+        }
+    }
 }

@@ -147,6 +147,12 @@ pub fn camera_ground(cam: &CameraRow, o: &ObjectRow) -> (f64, f64) {
 pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
+    crate::store::paths::disjoint(
+        &opts.visibility,
+        "the visibility table",
+        &opts.out,
+        "the output",
+    )?;
     let store = Store::open(&opts.store)?;
     let kept = read_kept(&opts.visibility)?;
     let config_hash = cfg.hash()?;

@@ -80,6 +80,26 @@ fn replaceable(path: &Path) -> Result<()> {
     }
 }
 
+/// Whether a report path is `-`, which means standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Writes a report where the user asked: standard output for `-`, else atomically into a file
+/// drivegen may write ([`super::owner::file_output`]).
+pub fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
+    if is_stdout(path) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io("standard output", e));
+    }
+    super::owner::file_output(path)?;
+    write_atomic(path, bytes)
+}
+
 /// Writes `bytes` to `path` atomically, creating parent folders.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;

@@ -280,13 +280,13 @@ impl ImageReader {
 /// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
 /// in (grey below the cut) without an error, so a truncated file must be told by its end.
 /// The most pixels an image may have before it is decoded: 100 megapixels by default (nuScenes
-/// images are 1.4, Waymo's 2.1), raised with `DRIVEGEN_MAX_IMAGE_MPIX`.
+/// images are 1.4, Waymo's 2.1), raised with `image_mpix` in a `--limits` file or
+/// `DRIVEGEN_MAX_IMAGE_MPIX`.
+pub const DEFAULT_MAX_MPIX: u64 = 100;
+
 pub fn max_pixels() -> u64 {
-    let mpix = std::env::var("DRIVEGEN_MAX_IMAGE_MPIX")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(100);
-    mpix.saturating_mul(1_000_000)
+    super::input::setting("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX", DEFAULT_MAX_MPIX)
+        .saturating_mul(1_000_000)
 }
 
 /// Decodes an encoded image after reading its header: the size must be `expect` where the
@@ -308,7 +308,9 @@ pub fn decode_checked(
     let (w, h) = reader()?
         .into_dimensions()
         .map_err(|e| format!("cannot read the image header: {e}"))?;
-    if let Some((ew, eh)) = expect.filter(|&(ew, eh)| (ew, eh) != (w, h) && ew * eh != 0) {
+    if let Some((ew, eh)) =
+        expect.filter(|&(ew, eh)| (ew, eh) != (w, h) && u64::from(ew) * u64::from(eh) != 0)
+    {
         return Err(format!(
             "the image header says {w}×{h}, its camera row says {ew}×{eh}"
         ));
@@ -316,9 +318,9 @@ pub fn decode_checked(
     let pixels = u64::from(w) * u64::from(h);
     if pixels > max_pixels() {
         return Err(format!(
-            "the image header says {w}×{h}, over the limit of {} pixels \
-             (raise it with DRIVEGEN_MAX_IMAGE_MPIX)",
-            max_pixels()
+            "the image header says {w}×{h}, over the limit of {} pixels ({})",
+            max_pixels(),
+            super::input::how_to_raise("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX")
         ));
     }
     let mut limits = image::Limits::default();

@@ -5,6 +5,7 @@
 //! refuses anything but a regular file before it is opened; whole-file reads go through
 //! [`read`] with a [`Limit`] that names the setting raising it.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, Read};
 use std::path::Path;
@@ -65,18 +66,100 @@ pub const PREDICTION_LINE: Limit = Limit {
     key: "DRIVEGEN_MAX_LINE_MIB",
 };
 
-impl Limit {
-    /// The limit, raised by the environment variable named by `key` (in MiB) where it is one.
-    pub fn bytes(&self) -> u64 {
-        if self.key.starts_with("DRIVEGEN_") {
-            if let Some(mib) = std::env::var(self.key)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-            {
-                return mib.saturating_mul(1 << 20);
-            }
+/// Limits a `--limits` file set for this process, by key (`table_mib`, `image_mpix`, …).
+static CONFIGURED: std::sync::RwLock<Option<BTreeMap<String, u64>>> = std::sync::RwLock::new(None);
+
+/// The built-in limits file: every key with its default (checked against the constants here by
+/// a test), the template for a `--limits` file.
+pub const LIMITS_TOML: &str = include_str!("../../configs/limits.toml");
+
+/// The limit keys a `--limits` file may set.
+pub const LIMIT_KEYS: [&str; 8] = [
+    "config_mib",
+    "metadata_mib",
+    "table_mib",
+    "decompressed_mib",
+    "image_file_mib",
+    "line_mib",
+    "parquet_chunk_mib",
+    "image_mpix",
+];
+
+/// Reads a limits file (`drivegen --limits FILE`): a TOML table of [`LIMIT_KEYS`], each a whole
+/// number of at least 1; the keys it sets replace the defaults for this process.
+pub fn load_limits(path: &Path) -> Result<()> {
+    let text = read_to_string(path, CONFIG)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let table: toml::Table = toml::from_str(text).map_err(|e| Error::Config {
+        file: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    let mut set = BTreeMap::new();
+    for (k, v) in table {
+        if !LIMIT_KEYS.contains(&k.as_str()) {
+            return Err(Error::Config {
+                file: path.to_path_buf(),
+                detail: format!(
+                    "unknown key `{k}`; the limits are {}",
+                    LIMIT_KEYS.join(", ")
+                ),
+            });
         }
-        self.bytes
+        let n = v
+            .as_integer()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| Error::Config {
+                file: path.to_path_buf(),
+                detail: format!("`{k}` must be a whole number of at least 1, not {v}"),
+            })?;
+        set.insert(k, n as u64);
+    }
+    *CONFIGURED.write().unwrap_or_else(|p| p.into_inner()) = Some(set);
+    Ok(())
+}
+
+/// The value of limit `key` in its own unit where the user set one: a `--limits` file's, else
+/// the environment variable `env`'s.
+fn overridden(key: &str, env: &str) -> Option<u64> {
+    if let Some(v) = CONFIGURED
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(key).copied())
+    {
+        return Some(v);
+    }
+    std::env::var(env)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+}
+
+/// The value of limit `key` in its own unit: a `--limits` file's, else the environment
+/// variable `env`'s, else `default`.
+pub fn setting(key: &str, env: &str, default: u64) -> u64 {
+    overridden(key, env).unwrap_or(default)
+}
+
+/// How a message tells the user to raise the limit `key` (environment variable `env`).
+pub fn how_to_raise(key: &str, env: &str) -> String {
+    format!("raise it with `{key}` in a --limits file, or {env}")
+}
+
+impl Limit {
+    /// The key of this limit in a `--limits` file: the environment variable's name without
+    /// `DRIVEGEN_MAX_`, in lower case (`DRIVEGEN_MAX_TABLE_MIB` is `table_mib`).
+    pub fn config_key(&self) -> String {
+        self.key
+            .strip_prefix("DRIVEGEN_MAX_")
+            .unwrap_or(self.key)
+            .to_ascii_lowercase()
+    }
+
+    /// The limit in bytes: a `--limits` file's, else the environment variable's, else the
+    /// default.
+    pub fn bytes(&self) -> u64 {
+        overridden(&self.config_key(), self.key)
+            .map_or(self.bytes, |mib| mib.saturating_mul(1 << 20))
     }
 
     /// The error for `path` holding `got` bytes (at least) against this limit.
@@ -85,10 +168,10 @@ impl Limit {
             path,
             record,
             format!(
-                "{got} bytes is over the limit of {} bytes for {} (raise it with {})",
+                "{got} bytes is over the limit of {} bytes for {} ({})",
                 self.bytes(),
                 self.what,
-                self.key
+                how_to_raise(&self.config_key(), self.key)
             ),
         )
     }
@@ -291,5 +374,40 @@ mod tests {
             .read_to_end(&mut Vec::new())
             .unwrap_err();
         assert!(e.to_string().contains("test.limit"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_file_lists_every_key_with_its_default() {
+        let t: toml::Table = toml::from_str(LIMITS_TOML).unwrap();
+        let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+        let mut want = LIMIT_KEYS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        let chunk = crate::ingest::waymo::columns::PARQUET_CHUNK;
+        for l in [
+            CONFIG,
+            METADATA,
+            TABLE,
+            DECOMPRESSED,
+            IMAGE,
+            PREDICTION_LINE,
+            chunk,
+        ] {
+            assert_eq!(
+                t[&l.config_key()].as_integer(),
+                Some((l.bytes >> 20) as i64),
+                "{}",
+                l.config_key()
+            );
+        }
+        assert_eq!(
+            t["image_mpix"].as_integer(),
+            Some(crate::store::images::DEFAULT_MAX_MPIX as i64)
+        );
     }
 }

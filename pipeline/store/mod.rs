@@ -189,16 +189,19 @@ impl StoreWriter {
             detail: e.to_string(),
         })?;
         atomic::write_atomic(&self.next.join("store.json"), &json)?;
+        let mut carried = Vec::new();
         if let Some(o) = &self.owned {
-            // Entries a forced ingest found and does not replace stay where they were.
+            // Entries a forced ingest found and does not replace stay where they were, and
+            // stay the user's.
             for name in o.foreign() {
                 let (from, to) = (self.dir.join(name), self.next.join(name));
                 if !to.exists() {
                     std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+                    carried.push(name.clone());
                 }
             }
         }
-        owner::mark_complete(&self.next, "scene store")?;
+        owner::mark_complete(&self.next, "scene store", &carried)?;
         swap::exchange(&self.next, &self.dir)?;
         // `next` now holds the old store, which the claim found to be drivegen's own.
         // A signal from here on would remove the old store, which is the intent anyway.

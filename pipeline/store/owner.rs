@@ -93,13 +93,13 @@ fn entries(dir: &Path) -> Result<BTreeSet<String>> {
 
 fn read_marker(dir: &Path) -> Result<Option<Marker>> {
     let path = dir.join(MARKER);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| Error::json(&path, &e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(&path, e)),
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
     }
+    let bytes = super::input::read(&path, super::input::METADATA)?;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::json(&path, &e))
 }
 
 fn listing(names: &BTreeSet<String>) -> String {
@@ -243,20 +243,134 @@ impl Drop for Owned {
     }
 }
 
-/// Marks `dir`, which drivegen has just written in full, as its own: every entry recorded.
-pub fn mark_complete(dir: &Path, what: &str) -> Result<()> {
+/// Marks `dir`, which drivegen has just written, as its own: every entry recorded except
+/// `foreign`, the entries a forced run carried over without writing them (they stay the
+/// user's, so a later run without `--force` still refuses to replace them).
+pub fn mark_complete<'a>(
+    dir: &Path,
+    what: &str,
+    foreign: impl IntoIterator<Item = &'a String>,
+) -> Result<()> {
+    let mut entries = entries(dir)?;
+    for name in foreign {
+        entries.remove(name);
+    }
     let m = Marker {
         tool: "drivegen".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         written_by: what.into(),
         state: State::Complete,
-        entries: entries(dir)?,
+        entries,
     };
     let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
         table: MARKER.into(),
         detail: e.to_string(),
     })?;
     super::atomic::write_atomic(&dir.join(MARKER), &json)
+}
+
+/// Whether drivegen recorded writing `path`: the nearest folder above it with a marker records
+/// the entry `path` lies under (or that folder is being written by a run of ours, which adopts
+/// what it holds).
+fn recorded_above(path: &Path) -> Result<bool> {
+    let mut below = path;
+    for dir in path.ancestors().skip(1) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Some(m) = read_marker(dir)? {
+            let Some(name) = below.file_name() else {
+                return Ok(false);
+            };
+            let name = name.to_string_lossy();
+            return Ok(m.state == State::Writing || m.entries.contains(name.as_ref()));
+        }
+        below = dir;
+        if dir == Path::new(".") {
+            break;
+        }
+    }
+    Ok(false)
+}
+
+/// Removes an output drivegen is about to write again (a build step's folder or file),
+/// deleting only what it recorded writing. A folder with a marker loses its recorded entries,
+/// and is itself removed once nothing else is left; entries drivegen did not write are
+/// refused (listed) before anything is deleted, or kept where `--force` was given. A folder
+/// without a marker, or a file, is removed only when the nearest marker above it records it.
+pub fn remove_output(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_dir() || read_marker(path)?.is_none() {
+        if !recorded_above(path)? {
+            if !forced() {
+                return Err(Error::Usage(format!(
+                    "{} is in the way of a build output and drivegen did not record writing                      it; move it away, or pass --force to replace it",
+                    path.display()
+                )));
+            }
+            eprintln!("--force: replacing {}", path.display());
+        }
+        let r = if meta.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        return r.map_err(|e| Error::io(path, e));
+    }
+    let foreign = foreign_entries(path)?;
+    if !foreign.is_empty() {
+        if !forced() {
+            return Err(Error::Usage(format!(
+                "{} holds entries drivegen did not write ({}); it removes only what it wrote                  before it writes the folder again. Move them away, or pass --force to keep                  them there and replace the rest",
+                path.display(),
+                listing(&foreign)
+            )));
+        }
+        eprintln!(
+            "--force: {} holds entries drivegen did not write ({}); they stay",
+            path.display(),
+            listing(&foreign)
+        );
+    }
+    // Held while deleting, so a second process cannot claim the folder half-emptied.
+    let lock = FolderLock::acquire(path, "output")?;
+    for name in entries(path)?.difference(&foreign) {
+        let p = path.join(name);
+        let is_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+        let r = if is_dir {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        r.map_err(|e| Error::io(&p, e))?;
+    }
+    if foreign.is_empty() {
+        drop(lock);
+        let _ = std::fs::remove_file(path.join(MARKER));
+        let _ = std::fs::remove_file(path.join(LOCK_FILE));
+        return std::fs::remove_dir(path).map_err(|e| Error::io(path, e));
+    }
+    // Only the user's entries are left: the marker records none of them.
+    let m = Marker {
+        entries: BTreeSet::new(),
+        state: State::Complete,
+        ..read_marker(path)?.unwrap_or_else(|| Marker {
+            tool: "drivegen".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            written_by: "output".into(),
+            state: State::Complete,
+            entries: BTreeSet::new(),
+        })
+    };
+    let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
+        table: MARKER.into(),
+        detail: e.to_string(),
+    })?;
+    super::atomic::write_atomic(&path.join(MARKER), &json)
 }
 
 /// Checks that drivegen may write the single file `path`: it does not exist yet, or the
@@ -358,6 +472,33 @@ mod tests {
         let m = read_marker(d.path()).unwrap().unwrap();
         assert_eq!(m.state, State::Complete);
         assert!(m.entries.contains("report.html"));
+    }
+
+    #[test]
+    fn removing_an_output_keeps_what_drivegen_did_not_write() {
+        let d = tempfile::tempdir().unwrap();
+        let work = d.path().join("work");
+        let outer = Owned::claim(&work, "work folder", "steps").unwrap();
+        let som = work.join("som");
+        let o = Owned::claim(&som, "Set-of-Mark output", "images").unwrap();
+        std::fs::create_dir(som.join("scene-1")).unwrap();
+        std::fs::write(som.join("scene-1").join("a.png"), b"x").unwrap();
+        std::fs::write(som.join("marks.arrow"), b"x").unwrap();
+        o.finish().unwrap();
+        outer.finish().unwrap();
+        // A user's file beside ours: refused, nothing deleted.
+        std::fs::write(som.join("notes.md"), b"mine").unwrap();
+        let e = remove_output(&som).unwrap_err();
+        assert!(e.to_string().contains("notes.md"), "{e}");
+        assert!(som.join("marks.arrow").exists() && som.join("scene-1").exists());
+        std::fs::remove_file(som.join("notes.md")).unwrap();
+        remove_output(&som).unwrap();
+        assert!(!som.exists());
+        // A file or folder its parent's marker does not record is refused.
+        std::fs::write(work.join("stranger.arrow"), b"mine").unwrap();
+        assert!(remove_output(&work.join("stranger.arrow")).is_err());
+        assert!(work.join("stranger.arrow").exists());
+        remove_output(&work.join("missing")).unwrap();
     }
 
     #[test]

@@ -74,6 +74,22 @@ impl Root {
     }
 }
 
+impl Root {
+    /// Refuses `path`, a file found by walking the root, when links lead it out of the root
+    /// (a route folder or a log that is a symbolic link to elsewhere).
+    pub fn holds(&self, path: &Path) -> Result<(), String> {
+        match (path.canonicalize(), &self.real) {
+            (Ok(real), Some(real_root)) if !real.starts_with(real_root) => Err(format!(
+                "{} leads out of the dataset root {} (to {}) through a symbolic link",
+                path.display(),
+                self.dir.display(),
+                real.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// `p` made absolute with links resolved as far as it exists (the rest appended as given), so
 /// that two spellings of one folder compare equal.
 fn resolved(p: &Path) -> PathBuf {

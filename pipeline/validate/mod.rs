@@ -152,10 +152,10 @@ pub fn run(dir: &Path) -> Result<Report> {
 
 fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {
     let path = dir.join("manifest.json");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::store::input::read_to_string(&path, crate::store::input::METADATA) {
         Ok(t) => t,
         Err(e) => {
-            rep.add("manifest", None, None, format!("{}: {e}", path.display()));
+            rep.add("manifest", None, None, e.to_string());
             return None;
         }
     };
@@ -362,10 +362,10 @@ fn check_counts(manifest: Option<&serde_json::Value>, state: &rows::State, rep: 
 /// The dataset card's YAML header lists the manifest's splits, each at `data/{split}-*`.
 fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report) {
     let path = dir.join("README.md");
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::store::input::read_to_string(&path, crate::store::input::METADATA) {
         Ok(t) => t,
         Err(e) => {
-            rep.add("card", None, None, format!("{}: {e}", path.display()));
+            rep.add("card", None, None, e.to_string());
             return;
         }
     };

@@ -178,6 +178,9 @@ pub fn assemble(
     };
     let mut unknown = Vec::new();
     for (fi, (idx, path)) in frame_files(route)?.into_iter().enumerate() {
+        dataset
+            .holds(&path)
+            .map_err(|why| Error::input(&path, "file", why))?;
         let a = anno::read(&path)?;
         let ts = (f64::from(idx) * 1e6 / rules.frame_rate_hz).round() as i64;
         let boxes = a
