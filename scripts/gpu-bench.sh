@@ -15,8 +15,10 @@ out="${OUT:-$PWD/gpu-bench}"
 mkdir -p "$out"
 bin="${DRIVEGEN_BIN:-$PWD/target/release/drivegen}"
 py="${PYTHON:-python3}"
+# The loader and ICD file that reach an NVIDIA driver headless (../shared/gpu/prepare.sh);
+# elsewhere wgpu finds whatever adapter the machine has.
 # shellcheck disable=SC1091
-[ -f .gpu/env.sh ] && source .gpu/env.sh
+if [ -f .gpu/env.sh ] && command -v nvidia-smi >/dev/null 2>&1; then source .gpu/env.sh; fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}" DRIVEGEN_PROGRESS=0
 
 {
