@@ -487,3 +487,137 @@ fn answers_are_flattened_and_quotas_keep_the_mix() {
     }
     assert_eq!(balance_rows(&rows, &quota).0, out, "deterministic");
 }
+
+/// A world built to be biased: trucks nearly always drive ahead of the ego vehicle, so "Where
+/// is the truck?" is answered without looking. Rows of 20 scenes, options shuffled from the id.
+fn biased_world(rng: &mut Rng) -> Vec<QaRecord> {
+    let places = ["ahead", "behind", "to the left", "to the right"].map(String::from);
+    let mut rows = Vec::new();
+    for s in 0..20 {
+        for k in 0..40 {
+            let truck = k % 2 == 0;
+            let place = if truck && rng.below_u64(10) < 8 {
+                0
+            } else {
+                rng.below_u64(4) as usize
+            };
+            let noun = if truck { "truck" } else { "car" };
+            let mut r = QaRecord {
+                qa_id: format!("metavqa-{s:02}-{k:02}"),
+                family: "metavqa".into(),
+                question_type: "identify_position".into(),
+                prompt: Prompt::new(
+                    Layout::MetaVqa,
+                    format!("Where is the {noun} marked {k} relative to the ego vehicle?"),
+                ),
+                source: "synthetic".into(),
+                scene_id: format!("scene-{s:02}"),
+                frame_idx: Some(k as u32),
+                marks: "{}".into(),
+                params: "{}".into(),
+                evidence: "{}".into(),
+                rule: "r".into(),
+                ..Default::default()
+            };
+            drivegen::qa::set_answer(&mut r, &places, place, true).unwrap();
+            rows.push(r);
+        }
+    }
+    rows
+}
+
+/// An independent blind baseline, not the audit's: the most frequent answer per noun of the
+/// question (the word after "the"), fitted on even scenes and scored on odd ones, and the other
+/// way round. Returns its accuracy.
+fn noun_prior(rows: &[QaRecord]) -> f64 {
+    let noun = |r: &QaRecord| {
+        let q = r.question();
+        q.split("the ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .unwrap_or("")
+            .to_string()
+    };
+    let half = |r: &QaRecord| r.scene_id.bytes().last().unwrap_or(0) % 2;
+    let (mut right, mut all) = (0usize, 0usize);
+    for held in 0..2u8 {
+        let mut counts: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+        for r in rows.iter().filter(|r| half(r) != held) {
+            *counts
+                .entry(noun(r))
+                .or_default()
+                .entry(r.answer.clone())
+                .or_default() += 1;
+        }
+        for r in rows.iter().filter(|r| half(r) == held) {
+            let guess = counts
+                .get(&noun(r))
+                .and_then(|c| {
+                    c.iter()
+                        .max_by_key(|(a, n)| (**n, std::cmp::Reverse((*a).clone())))
+                })
+                .map(|(a, _)| a.clone());
+            right += usize::from(guess.as_deref() == Some(r.answer.as_str()));
+            all += 1;
+        }
+    }
+    right as f64 / all.max(1) as f64
+}
+
+#[test]
+fn the_blind_filter_brings_a_biased_world_within_the_margin() {
+    let seed = common::random::seed();
+    let rows = biased_world(&mut Rng(seed));
+    // The bias is real, and the audit reports it.
+    let before = noun_prior(&rows);
+    assert!(before > 0.4, "noun prior {before:.3} (seed {seed})");
+    let audit = drivegen::audit::audit(&rows);
+    let fam = &audit.families["metavqa"];
+    assert!(
+        fam.excess() > 0.1,
+        "the audit missed the bias: {fam:?} (seed {seed})"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_files(dir.path(), &rows, 1, 64);
+    let out = dir.path().join("out");
+    let o = common::cli::bin()
+        .args([
+            "balance",
+            "--target",
+            "100000",
+            "--max-blind-excess",
+            "0.05",
+            "--qa",
+        ])
+        .arg(&files[0])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    common::cli::ok(o, "drivegen balance --max-blind-excess 0.05");
+    let kept = drivegen::qa::ipc::read_all(&[out.join("balanced_qa.arrow")]).unwrap();
+    let dropped = std::fs::read_to_string(out.join("blind_filter.jsonl")).unwrap();
+    assert_eq!(
+        dropped.lines().count(),
+        rows.len() - kept.len(),
+        "every dropped row is recorded with its reason"
+    );
+    assert!(
+        kept.len() >= rows.len() / 3,
+        "{} of {} kept",
+        kept.len(),
+        rows.len()
+    );
+    let after = drivegen::audit::audit(&kept);
+    assert!(
+        after.families["metavqa"].excess() <= 0.05 + 1e-9,
+        "{:?} (seed {seed})",
+        after.families["metavqa"]
+    );
+    // Checked by a baseline the filter never saw, with room for sampling noise on ~400 rows.
+    let independent = noun_prior(&kept);
+    assert!(
+        independent <= 0.25 + 0.05 + 0.06,
+        "noun prior {independent:.3} after filtering (seed {seed})"
+    );
+}

@@ -217,14 +217,34 @@ fn writes_clips_qa_and_rejects() {
         }
         let question = r.question();
         let lines: Vec<&str> = question.lines().collect();
-        assert_eq!(lines.len(), 3);
         assert_eq!(lines[0], "The 10 images show the forward camera view at evenly spaced moments across a 3-second driving clip.");
         assert!(
             lines[1].ends_with(&format!("[{}]", r.choices.join(" / "))),
             "{}",
             lines[1]
         );
-        assert_eq!(lines[2], "Answer with ONLY the chosen option.");
+        // A question whose answer words carry thresholds defines them on a line of its own.
+        match lines.len() {
+            3 => {}
+            4 => {
+                for c in r
+                    .choices
+                    .iter()
+                    .filter(|c| !["yes", "no"].contains(&c.as_str()))
+                {
+                    assert!(
+                        lines[2].contains(&format!("'{c}'")),
+                        "{c} undefined: {}",
+                        lines[2]
+                    );
+                }
+            }
+            n => panic!("{n} prompt lines: {question}"),
+        }
+        assert_eq!(
+            lines[lines.len() - 1],
+            "Answer with ONLY the chosen option."
+        );
         let params: serde_json::Value = serde_json::from_str(&r.params).unwrap();
         assert_eq!(params["type"], r.rule);
         assert_eq!(params["alpha"], 1.0);

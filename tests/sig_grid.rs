@@ -2,11 +2,13 @@
 //! the relation questions, and the SIG metrics (MLSM, SRGS, SRD) on hand-made grids.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use drivegen::score::sig::{hungarian, mlsm, parse_key, parse_sig, srd, srgs};
 use drivegen::sig::config::Binning;
 use drivegen::sig::frame::{build, Candidate};
 use drivegen::sig::grid::{cell, directional, proximal, self_cell};
-use drivegen::sig::qa::{frame_questions, near_miss, ImageRef};
+use drivegen::sig::qa::{frame_questions, mc_options, ImageRef};
 use drivegen::sig::SigConfig;
 use serde_json::json;
 
@@ -197,9 +199,62 @@ fn relation_questions() {
         // about self.
         assert!(!(q.subject == "truck 3" && q.object == "self"));
     }
-    // Near-miss options: cyclic neighbours for directions, nearest bins for distances.
-    assert_eq!(near_miss(0, 4, true), vec![0, 1, 7, 2]);
-    assert_eq!(near_miss(4, 4, false), vec![4, 3, 2, 1]);
+}
+
+/// Multiple-choice options are listed in order (directions clockwise from anywhere, distances
+/// near to far) and the set offered says nothing about which is right: with balanced answers,
+/// each option of every set is the answer equally often, and so is each letter.
+#[test]
+fn mc_options_are_ordered_and_do_not_give_the_answer_away() {
+    use drivegen::qa::record::SplitMix64;
+    use std::collections::BTreeMap;
+    let seed = common::random::seed();
+    let mut pick = SplitMix64::new(seed);
+    for (m, cyclic) in [(8u8, true), (5u8, false)] {
+        let mut by_set: BTreeMap<Vec<u8>, BTreeMap<u8, usize>> = BTreeMap::new();
+        let mut letters = [0usize; 4];
+        let draws = 4000;
+        for c in 0..m {
+            for _ in 0..draws {
+                let ids = mc_options(c, 4, cyclic, &mut pick);
+                assert_eq!(ids.len(), 4);
+                let at = ids
+                    .iter()
+                    .position(|&i| i == c)
+                    .expect("the answer is offered");
+                letters[at] += 1;
+                for w in ids.windows(2) {
+                    if cyclic {
+                        assert_eq!(w[1], (w[0] + 1) % m, "{ids:?} is not clockwise");
+                    } else {
+                        assert!(w[0] < w[1], "{ids:?} is not near to far");
+                    }
+                }
+                let mut set = ids.clone();
+                set.sort_unstable();
+                *by_set.entry(set).or_default().entry(c).or_default() += 1;
+            }
+        }
+        let total = f64::from(m) * draws as f64;
+        for l in letters {
+            let share = l as f64 / total;
+            assert!(
+                (share - 0.25).abs() < 0.02,
+                "letters {letters:?} (seed {seed})"
+            );
+        }
+        for (set, answers) in &by_set {
+            assert_eq!(answers.len(), 4, "{set:?}: answers {answers:?}");
+            let n: usize = answers.values().sum();
+            for (c, k) in answers {
+                let share = *k as f64 / n as f64;
+                assert!(
+                    (share - 0.25).abs() < 0.05,
+                    "{set:?}: answer {c} in {share:.3} of its rows (seed {seed})"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -459,9 +460,15 @@ fn letter_moves_keep_prompt_and_key_consistent_for_every_family_and_type() {
             );
             assert_eq!(m.choices[usize::from(m.answer_index)], r.answer);
             assert_eq!(m.answer, r.answer);
+            // Ordered options that cannot move keep their letter (SIG's runs and distances).
+            let want = if drivegen::qa::option_order(&m.family, &m.question_type).movable() {
+                to
+            } else {
+                usize::from(r.answer_index)
+            };
             assert_eq!(
                 m.answer_letter,
-                char::from(b'A' + to as u8).to_string(),
+                char::from(b'A' + want as u8).to_string(),
                 "{}",
                 m.qa_id
             );
@@ -614,7 +621,7 @@ fn score_scores_each_split_on_its_own() {
 #[test]
 fn an_image_path_climbing_out_of_the_image_folders_is_refused() {
     let dir = built();
-    let table = dir.join("release.work/families/drivebench/drivebench_qa.arrow");
+    let table = dir.join("release.work/families/drivebench/balanced_qa.arrow");
     let mut rows = drivegen::qa::ipc::read_all(&[table]).unwrap();
     rows.truncate(1);
     rows[0].image_paths[0] = "../../../etc/hostname".into();
@@ -639,4 +646,99 @@ fn an_image_path_climbing_out_of_the_image_folders_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("climbs out"), "{e}");
     assert!(!t.path().join("rel/data").exists());
+}
+
+/// Whether an option needs no definition: yes/no, a count, a corruption's name (DriveBench asks
+/// which of the named corruptions it applied), or a MetaVQA option that names marked objects or
+/// what is seen (a label, a class, a colour).
+fn self_evident(family: &str, qtype: &str, option: &str) -> bool {
+    let o = option.to_ascii_lowercase();
+    if ["yes", "no"].contains(&o.as_str()) || o.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    match family {
+        "drivebench" => drivegen::corrupt::Corruption::ALL
+            .iter()
+            .any(|c| c.display_name() == option),
+        // Sets of the image's labels (`[<0>, <2>]`) and what the image shows of them.
+        "metavqa" => {
+            o.starts_with('[')
+                || o.starts_with('<')
+                || qtype.starts_with("identify_type")
+                || qtype.starts_with("identify_color")
+                || qtype.starts_with("grounding")
+        }
+        _ => false,
+    }
+}
+
+/// Every answer a model must give is defined by the prompt it reads, read back from the
+/// release as a user reads it: SIG's directions and distance bins are each defined in quotes,
+/// STSBench lists one definition per option and names one-party scenarios without "the
+/// first", EgoDyn defines every thresholded label in quotes, and the rest are self-evident.
+#[test]
+fn every_answer_word_is_defined_by_its_prompt() {
+    let mut checked: BTreeMap<String, usize> = BTreeMap::new();
+    let mut undefined = Vec::new();
+    for rel in main_shards(&release()) {
+        for b in read_shard(&release().join(&rel)) {
+            let (fam, ty, q) = (
+                strings(&b, "family"),
+                strings(&b, "question_type"),
+                strings(&b, "question"),
+            );
+            for i in 0..b.num_rows() {
+                let (family, question) = (fam[i].as_str(), q[i].as_str());
+                let options = shown_options(family, question).unwrap();
+                // The prompt before its question line: where definitions must be.
+                let rest = question.rsplit_once('\n').map_or("", |(head, _)| head);
+                let defined = |o: &str| match family {
+                    "sig" => question.contains(&format!("\"{o}\"")),
+                    "egodyn" => question.contains(&format!("'{o}'")),
+                    "stsbench" => {
+                        let defs: Vec<&str> = question
+                            .lines()
+                            .skip_while(|l| *l != "Definitions:")
+                            .skip(1)
+                            .filter(|l| l.starts_with("- "))
+                            .collect();
+                        defs.len() == options.len()
+                            && defs.iter().all(|d| {
+                                let first = d.to_ascii_lowercase().contains("the first");
+                                !first || d.to_ascii_lowercase().contains("the second")
+                            })
+                    }
+                    // The words before an inline range (`Medium (10-30m)`), quoted in the
+                    // definitions.
+                    "metavqa" => {
+                        let word = o.split(" (").next().unwrap_or(o).to_ascii_lowercase();
+                        rest.to_ascii_lowercase().contains(&format!("'{word}'"))
+                    }
+                    _ => false,
+                };
+                for o in &options {
+                    if !self_evident(family, &ty[i], o) && !defined(o) {
+                        undefined.push(format!("{family}/{}: {o:?} in {question:?}", ty[i]));
+                    }
+                }
+                *checked.entry(family.to_string()).or_default() += 1;
+            }
+        }
+    }
+    for f in FAMILIES {
+        assert!(
+            checked.get(f).copied().unwrap_or(0) > 0,
+            "no {f} rows: {checked:?}"
+        );
+    }
+    let kinds: std::collections::BTreeSet<String> = undefined
+        .iter()
+        .map(|u| u.split(" in ").next().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        undefined.is_empty(),
+        "{} options undefined: {kinds:#?}\ne.g. {}",
+        undefined.len(),
+        undefined.first().cloned().unwrap_or_default()
+    );
 }

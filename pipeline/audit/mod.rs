@@ -310,13 +310,13 @@ pub struct Removed {
 }
 
 /// Drops rows that blind baselines answer from the text alone until every family's best blind
-/// baseline is within `margin` of chance. Each round refits the baselines (scenes held out),
+/// baseline is within `margin` of chance. Each template's answers are first flattened
+/// ([`flatten_templates`]); then each round refits the baselines (scenes held out),
 /// and in every family still over the margin drops, among the rows its best baseline gets
 /// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
 /// quarter of them, so that the refit can respond. Returns which records to keep.
 pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
-    let mut keep = vec![true; records.len()];
-    let mut removed = Vec::new();
+    let (mut keep, mut removed) = flatten_templates(records);
     for _ in 0..MAX_ROUNDS {
         let kept: Vec<usize> = (0..records.len()).filter(|&i| keep[i]).collect();
         let view: Vec<QaRecord> = kept.iter().map(|&i| records[i].clone()).collect();
@@ -363,6 +363,47 @@ pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
         }
         if !dropped_any {
             break;
+        }
+    }
+    (keep, removed)
+}
+
+/// The first step of [`filter`]: within each family's question template (the stem a model
+/// reads, numbers masked), no answer keeps more rows than the template's rarest answer, and a
+/// template that only ever has one answer keeps one row. This removes what any reader of the
+/// text could learn from it, whatever the baseline, before the held-out baselines look for
+/// what is left; the rows dropped are the last by `qa_id` (a hash: an unbiased sample).
+fn flatten_templates(records: &[QaRecord]) -> (Vec<bool>, Vec<Removed>) {
+    let mut groups: BTreeMap<(&str, String), BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        groups
+            .entry((r.family.as_str(), template(&r.prompt.stem)))
+            .or_default()
+            .entry(r.answer.as_str())
+            .or_default()
+            .push(i);
+    }
+    let mut keep = vec![true; records.len()];
+    let mut removed = Vec::new();
+    for ((family, tpl), answers) in groups {
+        let cap = if answers.len() == 1 {
+            1
+        } else {
+            answers.values().map(Vec::len).min().unwrap_or(0)
+        };
+        for (answer, mut rows) in answers {
+            rows.sort_by(|&a, &b| records[a].qa_id.cmp(&records[b].qa_id));
+            let n = rows.len();
+            for &i in rows.iter().skip(cap) {
+                keep[i] = false;
+                removed.push(Removed {
+                    qa_id: records[i].qa_id.clone(),
+                    reason: format!(
+                        "its template answers {answer:?} in {n} rows where its rarest answer \
+                         has {cap} ({family}: {tpl:?})"
+                    ),
+                });
+            }
         }
     }
     (keep, removed)
@@ -494,11 +535,12 @@ mod tests {
             removed.len()
         );
         assert_eq!(removed.len(), keep.iter().filter(|k| !**k).count());
-        assert!(
-            removed[0].reason.contains("without the image"),
-            "{:?}",
-            removed[0]
-        );
+        for r in &removed {
+            assert!(
+                r.reason.contains("without the image") || r.reason.contains("template"),
+                "{r:?}"
+            );
+        }
         assert_eq!(filter(&biased, 0.05).0, keep, "deterministic");
     }
 }

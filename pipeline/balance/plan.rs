@@ -272,6 +272,10 @@ pub fn letter_moves(facts: &Facts, order: &[usize]) -> Vec<Option<u8>> {
         if n < 2 {
             continue;
         }
+        let qtype = facts.name(facts.rows[order[positions[0]]].qtype);
+        if !qa::option_order(family, qtype).movable() {
+            continue;
+        }
         positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
         let off = offset.entry((family, n_choices)).or_default();
         for (rank, &pos) in positions.iter().enumerate() {
@@ -389,15 +393,21 @@ fn first_by_id<T>(
 }
 
 /// Puts the correct option of `r` at position `to` (the option there moves to where the
-/// correct one was) and rewrites the letter and the answer. The prompt follows by itself: it is
-/// rendered from `choices` when the record is written.
+/// correct one was; options on a circle are rotated instead, and ordered options on a line
+/// are left as they are) and rewrites the letter and the answer. The prompt follows by itself:
+/// it is rendered from `choices` when the record is written.
 pub fn move_answer(r: &mut QaRecord, to: usize) {
     let n = r.choices.len();
     if to >= n {
         return;
     }
     let from = usize::from(r.answer_index).min(n - 1);
-    r.choices.swap(from, to);
+    match qa::option_order(&r.family, &r.question_type) {
+        qa::OptionOrder::Free => r.choices.swap(from, to),
+        // Rotating keeps the circle's order.
+        qa::OptionOrder::Circle => r.choices.rotate_left((from + n - to) % n),
+        qa::OptionOrder::Arc | qa::OptionOrder::Line => return,
+    }
     r.answer_index = to as u8;
     r.answer_letter = qa::letter(to).unwrap_or_default();
     r.answer = r.choices[to].clone();

@@ -199,6 +199,7 @@ pub fn qa_records(
         r.prompt = question_prompt(
             frame_line.as_deref(),
             &q.text,
+            &q.definitions,
             &cfg.prompt.answer_instruction,
         );
         out.push(r);

@@ -170,11 +170,14 @@ pub fn clockwise_deg(yaw: f64) -> f64 {
     }
 }
 
+/// The heading sectors `[edge_k, edge_k+1)` for k = 0..7 of the 8 clockwise edges; the rest
+/// (from the last edge round to the first) is [`Pos::F`].
+pub const HEADING_SECTORS: [Pos; 7] = [Pos::Rf, Pos::R, Pos::Rb, Pos::B, Pos::Lb, Pos::L, Pos::Lf];
+
 /// The heading sector of a relative heading `yaw` (rad) under the 8 clockwise `edges`.
 pub fn heading_sector(yaw: f64, edges: &[f64]) -> Pos {
-    const SECTORS: [Pos; 7] = [Pos::Rf, Pos::R, Pos::Rb, Pos::B, Pos::Lb, Pos::L, Pos::Lf];
     let d = clockwise_deg(yaw);
-    for (k, s) in SECTORS.iter().enumerate() {
+    for (k, s) in HEADING_SECTORS.iter().enumerate() {
         if let (Some(lo), Some(hi)) = (edges.get(k), edges.get(k + 1)) {
             if d >= *lo && d < *hi {
                 return *s;

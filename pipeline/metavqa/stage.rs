@@ -44,7 +44,6 @@ use super::templates::{refs, render};
 use super::types::QuestionType;
 use crate::gpu::Gpu;
 use crate::qa::record::{self, QaRecord, SplitMix64};
-use crate::qa::{Layout, Prompt};
 use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
@@ -431,7 +430,7 @@ pub fn image_questions(
             ..Default::default()
         };
         record::set_answer(&mut r, &canonical, d.correct, true)?;
-        r.prompt = Prompt::new(Layout::MetaVqa, stem);
+        r.prompt = d.prompt(stem);
         out.records.push(r);
         out.images.push(image);
     }

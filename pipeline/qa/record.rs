@@ -404,6 +404,40 @@ pub fn shuffle_choices(choices: &[String], correct: usize, seed: u64) -> (Vec<St
 
 /// Sets `choices`, `answer_index`, `answer_letter` and `answer` from canonical options and the
 /// correct one, shuffling when asked (the seed derives from `qa_id`, which must be set).
+/// How a question type's options are ordered in its prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionOrder {
+    /// Any order: options are shuffled and an answer moves to another letter by a swap.
+    Free,
+    /// Every label of a circle (directions), listed around it from any start: an answer moves
+    /// to another letter by rotating the list.
+    Circle,
+    /// A run of neighbours on a circle, listed around it, the answer drawn uniformly into the
+    /// run: never moved (moving it would break the run).
+    Arc,
+    /// Labels on a line (distance bins), listed in order: the answer's letter is its rank and
+    /// is never moved.
+    Line,
+}
+
+impl OptionOrder {
+    /// Whether the release may move this type's answers to balance letters.
+    pub fn movable(self) -> bool {
+        matches!(self, OptionOrder::Free | OptionOrder::Circle)
+    }
+}
+
+/// The option order of a question type. SIG's direction and distance labels are ordinal: a
+/// prompt lists them in order so a reader can tell neighbours apart.
+pub fn option_order(family: &str, question_type: &str) -> OptionOrder {
+    match (family, question_type) {
+        ("sig", "directional_fill") => OptionOrder::Circle,
+        ("sig", "directional_mc") => OptionOrder::Arc,
+        ("sig", "proximal_fill" | "proximal_mc") => OptionOrder::Line,
+        _ => OptionOrder::Free,
+    }
+}
+
 pub fn set_answer(
     r: &mut QaRecord,
     canonical: &[String],
@@ -503,6 +537,11 @@ pub fn check_invariants(records: &[QaRecord]) -> std::result::Result<(), Vec<Str
         }
         if r.severity.is_some() && r.corruption.is_none() {
             errs.push(format!("{who}: severity without corruption"));
+        }
+        if !option_order(&r.family, &r.question_type).movable() {
+            // Its letter follows from its place among ordered options, uniform only once the
+            // answers are balanced (the release and its blind audit measure what is published).
+            continue;
         }
         let k = r.choices.len().clamp(1, 26);
         let e = letters.entry(r.family.as_str()).or_default();

@@ -1,5 +1,6 @@
 //! SIG questions (family `sig`): relation filling over the full label sets (SRPF) and
-//! multiple choice with near-miss distractors (the label's neighbours on its circle or line).
+//! multiple choice, options always listed in their order (directions clockwise, distances near
+//! to far) with distractors that do not give the answer away ([`mc_options`]).
 
 use serde_json::json;
 
@@ -46,21 +47,44 @@ fn cap(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Option ids for a multiple-choice question: the correct id and its nearest neighbours
-/// (cyclic for directional, linear for proximal), nearest first, `n` in all.
-pub fn near_miss(correct: u8, n: usize, cyclic: bool) -> Vec<u8> {
+/// Option ids for a question about label `correct` of `m` (8 directional, cyclic; 5 proximal,
+/// linear), `n` of them, in the order the prompt shows them; `pick` draws from the question's
+/// own seed.
+///
+/// The distractors are chosen so that the set of options says nothing about which one is
+/// right (the paper's near-miss neighbours would: the four nearest labels of a circle are
+/// centred on the answer). Directions take a run of `n` neighbours around the circle with the
+/// answer at a uniformly drawn place in it, listed clockwise from the run's start; distances
+/// take `n - 1` other bins uniformly, listed near to far. Either way each option of a given set
+/// is the answer equally often when the answers are balanced.
+pub fn mc_options(correct: u8, n: usize, cyclic: bool, pick: &mut SplitMix64) -> Vec<u8> {
     let m: u8 = if cyclic { 8 } else { 5 };
-    let dist = |i: u8| {
-        if cyclic {
-            super::grid::directional_steps(i, correct)
-        } else {
-            super::grid::proximal_steps(i, correct)
-        }
+    let n = n.clamp(1, usize::from(m)) as u8;
+    if cyclic {
+        let at = pick.below(u64::from(n)) as u8;
+        let start = (correct + m - at) % m;
+        return (0..n).map(|k| (start + k) % m).collect();
+    }
+    let mut others: Vec<u8> = (0..m).filter(|&i| i != correct).collect();
+    for i in (1..others.len()).rev() {
+        let j = pick.below(i as u64 + 1) as usize;
+        others.swap(i, j);
+    }
+    others.truncate(usize::from(n) - 1);
+    others.push(correct);
+    others.sort_unstable();
+    others
+}
+
+/// All `m` labels in their order: proximal near to far; directional clockwise from a drawn
+/// start.
+fn all_options(m: u8, cyclic: bool, pick: &mut SplitMix64) -> Vec<u8> {
+    let start = if cyclic {
+        pick.below(u64::from(m)) as u8
+    } else {
+        0
     };
-    let mut ids: Vec<u8> = (0..m).collect();
-    ids.sort_by_key(|&i| (dist(i), i));
-    ids.truncate(n);
-    ids
+    (0..m).map(|k| (start + k) % m).collect()
 }
 
 /// The questions of one image.
@@ -130,10 +154,15 @@ pub fn frame_questions(
         } else {
             (&PROXIMAL, r.proximal)
         };
+        let pair_ref = format!("{}|{}", r.subject, r.object);
+        let mut pick = SplitMix64::new(shuffle_seed(&format!(
+            "sig-options\u{0}{seed}\u{0}{}\u{0}{pair_ref}\u{0}{kind}",
+            img.camera_frame_id
+        )));
         let ids: Vec<u8> = if kind.ends_with("fill") {
-            (0..labels.len() as u8).collect()
+            all_options(labels.len() as u8, directional, &mut pick)
         } else {
-            near_miss(correct, cfg.questions.mc_options, directional)
+            mc_options(correct, cfg.questions.mc_options, directional, &mut pick)
         };
         let canonical: Vec<String> = ids
             .iter()
@@ -141,7 +170,6 @@ pub fn frame_questions(
             .collect();
         let at = ids.iter().position(|&i| i == correct).unwrap_or(0);
         let (s, o) = (name(&r.subject), name(&r.object));
-        let pair_ref = format!("{}|{}", r.subject, r.object);
         let mut rec = QaRecord {
             qa_id: qa_id(FAMILY, kind, &[img.source, img.scene_id, img.camera_frame_id, &pair_ref], None, seed),
             family: FAMILY.into(),
@@ -169,7 +197,10 @@ pub fn frame_questions(
             seed,
             ..Default::default()
         };
-        set_answer(&mut rec, &canonical, at, true)?;
+        // Ordered options stay in order: a full circle of directions is rotated when the
+        // release balances letters; a run of directions and distances never move, their
+        // letters being uniform by construction (`qa::option_order`).
+        set_answer(&mut rec, &canonical, at, false)?;
         let ask = match kind {
             "directional_fill" | "proximal_fill" => {
                 format!("Fill in the blank: \"{} is ___ {o}.\"", cap(&s))

@@ -292,6 +292,9 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
             ),
         );
     }
+    if let Some(why) = out_of_order(&r.family, &r.qtype, &r.choices) {
+        bad("option_order", why);
+    }
     // The prompt a model reads.
     match layouts::shown_options(&r.family, &r.question) {
         Ok(shown) if shown == r.choices => {}
@@ -396,6 +399,32 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
     }
 }
 
+/// Why ordinal options are not shown in their order, if they are not: SIG's directions
+/// clockwise around the circle (from any start), its distances near to far.
+fn out_of_order(family: &str, qtype: &str, choices: &[String]) -> Option<String> {
+    use crate::qa::OptionOrder;
+    use crate::sig::grid::{DIRECTIONAL, PROXIMAL};
+    let order = crate::qa::option_order(family, qtype);
+    let labels: &[&str] = match order {
+        OptionOrder::Free => return None,
+        OptionOrder::Circle | OptionOrder::Arc => &DIRECTIONAL,
+        OptionOrder::Line => &PROXIMAL,
+    };
+    let ids: Option<Vec<usize>> = choices
+        .iter()
+        .map(|c| labels.iter().position(|l| l == c))
+        .collect();
+    let Some(ids) = ids else {
+        return Some(format!("{choices:?} are not all {family} {qtype} labels"));
+    };
+    let m = labels.len();
+    let ok = ids.windows(2).all(|w| match order {
+        OptionOrder::Line => w[0] < w[1],
+        _ => w[1] == (w[0] + 1) % m,
+    });
+    (!ok).then(|| format!("{choices:?} are not in their order ({order:?})"))
+}
+
 /// The checks that need every row: controls against their main split, and letter balance.
 pub fn finish(state: &State, rep: &mut Report) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -454,6 +483,11 @@ fn letter_balance(state: &State, rep: &mut Report) {
             .join(" ")
     };
     for ((family, qtype, n), counts) in &state.letters {
+        if !crate::qa::option_order(family, qtype).movable() {
+            // The letter is the answer's rank among ordered options; the blind audit measures
+            // what it gives away.
+            continue;
+        }
         let f = by_family.entry((family, *n)).or_insert_with(|| vec![0; *n]);
         for (a, b) in f.iter_mut().zip(counts) {
             *a += b;

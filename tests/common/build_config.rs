@@ -1,6 +1,6 @@
 //! The build config the end-to-end tests share: every stage on a tiny synthetic corpus (two
-//! scenes of 8 s at 320×180, CPU devices), every family balanced or gathered, a release with
-//! its text-only controls.
+//! scenes of 8 s at 320×180, CPU devices), every family balanced (answers flattened, quotas and
+//! the blind filter where the tiny corpus allows), a release with its text-only controls.
 
 pub const EVERY_STAGE: &str = r#"
 name = "build test"
@@ -38,10 +38,27 @@ frames_per_scene = 1
 [balance.egodyn]
 target = 6
 balance_letters = true
+answer_ratio = 3.0
 
 [balance.metavqa]
 target = 2
 type_cap = 2
+max_rows = 60
+
+[balance.sig]
+target = 100000
+answer_ratio = 2.0
+max_rows = 80
+max_blind_excess = 0.2
+
+[balance.stsbench]
+target = 100000
+answer_ratio = 3.0
+
+[balance.drivebench]
+target = 100000
+answer_ratio = 3.0
+max_blind_excess = 0.3
 
 [metavqa]
 device = "cpu"

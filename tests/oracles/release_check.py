@@ -15,6 +15,31 @@ import sys
 import pyarrow.parquet as pq
 from PIL import Image
 
+# SIG's ordinal labels, as its paper lists them: directions clockwise from behind, distances
+# near to far. Their options are shown in this order, so their letters follow the answers and
+# are not placed evenly: the order is checked instead of the letters.
+DIRECTIONS = ["at the back of", "at the back left of", "at the left of", "at the front left of",
+              "at the front of", "at the front right of", "at the right of", "at the back right of"]
+DISTANCES = ["adjacent to", "close to", "at a distance from", "far from", "far away from"]
+ORDERED = {"directional_mc": DIRECTIONS, "proximal_mc": DISTANCES, "proximal_fill": DISTANCES}
+
+
+def in_order(typ, ch):
+    """Whether a SIG row's options keep their order (directions: a clockwise run)."""
+    if typ == "directional_fill":
+        labels, circle = DIRECTIONS, True
+    elif typ in ORDERED:
+        labels, circle = ORDERED[typ], typ.startswith("directional")
+    else:
+        return True
+    if any(c not in labels for c in ch):
+        return False
+    ids = [labels.index(c) for c in ch]
+    if circle:
+        return all(b == (a + 1) % len(labels) for a, b in zip(ids, ids[1:]))
+    return ids == sorted(ids)
+
+
 root = sys.argv[1]
 manifest = json.load(open(f"{root}/manifest.json"))
 problems = []
@@ -76,7 +101,10 @@ for shard in manifest["shards"]:
         if len(r["images"]) != len(r["cameras"]) or len(r["cameras"]) != len(r["camera_frame_ids"]):
             problems.append(f"{r['qa_id']}: images/cameras/ids do not line up")
         rows[key] = (r["question"], tuple(ch), i, tuple(sizes))
-        if not split.endswith("_text_only"):
+        fixed = r["family"] == "sig" and r["question_type"] in ORDERED
+        if r["family"] == "sig" and not in_order(r["question_type"], ch):
+            problems.append(f"{r['qa_id']}: options {ch} are out of order")
+        if not split.endswith("_text_only") and not fixed:
             letters[(r["family"], r["question_type"], len(ch))][i] += 1
 
 main = manifest["split"]

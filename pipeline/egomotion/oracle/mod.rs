@@ -24,6 +24,9 @@ pub struct Question {
     pub temporal: bool,
     /// The question text with its placeholders filled from the (α-scaled) thresholds.
     pub text: String,
+    /// The sentence defining the answer words from the (α-scaled) rule, shown after the
+    /// options ([`crate::egomotion::prompt::definitions`]); empty when the text states it all.
+    pub definitions: String,
     pub choices: Vec<String>,
     /// The rule after α scaling.
     pub rule: Rule,
@@ -109,6 +112,8 @@ impl Question {
             )));
         }
         let text = fill_template(&q.text, &rule.named_params()).map_err(ctx)?;
+        let definitions =
+            crate::egomotion::prompt::definitions(&rule, &q.choices, q.text.contains('{'));
         let mut params = serde_json::to_value(&rule).map_err(|e| ctx(e.to_string()))?;
         if let Some(o) = params.as_object_mut() {
             o.insert("alpha".into(), serde_json::json!(alpha));
@@ -124,6 +129,7 @@ impl Question {
             category: q.category.clone(),
             temporal: q.temporal,
             text,
+            definitions,
             choices: q.choices.clone(),
             rule,
             compiled,
