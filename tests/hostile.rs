@@ -1900,6 +1900,9 @@ fn bounded_cases() -> Vec<Case> {
                 .to_vec(),
         },
     ));
+    // Bounded memory is the point here; how fast the released binary does it is measured in
+    // BENCHMARKS.md (7.2 s on two cores), and the unoptimised test build takes about three
+    // times as long, so this case is given a minute to show it ends.
     v.push(case(
         "10,000 boxes in one frame",
         "nuscenes",
@@ -2168,7 +2171,15 @@ fn bounded_cases() -> Vec<Case> {
         &["store"],
         rejects(&["not UTF-8", "\\xFE"], 1),
     ));
-    v.into_iter().map(quick).collect()
+    v.into_iter()
+        .map(|c| {
+            if c.name.starts_with("10,000 boxes") {
+                Case { seconds: 60, ..c }
+            } else {
+                quick(c)
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -2178,9 +2189,8 @@ fn bounded_special_and_colliding() {
 }
 
 /// SIGTERM and SIGINT at random moments of `synth`, `ingest`, `visibility` and `release`: the
-/// process ends
-/// with 128 + the signal (or finishes first), and no temporary file or half-written store is
-/// left, with nothing outside the outputs changed.
+/// process ends with 128 + the signal (or finishes first), and no temporary file or
+/// half-written store is left, with nothing outside the outputs changed.
 #[cfg(unix)]
 #[test]
 fn signals_leave_no_temporary_files() {

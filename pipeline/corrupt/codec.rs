@@ -65,8 +65,8 @@ impl Scratch {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        crate::store::cleanup::register(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        crate::store::cleanup::create_registered(&dir, || std::fs::create_dir_all(&dir))
+            .map_err(|e| Error::io(&dir, e))?;
         Ok(Scratch(dir))
     }
 }

@@ -118,16 +118,18 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn create(path: &Path) -> Result<Self> {
         replaceable(path)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir {
             sweep_stale(dir);
         }
         let tmp = temp_path(path);
-        super::cleanup::register(&tmp);
-        let file = File::create(&tmp).map_err(|e| {
-            super::cleanup::unregister(&tmp);
-            Error::io(&tmp, e)
-        })?;
+        let file = super::cleanup::create_registered(&tmp, || {
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(dir)?;
+            }
+            File::create(&tmp)
+        })
+        .map_err(|e| Error::io(&tmp, e))?;
         Ok(Self {
             path: path.to_path_buf(),
             tmp,

@@ -16,9 +16,20 @@ fn with<T>(f: impl FnOnce(&mut HashSet<PathBuf>) -> T) -> T {
     f(g.get_or_insert_with(HashSet::new))
 }
 
-/// Records a temporary file or folder being written.
-pub fn register(path: &Path) {
-    with(|s| s.insert(path.to_path_buf()));
+/// Makes a temporary file or folder with `create` and records it, both under the registry's
+/// lock: a signal's cleanup, which takes the same lock and keeps it until the process exits,
+/// finds either nothing made yet (and `create` never runs) or the path made and recorded.
+/// Recording first and making after would let a cleanup run in between and miss what is then
+/// made (a half-written store left behind).
+pub fn create_registered<T>(
+    path: &Path,
+    create: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let made = create()?;
+    g.get_or_insert_with(HashSet::new)
+        .insert(path.to_path_buf());
+    Ok(made)
 }
 
 /// Forgets it: renamed into place, or removed.
@@ -26,9 +37,12 @@ pub fn unregister(path: &Path) {
     with(|s| s.remove(path));
 }
 
-/// Removes every registered path; returns how many there were.
+/// Removes every registered path; returns how many there were. For the signal thread only:
+/// the registry stays locked afterwards, so no other thread makes anything more before the
+/// process exits.
 pub fn remove_all() -> usize {
-    let paths: Vec<PathBuf> = with(|s| s.drain().collect());
+    let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let paths: Vec<PathBuf> = g.get_or_insert_with(HashSet::new).drain().collect();
     for p in &paths {
         let _ = if p.is_dir() {
             std::fs::remove_dir_all(p)
@@ -36,5 +50,6 @@ pub fn remove_all() -> usize {
             std::fs::remove_file(p)
         };
     }
+    std::mem::forget(g);
     paths.len()
 }

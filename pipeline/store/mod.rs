@@ -136,8 +136,8 @@ impl StoreWriter {
         let owned = owner::Owned::claim(dir, "scene store", "the store's tables")?;
         swap::sweep_stale(dir);
         let next = swap::sibling(dir);
-        cleanup::register(&next);
-        std::fs::create_dir_all(&next).map_err(|e| Error::io(&next, e))?;
+        cleanup::create_registered(&next, || std::fs::create_dir_all(&next))
+            .map_err(|e| Error::io(&next, e))?;
         let writers = Table::ALL
             .iter()
             .map(|t| {
