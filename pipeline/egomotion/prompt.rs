@@ -10,6 +10,7 @@ use super::config::CoordinatesFrame;
 use super::kinematics::{Features, Kinematics};
 use super::oracle::inputs::{Agg, Channel, Input};
 use super::oracle::{fmt_num, Op, Rule};
+use crate::qa::prompt::{and_list, quoted as q, short_number as num};
 use crate::qa::{Layout, Prompt};
 
 /// `k` indices spread evenly over `n` items: round(i·(n−1)/(k−1)) (Python's round, half to
@@ -66,31 +67,6 @@ pub fn question_prompt(
     Prompt::new(Layout::EgoDyn, text)
         .preamble(frame_line.unwrap_or_default())
         .postamble(postamble)
-}
-
-/// A threshold as the definitions show it: at most three decimals, no trailing zeros.
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// `'label'`.
-fn q(label: &str) -> String {
-    format!("'{label}'")
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(parts: &[String]) -> String {
-    match parts {
-        [] => String::new(),
-        [a] => a.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// How a channel is named: its noun, what it is, its sign convention, and its unit.

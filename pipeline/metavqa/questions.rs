@@ -21,6 +21,7 @@ use super::relations::{crash_dynamic, crash_still, wrap_deg, Pos, HEADING_SECTOR
 use super::rollout::{Rollouts, SIDENESS};
 use super::templates::{bin_text, bracketed, cat, list, o, pos_text, t, Text};
 use super::types::QuestionType as Q;
+use crate::qa::prompt::{and_list, quoted, short_number as num};
 use crate::qa::record::SplitMix64;
 use crate::qa::{Layout, Prompt};
 
@@ -1072,31 +1073,6 @@ impl Gen<'_> {
 // box-extent rule, the heading sectors and the thresholds behind yes/no answers. The text
 // depends only on the question type and the config (plus, for embodied questions, the action
 // they name), so it cannot tell an answer apart.
-
-/// A number as the definitions show it: at most three decimals, no trailing zeros.
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// `'word'`.
-fn quoted(s: &str) -> String {
-    format!("'{s}'")
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(parts: &[String]) -> String {
-    match parts {
-        [] => String::new(),
-        [a] => a.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
 
 /// Sentences joined by spaces, empty ones left out.
 fn join(parts: Vec<String>) -> String {

@@ -177,6 +177,32 @@ impl Prompt {
     }
 }
 
+/// A number as prompts that define their answer words show it: at most three decimals, no
+/// trailing zeros, never `-0`.
+pub fn short_number(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// `'word'`: an answer word as a definition names it.
+pub fn quoted(word: &str) -> String {
+    format!("'{word}'")
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [a] => a.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
