@@ -65,6 +65,35 @@ pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T> {
     parse_toml(&text, path)
 }
 
+/// Reads a limits file (`drivegen --limits FILE`): a TOML table of
+/// [`crate::store::input::LIMIT_KEYS`], each a whole number of at least 1; the keys it sets
+/// replace the defaults for this process.
+pub fn load_limits(path: &Path) -> Result<()> {
+    use crate::store::input::LIMIT_KEYS;
+    let table: toml::Table = load_toml(path)?;
+    let bad = |detail: String| Error::Config {
+        file: path.to_path_buf(),
+        detail,
+    };
+    let mut set = std::collections::BTreeMap::new();
+    for (k, v) in table {
+        if !LIMIT_KEYS.contains(&k.as_str()) {
+            return Err(bad(format!(
+                "unknown key `{k}`; the limits are {}",
+                LIMIT_KEYS.join(", ")
+            )));
+        }
+        let n = v.as_integer().filter(|&n| n >= 1).ok_or_else(|| {
+            bad(format!(
+                "`{k}` must be a whole number of at least 1, not {v}"
+            ))
+        })?;
+        set.insert(k, n as u64);
+    }
+    crate::store::input::set_limits(set);
+    Ok(())
+}
+
 /// Loads `path` when given, else parses the embedded default (`default_name` is shown in errors).
 pub fn load_or_default<T: DeserializeOwned>(
     path: Option<&Path>,

@@ -20,7 +20,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         drivegen::store::owner::allow_force();
     }
     if let Some(l) = &cli.limits {
-        drivegen::store::input::load_limits(l)?;
+        drivegen::config::load_limits(l)?;
     }
     if let Some(n) = cli.threads {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());

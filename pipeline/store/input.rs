@@ -85,37 +85,10 @@ pub const LIMIT_KEYS: [&str; 8] = [
     "image_mpix",
 ];
 
-/// Reads a limits file (`drivegen --limits FILE`): a TOML table of [`LIMIT_KEYS`], each a whole
-/// number of at least 1; the keys it sets replace the defaults for this process.
-pub fn load_limits(path: &Path) -> Result<()> {
-    let text = read_to_string(path, CONFIG)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let table: toml::Table = toml::from_str(text).map_err(|e| Error::Config {
-        file: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    let mut set = BTreeMap::new();
-    for (k, v) in table {
-        if !LIMIT_KEYS.contains(&k.as_str()) {
-            return Err(Error::Config {
-                file: path.to_path_buf(),
-                detail: format!(
-                    "unknown key `{k}`; the limits are {}",
-                    LIMIT_KEYS.join(", ")
-                ),
-            });
-        }
-        let n = v
-            .as_integer()
-            .filter(|&n| n >= 1)
-            .ok_or_else(|| Error::Config {
-                file: path.to_path_buf(),
-                detail: format!("`{k}` must be a whole number of at least 1, not {v}"),
-            })?;
-        set.insert(k, n as u64);
-    }
+/// Replaces the defaults of the limits in `set` (keys of [`LIMIT_KEYS`], values in each
+/// limit's own unit) for this process; `config::load_limits` reads them from a file.
+pub fn set_limits(set: BTreeMap<String, u64>) {
     *CONFIGURED.write().unwrap_or_else(|p| p.into_inner()) = Some(set);
-    Ok(())
 }
 
 /// The value of limit `key` in its own unit where the user set one: a `--limits` file's, else

@@ -102,6 +102,14 @@ fn read_marker(dir: &Path) -> Result<Option<Marker>> {
         .map_err(|e| Error::json(&path, &e))
 }
 
+fn write_marker(dir: &Path, m: &Marker) -> Result<()> {
+    let json = serde_json::to_vec_pretty(m).map_err(|e| Error::Schema {
+        table: MARKER.into(),
+        detail: e.to_string(),
+    })?;
+    super::atomic::write_atomic(&dir.join(MARKER), &json)
+}
+
 fn listing(names: &BTreeSet<String>) -> String {
     let mut s: Vec<&str> = names.iter().take(LISTED).map(String::as_str).collect();
     let more = names.len().saturating_sub(LISTED);
@@ -194,11 +202,7 @@ impl Owned {
     }
 
     fn save(&self) -> Result<()> {
-        let json = serde_json::to_vec_pretty(&self.marker).map_err(|e| Error::Schema {
-            table: MARKER.into(),
-            detail: e.to_string(),
-        })?;
-        super::atomic::write_atomic(&self.dir.join(MARKER), &json)
+        write_marker(&self.dir, &self.marker)
     }
 
     /// Records what this run wrote and marks the folder complete (also done on drop, where an
@@ -262,11 +266,7 @@ pub fn mark_complete<'a>(
         state: State::Complete,
         entries,
     };
-    let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
-        table: MARKER.into(),
-        detail: e.to_string(),
-    })?;
-    super::atomic::write_atomic(&dir.join(MARKER), &json)
+    write_marker(dir, &m)
 }
 
 /// Whether drivegen recorded writing `path`: the nearest folder above it with a marker records
@@ -304,7 +304,12 @@ pub fn remove_output(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    if !meta.is_dir() || read_marker(path)?.is_none() {
+    let marker = if meta.is_dir() {
+        read_marker(path)?
+    } else {
+        None
+    };
+    let Some(marker) = marker else {
         if !recorded_above(path)? {
             if !forced() {
                 return Err(Error::Usage(format!(
@@ -320,7 +325,7 @@ pub fn remove_output(path: &Path) -> Result<()> {
             std::fs::remove_file(path)
         };
         return r.map_err(|e| Error::io(path, e));
-    }
+    };
     let foreign = foreign_entries(path)?;
     if !foreign.is_empty() {
         if !forced() {
@@ -355,22 +360,14 @@ pub fn remove_output(path: &Path) -> Result<()> {
         return std::fs::remove_dir(path).map_err(|e| Error::io(path, e));
     }
     // Only the user's entries are left: the marker records none of them.
-    let m = Marker {
-        entries: BTreeSet::new(),
-        state: State::Complete,
-        ..read_marker(path)?.unwrap_or_else(|| Marker {
-            tool: "drivegen".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            written_by: "output".into(),
-            state: State::Complete,
+    write_marker(
+        path,
+        &Marker {
             entries: BTreeSet::new(),
-        })
-    };
-    let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
-        table: MARKER.into(),
-        detail: e.to_string(),
-    })?;
-    super::atomic::write_atomic(&path.join(MARKER), &json)
+            state: State::Complete,
+            ..marker
+        },
+    )
 }
 
 /// Checks that drivegen may write the single file `path`: it does not exist yet, or the
@@ -402,11 +399,7 @@ pub fn file_output(path: &Path) -> Result<()> {
     }
     if let Some(mut m) = marker {
         if m.entries.insert(name) {
-            let json = serde_json::to_vec_pretty(&m).map_err(|e| Error::Schema {
-                table: MARKER.into(),
-                detail: e.to_string(),
-            })?;
-            super::atomic::write_atomic(&dir.join(MARKER), &json)?;
+            write_marker(dir, &m)?;
         }
     }
     Ok(())
