@@ -44,7 +44,7 @@ pub mod visibility;
 
 pub use error::{Error, Result};
 
-// STSBench scenario mining and SIG grids (issue 8).
+// STSBench scenario mining and SIG grids, with the map layers and track series they read.
 pub mod maplayers;
 /// The MetaVQA question family (scene graphs, 30 question types, Set-of-Mark images).
 pub mod metavqa;

@@ -55,7 +55,7 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
             crate::metavqa::stage::qa_schema(),
         ),
     ];
-    // STSBench and SIG (issue 8).
+    // STSBench and SIG.
     v.extend([
         (
             "stsbench/stsbench_qa.json",

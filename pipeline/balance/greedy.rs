@@ -20,8 +20,8 @@ pub enum Mode {
     /// The paper's Algorithm 1: the joint argmax over (type, class) of `target − share`.
     #[default]
     Paper,
-    /// What the released code did (egodyn.md §5.2): the type whose largest |share − target| is
-    /// largest (the first type before anything is selected), then its most under-represented
+    /// What the released code did (`docs/egodyn.md` §5.2): the type whose largest |share − target|
+    /// is largest (the first type before anything is selected), then its most under-represented
     /// class.
     Released,
 }

@@ -129,17 +129,8 @@ pub struct StsStage {
     pub maps: Option<PathBuf>,
 }
 
-/// `auto` uses a hardware GPU when there is one and the CPU twins otherwise (a software
-/// Vulkan driver such as lavapipe computes the same result more slowly than the twins); `gpu`
-/// uses any wgpu adapter, lavapipe included; `cpu` always runs the twins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeviceChoice {
-    #[default]
-    Auto,
-    Gpu,
-    Cpu,
-}
+/// Where a stage runs: one meaning of `auto` for the build and every command.
+pub use crate::gpu::DeviceChoice;
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -223,9 +214,9 @@ pub struct ReleaseSection {
 impl Default for ReleaseSection {
     fn default() -> Self {
         Self {
-            rows_per_shard: 5000,
-            row_group_rows: 256,
-            row_group_mib: 16,
+            rows_per_shard: crate::release::DEFAULT_ROWS_PER_SHARD,
+            row_group_rows: crate::release::DEFAULT_ROW_GROUP_ROWS,
+            row_group_mib: crate::release::DEFAULT_ROW_GROUP_MIB,
             images: "embed".into(),
             text_only_controls: false,
         }

@@ -22,7 +22,6 @@ use crate::store::owner::Owned;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::json;
 use sha2::Digest as _;
@@ -134,45 +133,10 @@ fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
         .transpose()
 }
 
-/// The GPU `auto` uses: only a hardware adapter (a software Vulkan driver such as lavapipe is
-/// slower than the CPU twins, which compute the same result). Opened once per build process.
-fn hardware_gpu() -> Option<Arc<crate::gpu::Gpu>> {
-    static GPU: std::sync::OnceLock<Option<Arc<crate::gpu::Gpu>>> = std::sync::OnceLock::new();
-    GPU.get_or_init(|| match crate::gpu::Gpu::open() {
-        Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(Arc::new(g)),
-        Ok(g) => {
-            eprintln!(
-                "drivegen: {} is a software adapter; `auto` runs the CPU twins",
-                g.info()
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("drivegen: no usable GPU ({e}); `auto` runs the CPU twins");
-            None
-        }
-    })
-    .clone()
-}
-
 fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
-    let gpu = match device {
-        DeviceChoice::Cpu => None,
-        DeviceChoice::Gpu => Some(Arc::new(crate::gpu::Gpu::open()?)),
-        DeviceChoice::Auto => hardware_gpu(),
-    };
-    match gpu {
+    match crate::gpu::device::open(device)? {
         Some(g) => Ok(Box::new(crate::gpu::GpuRasteriser::new(g)?)),
         None => Ok(Box::new(CpuRasteriser)),
-    }
-}
-
-fn corrupt_device(d: DeviceChoice) -> crate::corrupt::run::Device {
-    use crate::corrupt::run::Device;
-    match d {
-        DeviceChoice::Auto if hardware_gpu().is_some() => Device::Gpu,
-        DeviceChoice::Auto | DeviceChoice::Cpu => Device::Cpu,
-        DeviceChoice::Gpu => Device::Gpu,
     }
 }
 
@@ -616,12 +580,7 @@ fn scene_steps(
                 out: out.clone(),
                 config,
                 som: crate::som::SomConfig::load(c.som.config.as_deref())?,
-                device: match c.metavqa.device {
-                    DeviceChoice::Cpu => crate::metavqa::Device::Cpu,
-                    DeviceChoice::Gpu => crate::metavqa::Device::Gpu,
-                    DeviceChoice::Auto if hardware_gpu().is_some() => crate::metavqa::Device::Gpu,
-                    DeviceChoice::Auto => crate::metavqa::Device::Cpu,
-                },
+                device: c.metavqa.device,
                 images: true,
                 scene: None,
             };
@@ -668,7 +627,7 @@ fn scene_steps(
                 severities: cr::parse_severities(&c.corrupt.severity)?,
                 seed: c.seed,
                 config: crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?,
-                device: corrupt_device(c.corrupt.device),
+                device: c.corrupt.device,
                 max_frames: None,
                 frames_per_scene: c.corrupt.frames_per_scene,
             };
@@ -854,7 +813,7 @@ fn contact_sheet(
             &subject.source(),
             &sheet,
             c.seed,
-            corrupt_device(c.corrupt.device),
+            c.corrupt.device,
             320,
         )?;
         Ok(format!(

@@ -1,4 +1,4 @@
-//! The DriveBench corruptions (shared/spec/drivebench.md §1): 15 kinds × severities 1–5.
+//! The DriveBench corruptions (`docs/drivebench.md` §1): 15 kinds × severities 1–5.
 //!
 //! A corruption is applied to the views (camera images) of one frame. [`plan_frame`] makes
 //! every random decision first — which views, angles, discs, ellipses, slants — from the

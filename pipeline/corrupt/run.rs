@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::output::{self, CorruptionRow};
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
-use crate::gpu::Gpu;
+use crate::gpu::{DeviceChoice, Gpu};
 use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::images::ImageReader;
@@ -69,14 +69,6 @@ pub enum Severities {
     One(u8),
 }
 
-/// Where the non-codec corruptions run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Device {
-    Auto,
-    Gpu,
-    Cpu,
-}
-
 #[derive(Debug, Clone)]
 pub struct CorruptOptions {
     pub input: Input,
@@ -85,7 +77,8 @@ pub struct CorruptOptions {
     pub severities: Severities,
     pub seed: u64,
     pub config: CorruptConfig,
-    pub device: Device,
+    /// Where the non-codec corruptions run.
+    pub device: DeviceChoice,
     /// Stop after this many frames (None: all).
     pub max_frames: Option<usize>,
     /// With a store input, only the first N keyframes of each scene (a per-scene limit keeps
@@ -280,21 +273,6 @@ fn severities(opts: &CorruptOptions, c: Corruption) -> Vec<u8> {
     }
 }
 
-/// Opens the GPU `device` asks for (None: the CPU twins).
-pub fn open_device(device: Device) -> Result<Option<Gpu>> {
-    match device {
-        Device::Cpu => Ok(None),
-        Device::Gpu => Gpu::open().map(Some),
-        Device::Auto => match Gpu::open() {
-            Ok(g) => Ok(Some(g)),
-            Err(e) => {
-                eprintln!("drivegen: no usable GPU ({e}); corruptions run on the CPU twins");
-                Ok(None)
-            }
-        },
-    }
-}
-
 /// Reads an image as RGB8.
 pub fn load_rgb(path: &Path) -> Result<RgbImage> {
     let bytes = crate::store::input::read(path, crate::store::input::IMAGE)?;
@@ -372,7 +350,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     let gpu = if opts.corruptions.iter().all(|c| c.is_codec()) {
         None
     } else {
-        open_device(opts.device)?
+        crate::gpu::device::open(opts.device)?
     };
     let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
     let _owned = crate::store::owner::Owned::claim(
@@ -474,7 +452,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
                     for sev in severities(opts, c) {
                         let done = corrupt_frame(
                             &opts.config,
-                            gpu.as_ref(),
+                            gpu.as_deref(),
                             c,
                             sev,
                             opts.seed,

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use image::{imageops, Rgb, RgbImage};
 use serde_json::json;
 
-use super::run::{corrupt_frame, encode_like, load_rgb, open_device, Device};
+use super::run::{corrupt_frame, encode_like, load_rgb};
+use crate::gpu::DeviceChoice;
 use super::{CorruptConfig, Corruption, View};
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
@@ -24,7 +25,7 @@ pub fn contact_sheet(
     image: &Path,
     out: &Path,
     seed: u64,
-    device: Device,
+    device: DeviceChoice,
     cell_w: u32,
 ) -> Result<PathBuf> {
     crate::store::paths::disjoint(image, "the image", out, "the sheet")?;
@@ -49,10 +50,10 @@ pub fn contact_sheet_of(
     source: &str,
     out: &Path,
     seed: u64,
-    device: Device,
+    device: DeviceChoice,
     cell_w: u32,
 ) -> Result<PathBuf> {
-    let gpu = open_device(device)?;
+    let gpu = crate::gpu::device::open(device)?;
     let cell_w = cell_w.max(8);
     let cell_h = ((u64::from(img.height()) * u64::from(cell_w)) / u64::from(img.width().max(1)))
         .max(1) as u32;
@@ -88,7 +89,7 @@ pub fn contact_sheet_of(
                 camera: "CAM_FRONT",
                 image: img,
             }];
-            match corrupt_frame(cfg, gpu.as_ref(), c, sev, seed, id, &view) {
+            match corrupt_frame(cfg, gpu.as_deref(), c, sev, seed, id, &view) {
                 Ok(mut v) => {
                     let (out_img, _, params) = v.remove(0);
                     imageops::replace(&mut sheet, &thumb(&out_img), i64::from(x), i64::from(y));

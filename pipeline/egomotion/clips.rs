@@ -349,7 +349,7 @@ pub fn resample(clip: &RawClip, cfg: &EgodynConfig) -> Result<Trajectory, String
     })
 }
 
-/// The checks of §4 on a clip's final arrays; `Err` is the reason.
+/// The checks of `docs/egodyn.md` §4.1 on a clip's final arrays; `Err` is the reason.
 pub fn validate(k: &Kinematics, duration_s: f64, cfg: &EgodynConfig) -> Result<(), String> {
     let v = &cfg.validation;
     let n = k.t.len();

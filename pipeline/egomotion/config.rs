@@ -127,7 +127,7 @@ pub struct ValidationConfig {
     pub gravity: f64,
 }
 
-/// One trajectory encoding of §6.3.
+/// One trajectory encoding of `docs/egodyn.md` §6.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CoordinatesFrame {

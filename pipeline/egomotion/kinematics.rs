@@ -43,7 +43,7 @@ pub struct Kinematics {
     pub lat_accel_abs: Vec<f64>,
 }
 
-/// The per-clip summary features (§2.3 of the spec, plus net heading change and curvature).
+/// The per-clip summary features (`docs/egodyn.md` §2.3, plus net heading change and curvature).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Features {
     pub max_speed: f64,

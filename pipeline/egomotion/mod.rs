@@ -1,5 +1,5 @@
 //! EgoDyn-Bench: ego-motion clips, their kinematics, and the deterministic oracle's 14
-//! questions (spec `shared/spec/egodyn.md`).
+//! questions (`docs/egodyn.md`).
 //!
 //! ```text
 //! store ──scenes──▶ clips (3 s, 10 Hz) ──▶ kinematics (gradient + Savitzky–Golay) ──▶ validation

@@ -1,4 +1,4 @@
-//! Prompts as the benchmark shows them (spec §6.2–6.3).
+//! Prompts as the benchmark shows them (`docs/egodyn.md` §6.2–§6.3).
 //!
 //! The vision-only prompt is three lines joined by `\n`: the frame sentence, `{question}
 //! [{c1} / {c2} / …]` and the answer instruction. The "Vision + Dynamics" setting inserts one

@@ -9,11 +9,13 @@
 pub mod adapter;
 pub mod compute;
 mod context;
+pub mod device;
 pub mod project_points;
 pub mod zbuffer;
 
 pub use adapter::{adapter_report, AdapterSummary};
 pub use context::Gpu;
+pub use device::DeviceChoice;
 pub use project_points::project_points;
 pub use zbuffer::GpuRasteriser;
 

@@ -1,5 +1,5 @@
 //! Frenetix CSV logs (ego only) as an ego-motion source, the way EgoDyn cut its CARLA clips
-//! (`shared/spec/egodyn.md` §1.3): `ROOT/<scene>/<Behavior>_logs.csv` or
+//! (`docs/egodyn.md` §1.3): `ROOT/<scene>/<Behavior>_logs.csv` or
 //! `ROOT/<scene>/logs_<behavior>.csv`, `;`-delimited, one row per simulation step of `dt_s`;
 //! x, y and the first element of the `theta_orientations_rad` list are the ego state, the time
 //! is the row index times `dt_s` (velocities are read and checked but, as in EgoDyn, the speed

@@ -1,7 +1,7 @@
-//! The scene graph of one keyframe camera image (spec §4): the objects the visibility stage
-//! kept in that image, in the ego's BEV frame at the keyframe (x forward, y left, origin at the
-//! keyframe's ego pose from `frames.arrow`; only the ego's yaw is used, the plane is the
-//! ground plane).
+//! The scene graph of one keyframe camera image (`docs/metavqa.md` §4): the objects the visibility
+//! stage kept in that image, in the ego's BEV frame at the keyframe (x forward, y left, origin at
+//! the keyframe's ego pose from `frames.arrow`; only the ego's yaw is used, the plane is the ground
+//! plane).
 //!
 //! Relations are not stored as edge lists: [`SceneGraph::relation`] applies the box-extent rule
 //! to any pair on demand (what the questions need), and the per-node attributes the questions
@@ -52,9 +52,9 @@ pub struct Node {
     pub quad: Quad,
     /// BEV distance from the ego pose to the box centre (m).
     pub distance: f64,
-    /// Relative position to the ego box (§4.1).
+    /// Relative position to the ego box (`docs/metavqa.md` §4.1).
     pub sector: Pos,
-    /// Heading sector relative to our heading (§4.2).
+    /// Heading sector relative to our heading (`docs/metavqa.md` §4.2).
     pub heading_sector: Pos,
     pub distance_bin: usize,
     pub speed_bin: Option<usize>,

@@ -1,5 +1,5 @@
-//! Set-of-Mark images of a question set (spec §3.3), drawn with the `som` stage's layout and
-//! drawing (GPU kernel or its CPU twin, identical pixels).
+//! Set-of-Mark images of a question set (`docs/metavqa.md` §3.3), drawn with the `som` stage's
+//! layout and drawing (GPU kernel or its CPU twin, identical pixels).
 //!
 //! The anchors are the visibility table's (the exact distance-transform anchors the GPU stage
 //! measured); the boxes are the table's modal or amodal boxes (`configs/som.toml` `[draw] box`).

@@ -1,4 +1,4 @@
-//! The MetaVQA question family (`shared/spec/metavqa.md`): spatial, embodied and grounding
+//! The MetaVQA question family (`docs/metavqa.md`): spatial, embodied and grounding
 //! questions about Set-of-Mark labelled camera images.
 //!
 //! * [`graph`]: the scene graph of one keyframe camera image (kept objects in the ego's BEV
@@ -26,4 +26,4 @@ pub mod templates;
 pub mod types;
 
 pub use config::MetavqaConfig;
-pub use stage::{run, Device, Options, Summary};
+pub use stage::{run, Options, Summary};

@@ -1,4 +1,5 @@
-//! The query programs of the 30 question types (spec §5) on one image's scene graph.
+//! The query programs of the 30 question types (`docs/metavqa.md` §5) on one image's scene
+//! graph.
 //!
 //! [`generate`] walks the types in [`QuestionType::ALL`] order and draws objects, parameters
 //! and distractors from one seeded generator per image, so an image's questions depend only on
@@ -7,7 +8,8 @@
 //! rule, its parameters and the measured evidence. Numbering, option shuffling and the record
 //! come later ([`super::stage`]).
 //!
-//! Rules where we deliberately differ from the published code (spec §8): the correct option
+//! Rules where we deliberately differ from the published code (`docs/metavqa.md` §8): the
+//! correct option
 //! is found by value after shuffling (`pick_closer`), heading differences are wrapped to
 //! (−180°, 180°], bins are half-open everywhere, `order_*` and `identify_*most` need their
 //! keys at least `order_min_gap_m` apart so exactly one option is right, and the embodied
@@ -28,7 +30,7 @@ use crate::qa::{Layout, Prompt};
 /// `pick_closer`'s third option.
 pub const SAME_DISTANCE: &str = "about the same distance";
 
-/// Which labels a question's image carries (spec §3.3).
+/// Which labels a question's image carries (`docs/metavqa.md` §3.3).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Labels {
     /// Every kept object, labelled by its index (0..N−1).
@@ -1147,7 +1149,7 @@ fn our_box(cfg: &MetavqaConfig) -> String {
     )
 }
 
-/// The box-extent rule (§4.1) against `reference`.
+/// The box-extent rule (`docs/metavqa.md` §4.1) against `reference`.
 fn position_words(reference: &str) -> String {
     let w = |p: Pos| quoted(p.text());
     format!(
@@ -1164,7 +1166,7 @@ fn position_words(reference: &str) -> String {
     )
 }
 
-/// The heading sectors (§4.2) in the config's clockwise edges.
+/// The heading sectors (`docs/metavqa.md` §4.2) in the config's clockwise edges.
 fn heading_words(cfg: &MetavqaConfig) -> String {
     let e = &cfg.bins.heading_edges_deg;
     let (Some(first), Some(last)) = (e.first(), e.last()) else {

@@ -1,4 +1,4 @@
-//! Spatial relations of the scene graph (`shared/spec/metavqa.md` §4), all in the ego's BEV
+//! Spatial relations of the scene graph (`docs/metavqa.md` §4), all in the ego's BEV
 //! frame (x forward, y left), so the reference heading V of the box-extent rule is +x.
 //!
 //! * [`position`]: the box-extent sidedness rule: B is left of A when every vertex of B lies
@@ -39,7 +39,7 @@ pub fn shifted(q: &Quad, d: P2) -> Quad {
     q.map(|p| [p[0] + d[0], p[1] + d[1]])
 }
 
-/// The 9 relative positions (side, front) of spec §4.1.
+/// The 9 relative positions (side, front) of `docs/metavqa.md` §4.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Pos {
     L,

@@ -1,4 +1,5 @@
-//! The ego rollouts behind the embodied questions (spec §5.1), computed once per config.
+//! The ego rollouts behind the embodied questions (`docs/metavqa.md` §5.1), computed once per
+//! config.
 //!
 //! MetaVQA looked answers up in 800 MetaDrive rollouts (5 actions × 4 durations × 40 initial
 //! speeds, 10 per speed bin); we compute our own table with a kinematic bicycle model driven by
@@ -14,11 +15,11 @@
 //! reads its prefix. Per (action, duration, speed bin) the table holds the answer of
 //! `embodied_distance` (the most common final distance bin of the box centre's displacement
 //! among the bin's speeds) and of `embodied_sideness` (the most common final position of the
-//! ego box relative to its start box, §4.1, folded to left-front / front / right-front: any
-//! left component → left-front, any right component → right-front, else front); a tie for the
-//! most common answer leaves the cell without an answer and no question is asked of it.
-//! `embodied_collision` sweeps the rollouts' boxes, each step interpolated
-//! `collision_substeps` times.
+//! ego box relative to its start box, `docs/metavqa.md` §4.1, folded to left-front / front /
+//! right-front: any left component → left-front, any right component → right-front, else front); a
+//! tie for the most common answer leaves the cell without an answer and no question is asked of it.
+//! `embodied_collision` sweeps the rollouts' boxes, each step interpolated `collision_substeps`
+//! times.
 
 use serde::Serialize;
 
@@ -84,7 +85,7 @@ fn mode(v: &[usize], n: usize) -> Option<usize> {
     at.next().is_none().then_some(first)
 }
 
-/// Folds a §4.1 position to an index into [`SIDENESS`].
+/// Folds a position (`docs/metavqa.md` §4.1) to an index into [`SIDENESS`].
 pub fn fold_side(p: Pos) -> usize {
     match p {
         Pos::L | Pos::Lf | Pos::Lb => 0,

@@ -3,8 +3,8 @@
 //! For every keyframe camera image with kept rows in the visibility table, the stage builds
 //! the image's [`SceneGraph`] from the store (`frames.arrow` ego pose, `objects.arrow` boxes),
 //! draws its questions ([`super::questions`]), caps them at `per_frame` by type weight, numbers
-//! the labels of the question set (spec §3.3) and writes the records. Three kinds of image
-//! go with them, under `images/<scene_id>/<camera_frame_id>_…png`:
+//! the labels of the question set (`docs/metavqa.md` §3.3) and writes the records. Three kinds of
+//! image go with them, under `images/<scene_id>/<camera_frame_id>_…png`:
 //!
 //! * `_full.png`: every kept object labelled by its index 0..N−1, for the types that ask
 //!   about all labels (identify_closest … backmost, describe_sector, describe_distance,
@@ -42,7 +42,7 @@ use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
 use super::templates::{refs, render};
 use super::types::QuestionType;
-use crate::gpu::Gpu;
+use crate::gpu::DeviceChoice;
 use crate::qa::record::{self, QaRecord, SplitMix64};
 use crate::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::som::SomConfig;
@@ -55,15 +55,6 @@ use crate::{Error, Result};
 /// The family name in the records.
 pub const FAMILY: &str = "metavqa";
 
-/// Where marks are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Device {
-    /// The GPU when one opens, else the CPU twin.
-    Auto,
-    Gpu,
-    Cpu,
-}
-
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -72,7 +63,8 @@ pub struct Options {
     pub out: PathBuf,
     pub config: MetavqaConfig,
     pub som: SomConfig,
-    pub device: Device,
+    /// Where marks are drawn.
+    pub device: DeviceChoice,
     /// Write the marked images (off: questions only).
     pub images: bool,
     /// Only this scene.
@@ -534,18 +526,6 @@ pub fn scene_graphs(
     Ok(graphs)
 }
 
-fn open_gpu(device: Device) -> Result<Option<Gpu>> {
-    match device {
-        Device::Cpu => Ok(None),
-        Device::Gpu => Gpu::open().map(Some),
-        Device::Auto => Ok(Gpu::open()
-            .map_err(|e| {
-                eprintln!("drivegen: no usable GPU ({e}); marks are drawn on the CPU twin")
-            })
-            .ok()),
-    }
-}
-
 /// Runs the stage (see the module docs).
 pub fn run(opts: &Options) -> Result<Summary> {
     let start = Instant::now();
@@ -561,7 +541,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let kept = read_kept(&opts.visibility)?;
     let images = ImageReader::new(&store, None);
     let gpu = if opts.images {
-        open_gpu(opts.device)?
+        crate::gpu::device::open(opts.device)?
     } else {
         None
     };
@@ -630,7 +610,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
                     for r in &q.renders {
                         let (specs, white) = r.specs(g);
                         let (px, o) =
-                            marks::draw(g, &base, &specs, white, &opts.som, gpu.as_ref())?;
+                            marks::draw(g, &base, &specs, white, &opts.som, gpu.as_deref())?;
                         marks::write_png(&opts.out.join(r.path(g)), &px, g.width, g.height)?;
                         written += 1;
                         overlaps += o;

@@ -1,5 +1,6 @@
 //! Question text with object references that are numbered only after the question set of an
-//! image is known (spec §3.3: labels are renumbered per question set), and the option format.
+//! image is known (`docs/metavqa.md` §3.3: labels are renumbered per question set), and the
+//! option format.
 
 use super::relations::Pos;
 

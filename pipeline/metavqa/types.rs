@@ -1,4 +1,4 @@
-//! The 30 MetaVQA question types (spec §5): 24 spatial, 5 embodied, 1 grounding.
+//! The 30 MetaVQA question types (`docs/metavqa.md` §5): 24 spatial, 5 embodied, 1 grounding.
 
 use serde::Serialize;
 

@@ -1,5 +1,5 @@
 //! Question–answer records shared by every question family (EgoDyn, MetaVQA, STSBench, SIG,
-//! DriveBench); see `shared/spec/qa-schema.md`.
+//! DriveBench); see `docs/qa-schema.md`.
 
 pub mod ipc;
 pub mod prompt;

@@ -68,8 +68,8 @@ pub const DRIVEBENCH_INSTRUCTION: &str =
 /// The heading of STSBench's per-option definitions.
 pub const STSBENCH_DEFINITIONS: &str = "Definitions:";
 
-/// MetaVQA's answer instruction for `n` options (its spec §5: "(A) through (D)", "between (A)
-/// and (B)").
+/// MetaVQA's answer instruction for `n` options (`docs/metavqa.md` §5: "(A) through (D)", "between
+/// (A) and (B)").
 pub fn metavqa_instruction(n: usize) -> String {
     let last = letter(n.saturating_sub(1)).unwrap_or_default();
     if n == 2 {

@@ -1,4 +1,4 @@
-//! The common QA record of `shared/spec/qa-schema.md`, shared by every question family.
+//! The common QA record of `docs/qa-schema.md`, shared by every question family.
 //!
 //! Every family writes its questions as rows of [`qa_schema`] (families may append columns of
 //! their own after these, never drop or rename one). This module owns the row type, its Arrow
@@ -80,7 +80,7 @@ impl QaRecord {
     }
 }
 
-/// The Arrow schema of the common record, in the column order of qa-schema.md.
+/// The Arrow schema of the common record, in the column order of `docs/qa-schema.md`.
 pub fn qa_schema() -> SchemaRef {
     Arc::new(Schema::new(qa_fields()))
 }

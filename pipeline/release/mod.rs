@@ -48,6 +48,17 @@ pub enum ImageMode {
     Paths,
 }
 
+/// Rows per Parquet shard unless told otherwise.
+pub const DEFAULT_ROWS_PER_SHARD: usize = 5000;
+/// Rows per row group unless told otherwise.
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 256;
+/// MiB of distinct images that end a row group unless told otherwise.
+pub const DEFAULT_ROW_GROUP_MIB: usize = 16;
+/// The split the questions are published under unless told otherwise.
+pub const DEFAULT_SPLIT: &str = "test";
+/// The dataset's name on its card unless told otherwise.
+pub const DEFAULT_NAME: &str = "drivegen release";
+
 /// What to write.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ReleaseOptions {
@@ -84,12 +95,12 @@ impl Default for ReleaseOptions {
             stores: Vec::new(),
             images_root: None,
             out: PathBuf::from("release"),
-            split: "test".into(),
-            rows_per_shard: 5000,
-            row_group_rows: 256,
-            row_group_bytes: 16 << 20,
+            split: DEFAULT_SPLIT.into(),
+            rows_per_shard: DEFAULT_ROWS_PER_SHARD,
+            row_group_rows: DEFAULT_ROW_GROUP_ROWS,
+            row_group_bytes: DEFAULT_ROW_GROUP_MIB << 20,
             images: ImageMode::Embed,
-            name: "drivegen release".into(),
+            name: DEFAULT_NAME.into(),
             image_dirs: Vec::new(),
             text_only_controls: false,
         }

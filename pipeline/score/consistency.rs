@@ -1,5 +1,5 @@
-//! EgoDyn's physical-consistency metrics over a model's answers per clip (egodyn.md §4.2–4.3),
-//! with the rules of [`crate::egomotion::oracle::consistency::RULES`].
+//! EgoDyn's physical-consistency metrics over a model's answers per clip (`docs/egodyn.md`
+//! §4.2–§4.3), with the rules of [`crate::egomotion::oracle::consistency::RULES`].
 //!
 //! For clip `c`, `T_c` = rules whose two questions were both answered (parsed) and whose
 //! condition holds; `V_c` = those violated. `|R|` = number of rules.

@@ -1,4 +1,4 @@
-//! Correctness metrics over (truth, prediction) label pairs (egodyn.md §4.4): accuracy,
+//! Correctness metrics over (truth, prediction) label pairs (`docs/egodyn.md` §4.4): accuracy,
 //! balanced accuracy (mean recall over classes present in the truth) and macro-F1 (over the
 //! union of true and predicted labels, so a label that is predicted but never true scores 0).
 

@@ -1,4 +1,4 @@
-//! EgoDyn's 4-stage answer parser (egodyn.md §4.5), used for every family: a model's free
+//! EgoDyn's 4-stage answer parser (`docs/egodyn.md` §4.5), used for every family: a model's free
 //! text → one of the question's choices, or nothing.
 //!
 //! Normalisation: lower case, trimmed, `*` and backticks removed, whitespace collapsed,

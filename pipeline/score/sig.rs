@@ -1,4 +1,4 @@
-//! The SIG metrics (spec sigbench.md §3.2–§3.4): MLSM (multi-level spatial matching: P, R,
+//! The SIG metrics (`docs/sigbench.md` §3.2–§3.4): MLSM (multi-level spatial matching: P, R,
 //! F1, AssA over thresholds α = 1..n), SRGS (graph edit distance similarity, S and WS) and SRD
 //! (step distances of relation labels: MAE, MSE, Acc). Every weight is in `configs/sig.toml`
 //! `[metrics]`; node matching is a Hungarian assignment (O(n³)).

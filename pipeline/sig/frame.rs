@@ -140,7 +140,8 @@ pub fn relations(cfg: &SigConfig, me: [u32; 2], objects: &[SigObject]) -> Vec<Re
 }
 
 impl SigFrame {
-    /// The SIG JSON of the spec (§1.2): vehicles, lanes, signs, lights (none from boxes) and self.
+    /// The SIG JSON of `docs/sigbench.md` §1.2: vehicles, lanes, signs, lights (none from boxes)
+    /// and self.
     pub fn sig_json(&self) -> Value {
         let mut v = Map::new();
         for o in &self.objects {

@@ -1,4 +1,4 @@
-//! SIG (spec `sigbench.md`): a 10×10 bird's-eye grid per kept keyframe camera image, built
+//! SIG (`docs/sigbench.md`): a 10×10 bird's-eye grid per kept keyframe camera image, built
 //! from the 3D boxes the visibility table keeps, with directional and proximal relations and
 //! questions (family `sig`). The SIG metrics (MLSM, SRGS, SRD) are in [`crate::score::sig`].
 //!

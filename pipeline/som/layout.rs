@@ -4,22 +4,22 @@
 //!
 //! The marks of one image are numbered `1..=n` in the order the caller gives them (the `som`
 //! stage passes the kept rows of the visibility table in its row order, which is the
-//! annotation order of spec §3.3's "objects order"; MetaVQA counts from 0, the benchmark's
-//! questions only need distinct integers).
+//! annotation order of `docs/metavqa.md` §3.3's "objects order"; MetaVQA counts from 0, the
+//! benchmark's questions only need distinct integers).
 //!
 //! # Label boxes
 //!
 //! A label is the mark's number in the built-in font ([`super::font`]) scaled by
 //! `draw.glyph_scale`, on a black rectangle with `draw.label_padding_px` around the digits:
 //! `w = 2p + s·(7k + (k − 1))`, `h = 2p + 11s` for `k` digits. Its preferred place has the
-//! anchor pixel as its bottom-left pixel (spec §3.2: the text grows right and up from its
-//! anchor), shifted into the image.
+//! anchor pixel as its bottom-left pixel (`docs/metavqa.md` §3.2: the text grows right and up from
+//! its anchor), shifted into the image.
 //!
 //! # Placement
 //!
-//! Labels are placed one at a time, smallest visible area first (spec §3.2; ties by mark). A
-//! position is free when the label lies inside the image, overlaps no label placed before and
-//! covers no other mark's anchor pixel. The preferred position is tried first, then offsets
+//! Labels are placed one at a time, smallest visible area first (`docs/metavqa.md` §3.2; ties by
+//! mark). A position is free when the label lies inside the image, overlaps no label placed before
+//! and covers no other mark's anchor pixel. The preferred position is tried first, then offsets
 //! `k · layout.search_step_px` for `k = 1..=layout.search_rings` in 8 directions (up, up-right,
 //! right, down-right, down, down-left, left, up-left: above the anchor first, where the label
 //! hides least of its own object), each shifted into the image. If none is free, every

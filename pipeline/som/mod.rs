@@ -1,5 +1,5 @@
 //! Set-of-Mark (SoM) marks: where each kept object's numbered label goes and how boxes and
-//! labels are drawn into the camera images (`shared/spec/metavqa.md` §3).
+//! labels are drawn into the camera images (`docs/metavqa.md` §3).
 //!
 //! * [`anchor`]: the label anchor, the visible-mask point farthest from the mask boundary
 //!   (exact Euclidean distance transform on the GPU and its CPU twin, a 4-px image border

@@ -1,5 +1,6 @@
-//! The scenario catalog (spec §4.2, §5): the 36 scenario types, the five actor roles and which
-//! types each role mines, the ordered negative lists, and the short and long descriptions.
+//! The scenario catalog (`docs/stsbench.md` §4.2, §5): the 36 scenario types, the five actor roles
+//! and which types each role mines, the ordered negative lists, and the short and long
+//! descriptions.
 
 use crate::maplayers::Layer;
 
@@ -60,7 +61,7 @@ scenarios!(
 
 use Scenario::*;
 
-/// Who acts and who is the reference (spec §4.2).
+/// Who acts and who is the reference (`docs/stsbench.md` §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
     /// The ego alone.
@@ -191,8 +192,8 @@ const RELATIONS: [&str; 10] = [
 ];
 
 /// For each relation, the other nine from most to least confusable (same geometry first, then
-/// same motion state). The spec gives the ordering principle and the head of each list; the
-/// exact tails are ours.
+/// same motion state). The reference gives the ordering principle and the head of each list
+/// (`docs/stsbench.md` §5); the exact tails are ours.
 fn relation_order(rel: &str) -> [&'static str; 9] {
     match rel {
         "OVERTAKE" => [
@@ -341,8 +342,8 @@ impl Scenario {
         Scenario::parse(&format!("{rel}_{}", if ego { "EGO" } else { "AGENT" }))
     }
 
-    /// The ordered negatives (spec §5). `ped_pair` selects the pedestrian lists of OVERTAKE and
-    /// PASS between two humans.
+    /// The ordered negatives (`docs/stsbench.md` §5). `ped_pair` selects the pedestrian lists of
+    /// OVERTAKE and PASS between two humans.
     pub fn negatives(self, ped_pair: bool) -> Vec<Scenario> {
         let singles = |s: Scenario| -> Vec<Scenario> {
             let mut v: Vec<Scenario> = match s {

@@ -1,4 +1,4 @@
-//! STSBench (spec `stsbench.md`): spatio-temporal scenarios mined from tracks and the map, and
+//! STSBench (`docs/stsbench.md`): spatio-temporal scenarios mined from tracks and the map, and
 //! multiple-choice questions with verified distractors, as family `stsbench`.
 //!
 //! `drivegen stsbench --store STORE --out DIR` writes `DIR/stsbench_qa.arrow`: the common QA

@@ -1,5 +1,5 @@
-//! From mined instances to questions: sub-sampling (spec §7), the rank-weighted draw of
-//! distractors from the verified negatives, prompts that place the agents, and the QA rows.
+//! From mined instances to questions: sub-sampling (`docs/stsbench.md` §7), the rank-weighted draw
+//! of distractors from the verified negatives, prompts that place the agents, and the QA rows.
 
 use serde_json::json;
 
@@ -13,8 +13,8 @@ use crate::tracks::Track;
 /// The family name.
 pub const FAMILY: &str = "stsbench";
 
-/// Keeps the instances spec §7 keeps: agent scenarios (except the exempt types) with a visible
-/// first frame and near the ego; then at most `max_per_scenario` per (role, type) by
+/// Keeps the instances `docs/stsbench.md` §7 keeps: agent scenarios (except the exempt types) with
+/// a visible first frame and near the ego; then at most `max_per_scenario` per (role, type) by
 /// farthest-point sampling on the mean ego-frame position, starting from the first instance.
 /// Returns the kept indices in their original order.
 pub fn subsample(cfg: &StsConfig, inst: &[(usize, &Instance)]) -> Vec<usize> {

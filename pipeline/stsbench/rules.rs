@@ -1,5 +1,5 @@
-//! The detectors of spec §4.3 on one window, with the published bugs fixed: yaw differences
-//! between objects are wrapped to [0°, 180°], DECELERATE needs every speed step below a
+//! The detectors of `docs/stsbench.md` §4.3 on one window, with the published bugs fixed: yaw
+//! differences between objects are wrapped to [0°, 180°], DECELERATE needs every speed step below a
 //! negative threshold, and a lane change needs a lateral lane-boundary crossing.
 
 use crate::geometry::wrap_pi;

@@ -1,4 +1,4 @@
-//! Writes the synthetic world as Bench2Drive routes (`shared/spec/formats.md` §3.2): per scene
+//! Writes the synthetic world as Bench2Drive routes (`docs/formats.md` §3.2): per scene
 //! a folder `OUT/<scenario>/<route>/` with `anno/00000.json.gz` per 10 Hz frame and the six
 //! cameras' JPEGs under `camera/rgb_{front,front_left,front_right,back,back_left,back_right}/`.
 //!
@@ -386,7 +386,8 @@ fn frame_anno(
                 "color": format!("{},{},{}", rng.below(256), rng.below(256), rng.below(256)),
             })
         };
-        // Bench2Drive's static vehicles carry a wrong location and rotation (docs/anno.md).
+        // Bench2Drive's static vehicles carry a wrong location and rotation (its own
+        // docs/anno.md; `docs/formats.md` §3.2).
         let (loc_w, rot_w) = if class == "vehicle" && agent.parked {
             ([0.0; 3], [0.0; 3])
         } else {

@@ -1,5 +1,5 @@
 //! Writes the synthetic world's ego drives as Frenetix CSV logs, the planner logs EgoDyn's
-//! CARLA clips come from (`shared/spec/egodyn.md` §1.3): `OUT/<scene>/Default_logs.csv`,
+//! CARLA clips come from (`docs/egodyn.md` §1.3): `OUT/<scene>/Default_logs.csv`,
 //! `;`-delimited, one row per 0.1 s step from the scene's start, with the current state first
 //! in each comma-separated list (`theta_orientations_rad`, `velocities_mps`, followed by the
 //! next two planned steps).

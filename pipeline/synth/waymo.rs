@@ -2,7 +2,7 @@
 //! `OUT/<component>/<segment>.parquet` for `vehicle_pose`, `camera_calibration`,
 //! `camera_image`, `lidar_box`, `lidar_camera_synced_box`, `projected_lidar_box`,
 //! `camera_box` and `stats`, with the documented column names and types
-//! (`shared/spec/formats.md` §2.2: int8 camera names, `fixed_size_list<double>[16]` row-major
+//! (`docs/formats.md` §2.2: int8 camera names, `fixed_size_list<double>[16]` row-major
 //! transforms).
 //!
 //! The world is the nuScenes writer's, at the same times: frames every 100 ms from the first

@@ -46,7 +46,7 @@ pub struct RasterConfig {
     pub max_image_pixels: u64,
 }
 
-/// The selection thresholds (spec metavqa.md §2.1); see [`super::filters`] for their order.
+/// The selection thresholds (`docs/metavqa.md` §2.1); see [`super::filters`] for their order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilterConfig {

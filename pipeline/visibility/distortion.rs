@@ -1,4 +1,4 @@
-//! Lens distortion in the projection (Waymo's camera model, `shared/spec/formats.md` §2.3),
+//! Lens distortion in the projection (Waymo's camera model, `docs/formats.md` §2.3),
 //! for cameras whose store row carries `dist_k1..dist_k3`.
 //!
 //! * **Model.** On normalised coordinates `(x/z, y/z)` of the OpenCV camera frame (equal to
@@ -17,7 +17,7 @@
 //!   within that tolerance. Inverse depth is interpolated linearly on each piece (exact for
 //!   pinhole, an approximation of second order in the piece size here).
 //! * **Rolling shutter** is not modelled: every pixel is taken at the image's pose (the
-//!   global-shutter chain the spec recommends). Against Waymo's own `projected_lidar_box`,
+//!   global-shutter chain of `docs/formats.md` §2.3). Against Waymo's own `projected_lidar_box`,
 //!   computed with rolling shutter, expect a few pixels at speed (the tolerance is stated by
 //!   `tests/ingest_waymo.rs` on global-shutter synthetic data).
 

@@ -1,5 +1,5 @@
-//! The selection filters of MetaVQA's nuScenes path (spec metavqa.md §2.1), with a true
-//! occlusion test added (§8 item 2).
+//! The selection filters of MetaVQA's nuScenes path (`docs/metavqa.md` §2.1), with a true
+//! occlusion test added (`docs/metavqa.md` §8 #2).
 //!
 //! Every (camera image, object) row is tested against the thresholds of
 //! [`FilterConfig`] in this fixed order, and the first test that fails is its

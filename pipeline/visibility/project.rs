@@ -1,5 +1,5 @@
 //! Projection of a 3D box into a camera image with the nuScenes devkit's transform chain
-//! (spec formats.md §1.4), in `f64`.
+//! (`docs/formats.md` §1.4), in `f64`.
 //!
 //! * **Chain.** Box centre and rotation go global → ego at the image's timestamp (the camera
 //!   row's own ego pose) → sensor, exactly as `NuScenes.get_sample_data` moves a `Box`; the eight

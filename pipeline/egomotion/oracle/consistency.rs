@@ -1,4 +1,5 @@
-//! The ten physical-consistency rules of the benchmark's WPCR metric (spec §4.2), as data.
+//! The ten physical-consistency rules of the benchmark's WPCR metric (`docs/egodyn.md` §4.2),
+//! as data.
 //!
 //! The oracle's own labels must satisfy all of them (its WPCR is 1 at every α); tests and the
 //! calibration report check that.

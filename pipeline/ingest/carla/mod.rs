@@ -1,4 +1,4 @@
-//! CARLA ingest, Bench2Drive layout (`shared/spec/formats.md` §3.2): a route folder holds
+//! CARLA ingest, Bench2Drive layout (`docs/formats.md` §3.2): a route folder holds
 //! `anno/NNNNN.json.gz` (one per 10 Hz frame) and the six cameras' JPEGs under
 //! `camera/rgb_*/NNNNN.jpg`. `--root` is one route folder or any folder above routes (they are
 //! found two levels down at most, `<scenario>/<route>/anno`), taken in path order.

@@ -2,8 +2,8 @@
 //! a top-level field whose name holds dots and brackets (`[CameraImageComponent].pose.transform`).
 //!
 //! Readers decode by data type, not by the documented schema, because real files disagree with
-//! it (formats.md §2.5): transforms come as `fixed_size_list<double|float>[16]` or plain lists,
-//! camera names as int8 (or any integer), string or dictionary, scalars as double or float.
+//! it (`docs/formats.md` §2.5): transforms come as `fixed_size_list<double|float>[16]` or plain
+//! lists, camera names as int8 (or any integer), string or dictionary, scalars as double or float.
 //! Every error names the file and the row.
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Waymo Open Dataset v2 ingest: the Parquet component tables → the canonical scene store.
 //!
 //! `ROOT/<component>/<segment>.parquet`, one file per segment per component
-//! (`shared/spec/formats.md` §2). Segments are the files of `vehicle_pose/`, read one at a
+//! (`docs/formats.md` §2). Segments are the files of `vehicle_pose/`, read one at a
 //! time, so memory holds one segment's rows (never its JPEGs: `camera_image`'s image column is
 //! only streamed through to check it, and the store references the bytes by segment, frame
 //! timestamp and camera, see [`image`]). Poses and boxes stay in the segment's own world frame.

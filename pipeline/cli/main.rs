@@ -4,21 +4,16 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-mod cli;
-mod cli_audit;
-mod cli_build;
-mod cli_corrupt;
-mod cli_metavqa;
-mod cli_sts;
-mod cli_validate;
-mod run;
-mod run_sources;
+mod args;
+mod commands;
+mod logger;
 
 fn main() -> ExitCode {
     restore_sigpipe();
     clean_up_on_signals();
-    let cli = cli::Cli::parse();
-    match run::run(cli) {
+    let cli = commands::Cli::parse();
+    logger::install(cli.verbose);
+    match cli.run() {
         Ok(code) => code,
         Err(err) => {
             let mut msg = format!("drivegen: {err}");

@@ -1,4 +1,4 @@
-//! The `validate` command.
+//! `drivegen validate`: check a release as users get it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,16 +19,18 @@ pub struct ValidateArgs {
     pub max_listed: usize,
 }
 
-pub fn validate(a: ValidateArgs) -> Result<ExitCode> {
-    let rep = drivegen::validate::run(&a.release)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
-    } else {
-        print!("{}", rep.summary(a.max_listed));
+impl ValidateArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let rep = drivegen::validate::run(&self.release)?;
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
+        } else {
+            print!("{}", rep.summary(self.max_listed));
+        }
+        Ok(if rep.ok() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
     }
-    Ok(if rep.ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }

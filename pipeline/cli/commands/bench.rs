@@ -1,0 +1,181 @@
+//! `drivegen bench visibility|corrupt`: throughput tables, each implementation beside the
+//! others and the Python reference measured in the same run.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use drivegen::bench::visibility as vb;
+use drivegen::gpu::DeviceChoice;
+use drivegen::visibility::raster::CpuRasteriser;
+use drivegen::{Error, Result};
+
+use crate::args::{count, count32, device};
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Camera-frames/s of projection + z-buffer at 1600×900 with ~50 boxes.
+    Visibility(BenchVisibilityArgs),
+    /// Images/s per corruption at 1600×900: GPU kernels, GPU with JPEG decode/encode, the CPU
+    /// twin, and imagecorruptions (benches/reference/corrupt.py) where it is installed.
+    Corrupt(BenchCorruptArgs),
+}
+
+impl BenchCommand {
+    pub fn run(self) -> Result<ExitCode> {
+        match self {
+            BenchCommand::Visibility(a) => a.run(),
+            BenchCommand::Corrupt(a) => a.run(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchVisibilityArgs {
+    /// Camera frames per timed run.
+    #[arg(long, default_value_t = 256, value_parser = count)]
+    pub frames: usize,
+    /// Boxes around the ego per frame.
+    #[arg(long, default_value_t = 50)]
+    pub boxes: usize,
+    #[arg(long, default_value_t = 1600, value_parser = count32)]
+    pub width: u32,
+    #[arg(long, default_value_t = 900, value_parser = count32)]
+    pub height: u32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Timed repetitions (the best counts).
+    #[arg(long, default_value_t = 3, value_parser = count)]
+    pub repeats: usize,
+    /// Which implementations to time: `gpu`, `cpu` or `auto` (both, the GPU if any adapter
+    /// opens, a software one included, so the table shows what it would cost).
+    #[arg(long, default_value = "auto", value_parser = device)]
+    pub device: DeviceChoice,
+    /// Python with nuscenes-devkit for MetaVQA's method (default: `.venv-devkit/bin/python`
+    /// when it exists); `none` skips it.
+    #[arg(long)]
+    pub python: Option<String>,
+    /// Frames given to the Python reference (it is slow; its rate is per frame).
+    #[arg(long, default_value_t = 64, value_parser = count)]
+    pub python_frames: usize,
+}
+
+impl BenchVisibilityArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let b = vb::VisibilityBench {
+            frames: self.frames,
+            boxes: self.boxes,
+            width: self.width,
+            height: self.height,
+            seed: self.seed,
+            repeats: self.repeats,
+        };
+        let frames = vb::frames(&b);
+        let mut rows = Vec::new();
+        let mut device = "none".to_string();
+        let mut totals = Vec::new();
+        if self.device != DeviceChoice::Cpu {
+            match drivegen::gpu::Gpu::open() {
+                Ok(gpu) => {
+                    device = gpu.info().to_string();
+                    let r = drivegen::gpu::GpuRasteriser::new(std::sync::Arc::new(gpu))?;
+                    let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
+                    eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
+                    rows.push(t);
+                    totals.push(v);
+                }
+                Err(e) if self.device == DeviceChoice::Auto => {
+                    eprintln!("drivegen: no GPU ({e}); CPU only")
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if self.device != DeviceChoice::Gpu {
+            let (mut t, v) = vb::time_rasteriser(&frames, &CpuRasteriser, b.repeats)?;
+            t.what = format!("cpu twin ({} threads)", rayon::current_num_threads());
+            eprintln!("cpu: {:.1} frames/s", t.frames_per_s());
+            rows.push(t);
+            totals.push(v);
+        }
+        if totals.windows(2).any(|w| w[0] != w[1]) {
+            return Err(Error::Gpu {
+                kernel: "zbuffer".into(),
+                detail: format!(
+                    "GPU and CPU disagree on the benchmark frames: visible pixels {totals:?}"
+                ),
+            });
+        }
+        let reference = match python(self.python.as_deref()) {
+            Some(py) => {
+                let n = self.python_frames.min(frames.len()).max(1);
+                let file = std::env::temp_dir()
+                    .join(format!("drivegen-bench-vis-{}.json", std::process::id()));
+                vb::export(&frames[..n], &file)?;
+                let r = vb::run_reference(&py, &vb::reference_script(), &file);
+                let _ = std::fs::remove_file(&file);
+                Some((r?, n))
+            }
+            None => None,
+        };
+        print!("{}", vb::table(&b, &device, &rows, reference));
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The Python that runs MetaVQA's method: `--python`, else the devkit venv when it exists.
+fn python(flag: Option<&str>) -> Option<PathBuf> {
+    match flag {
+        Some("none") => None,
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            let p = Path::new(".venv-devkit/bin/python");
+            p.is_file().then(|| p.to_path_buf())
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchCorruptArgs {
+    #[arg(long, default_value_t = 1600, value_parser = count32)]
+    pub width: u32,
+    #[arg(long, default_value_t = 900, value_parser = count32)]
+    pub height: u32,
+    /// Images per GPU measurement.
+    #[arg(long, default_value_t = 16, value_parser = count)]
+    pub images: usize,
+    /// Images per CPU-twin measurement.
+    #[arg(long, default_value_t = 2, value_parser = count)]
+    pub cpu_images: usize,
+    /// The python with imagecorruptions (default: .venv-oracles/bin/python if present).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Skip the CPU twin and the Python reference.
+    #[arg(long)]
+    pub gpu_only: bool,
+    /// Write the Markdown table here too.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+impl BenchCorruptArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let python = self.python.or_else(|| {
+            let p = PathBuf::from(".venv-oracles/bin/python");
+            p.exists().then_some(p)
+        });
+        let opts = drivegen::corrupt::bench::BenchOptions {
+            width: self.width,
+            height: self.height,
+            gpu_images: self.images,
+            cpu_images: self.cpu_images,
+            python: if self.gpu_only { None } else { python },
+            cpu: !self.gpu_only,
+        };
+        let report = drivegen::corrupt::bench::run(&opts)?;
+        print!("{report}");
+        if let Some(p) = self.report.filter(|p| !drivegen::store::atomic::is_stdout(p)) {
+            drivegen::store::atomic::write_report(&p, report.as_bytes())?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,64 @@
+//! `drivegen build`: a release from a build config, every stage, resumable and shardable.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::build::config::BuildConfig;
+use drivegen::build::{self, BuildOptions};
+use drivegen::shard::Shard;
+use drivegen::Result;
+
+use crate::args::count32;
+
+/// Build a release from a build config (see configs/build/).
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The build config (TOML).
+    pub config: PathBuf,
+    /// The release folder (default: the config's `out`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The work folder for intermediate tables (default: the config's `work`, else
+    /// `<out>.work`). Keep it to resume an interrupted build.
+    #[arg(long)]
+    pub work: Option<PathBuf>,
+    /// Run only the per-scene steps for shard i of N (0-based), e.g. a Slurm array task's
+    /// `$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`; finish with `--merge N`.
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Balance and release the outputs of N shard builds (all in the same work folder).
+    #[arg(long, value_name = "N", value_parser = count32)]
+    pub merge: Option<u32>,
+    /// Override the config's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl BuildArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let text =
+            drivegen::store::input::read_to_string(&self.config, drivegen::store::input::CONFIG)?;
+        let mut cfg = BuildConfig::from_toml(&text, &self.config)?;
+        if let Some(s) = self.seed {
+            cfg.seed = s;
+        }
+        if let Some(o) = self.out {
+            cfg.out = o;
+        }
+        if let Some(w) = self.work {
+            cfg.work = Some(w);
+        }
+        let mut opts = BuildOptions::new(cfg, text);
+        opts.shard = self.shard;
+        opts.merge = self.merge;
+        run_build(&opts)
+    }
+}
+
+/// Runs a build and prints its summary (shared with `demo`).
+pub fn run_build(opts: &BuildOptions) -> Result<ExitCode> {
+    let s = build::run(opts)?;
+    print!("{s}");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,34 @@
+//! `drivegen egomotion`: 10 Hz kinematics, 3 s clips and the EgoDyn questions of a store.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::egomotion::config::EgodynConfig;
+use drivegen::Result;
+
+#[derive(Debug, Args)]
+pub struct EgomotionArgs {
+    /// The scene store to read.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Output folder (clips.arrow, egodyn_qa.arrow, egodyn_rejects.jsonl).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// An EgoDyn config replacing `configs/egodyn.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Only the scenes of shard i of N (0-based; a scene's shard is a hash of its id), so
+    /// N machines can share the work; `balance` merges the shards' QA tables.
+    #[arg(long, default_value = "0/1")]
+    pub shard: drivegen::shard::Shard,
+}
+
+impl EgomotionArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let cfg = EgodynConfig::load(self.config.as_deref())?;
+        let summary = drivegen::egomotion::run_shard(&self.store, &self.out, cfg, self.shard)?;
+        print!("{summary}");
+        Ok(ExitCode::SUCCESS)
+    }
+}

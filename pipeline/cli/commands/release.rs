@@ -1,0 +1,90 @@
+//! `drivegen release`: Parquet shards in the Hugging Face layout, manifest.json and a card.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use drivegen::release::{
+    self, ImageMode, ReleaseOptions, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
+    DEFAULT_ROW_GROUP_ROWS, DEFAULT_SPLIT,
+};
+use drivegen::Result;
+
+use crate::args::count;
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// QA tables to publish (Arrow IPC, the common QA record), in order; repeatable.
+    #[arg(long = "qa", required = true)]
+    pub qa: Vec<PathBuf>,
+    /// The scene store the questions were built from (finds the images); repeatable (the
+    /// shards of a sharded build).
+    #[arg(long)]
+    pub store: Vec<PathBuf>,
+    /// Where the store's image paths are relative to, if not its recorded source root.
+    #[arg(long)]
+    pub images_root: Option<PathBuf>,
+    /// The release folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, default_value = DEFAULT_SPLIT)]
+    pub split: String,
+    #[arg(long, default_value_t = DEFAULT_ROWS_PER_SHARD, value_parser = count)]
+    pub rows_per_shard: usize,
+    #[arg(long, default_value_t = DEFAULT_ROW_GROUP_ROWS, value_parser = count)]
+    pub row_group_rows: usize,
+    /// A row group also ends once its distinct images reach this many MiB (bounds memory).
+    #[arg(long, default_value_t = DEFAULT_ROW_GROUP_MIB, value_parser = count)]
+    pub row_group_mib: usize,
+    /// `embed` the image files or publish `paths` only.
+    #[arg(long, value_enum, default_value_t = ImagesArg::Embed)]
+    pub images: ImagesArg,
+    /// The dataset's name on its card.
+    #[arg(long, default_value = DEFAULT_NAME)]
+    pub name: String,
+    /// A folder that rows' `image_paths` are relative to (a `corrupt` or `metavqa` output
+    /// folder); repeatable, searched in order.
+    #[arg(long = "image-dir")]
+    pub image_dirs: Vec<PathBuf>,
+    /// Also write every question with black images into the split `{split}_text_only`.
+    #[arg(long)]
+    pub text_only_controls: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImagesArg {
+    Embed,
+    Paths,
+}
+
+impl ReleaseArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let opts = ReleaseOptions {
+            qa: self.qa,
+            stores: self.store,
+            images_root: self.images_root,
+            out: self.out,
+            split: self.split,
+            rows_per_shard: self.rows_per_shard,
+            row_group_rows: self.row_group_rows,
+            row_group_bytes: self.row_group_mib << 20,
+            images: match self.images {
+                ImagesArg::Embed => ImageMode::Embed,
+                ImagesArg::Paths => ImageMode::Paths,
+            },
+            name: self.name,
+            image_dirs: self.image_dirs,
+            text_only_controls: self.text_only_controls,
+        };
+        let s = release::run(&opts)?;
+        println!(
+            "release: {} rows, {} images, {} shards in {} (options {})",
+            s.rows,
+            s.images,
+            s.shards.len(),
+            opts.out.display(),
+            s.options_hash
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,56 @@
+//! `drivegen som`: draw Set-of-Mark boxes and numbered labels into the keyframe images.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::gpu::DeviceChoice;
+use drivegen::som::SomConfig;
+use drivegen::visibility::config::VisibilityConfig;
+use drivegen::Result;
+
+use crate::args::device;
+
+#[derive(Debug, Args)]
+pub struct SomArgs {
+    /// The scene store to read (its source root holds the camera images).
+    #[arg(long)]
+    pub store: PathBuf,
+    /// The visibility table of that store (`drivegen visibility --out`).
+    #[arg(long)]
+    pub visibility: PathBuf,
+    /// Output folder: `<scene_id>/<camera_frame_id>.png` and `marks.arrow`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A Set-of-Mark config replacing `configs/som.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// The visibility config the table was made with, when not the built-in one.
+    #[arg(long)]
+    pub visibility_config: Option<PathBuf>,
+    /// Where the z-buffer, distance transform and drawing run (as for `visibility`).
+    #[arg(long, default_value = "auto", value_parser = device)]
+    pub device: DeviceChoice,
+    /// Only this scene.
+    #[arg(long)]
+    pub scene: Option<String>,
+}
+
+impl SomArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let cfg = SomConfig::load(self.config.as_deref())?;
+        let vis_cfg = VisibilityConfig::load(self.visibility_config.as_deref())?;
+        let rasteriser = super::visibility::rasteriser(self.device)?;
+        let summary = drivegen::som::stage::run(
+            &self.store,
+            &self.visibility,
+            &self.out,
+            &cfg,
+            &vis_cfg,
+            rasteriser.as_ref(),
+            self.scene.as_deref(),
+        )?;
+        print!("{summary}");
+        Ok(ExitCode::SUCCESS)
+    }
+}

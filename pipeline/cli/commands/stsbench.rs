@@ -1,0 +1,40 @@
+//! `drivegen stsbench`: mine STSBench scenarios and write their multiple-choice questions.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::stsbench::{StsConfig, StsOptions};
+use drivegen::Result;
+
+/// Mine STSBench scenarios from a store and write their multiple-choice questions.
+#[derive(Debug, Args)]
+pub struct StsbenchArgs {
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Output folder (gets stsbench_qa.arrow).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replaces configs/stsbench.toml.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Map-expansion folder (`<location>.json`); default `<source root>/maps/expansion`.
+    #[arg(long)]
+    pub maps: Option<PathBuf>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl StsbenchArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let opts = StsOptions {
+            store: self.store,
+            out: self.out,
+            config: StsConfig::load(self.config.as_deref())?,
+            seed: self.seed,
+            maps: self.maps,
+        };
+        print!("{}", drivegen::stsbench::run(&opts)?);
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,95 @@
+//! `drivegen synth`: the built-in synthetic corpus, in any of the source layouts drivegen
+//! ingests.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use drivegen::synth::SynthOptions;
+use drivegen::Result;
+
+use crate::args::{count, count32, positive};
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Output dataroot (created).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Number of 20 s scenes.
+    #[arg(long, default_value_t = 3, value_parser = count)]
+    pub scenes: usize,
+    /// Seed of the world and everything drawn from it.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Version folder name written under the dataroot.
+    #[arg(long, default_value = "v1.0-mini")]
+    pub version: String,
+    /// Scene length in seconds.
+    #[arg(long, value_parser = positive)]
+    pub duration: Option<f64>,
+    /// Skip the ~12 Hz camera sweeps (keyframe images only).
+    #[arg(long)]
+    pub no_sweeps: bool,
+    /// Image width in pixels (default: the nuScenes 1600); the intrinsics scale with it.
+    #[arg(long, value_parser = count32)]
+    pub width: Option<u32>,
+    /// Image height in pixels (default: the nuScenes 900).
+    #[arg(long, value_parser = count32)]
+    pub height: Option<u32>,
+    /// The layout to write the synthetic world in.
+    #[arg(long, value_enum, default_value = "nuscenes")]
+    pub format: SynthFormat,
+}
+
+/// The layouts `drivegen synth` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SynthFormat {
+    /// nuScenes v1.0 (13 JSON tables, JPEGs, lidar).
+    Nuscenes,
+    /// Waymo Open Dataset v2 Parquet components.
+    #[value(name = "waymo-v2")]
+    WaymoV2,
+    /// A Bench2Drive route per scene (gzipped JSON annotations, six JPEG cameras).
+    Bench2drive,
+    /// Frenetix CSV logs (ego only).
+    Frenetix,
+}
+
+impl SynthArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let defaults = SynthOptions::default();
+        let base = SynthOptions {
+            scenes: self.scenes,
+            seed: self.seed,
+            duration_s: self.duration.unwrap_or(defaults.duration_s),
+            image_width: self.width.unwrap_or(defaults.image_width),
+            image_height: self.height.unwrap_or(defaults.image_height),
+            ..defaults
+        };
+        match self.format {
+            SynthFormat::Nuscenes => {
+                // The version folder and the sweeps exist only in the nuScenes layout.
+                let opts = SynthOptions {
+                    version: self.version,
+                    write_sweeps: !self.no_sweeps,
+                    ..base
+                };
+                print!("{}", drivegen::synth::write_nuscenes(&self.out, &opts)?);
+            }
+            SynthFormat::WaymoV2 => {
+                let opts = drivegen::synth::waymo::WaymoSynthOptions {
+                    base,
+                    ..Default::default()
+                };
+                print!("{}", drivegen::synth::waymo::write(&self.out, &opts)?);
+            }
+            SynthFormat::Bench2drive => {
+                print!("{}", drivegen::synth::bench2drive::write(&self.out, &base)?);
+            }
+            SynthFormat::Frenetix => {
+                print!("{}", drivegen::synth::frenetix::write(&self.out, &base)?);
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

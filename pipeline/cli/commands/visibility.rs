@@ -1,0 +1,57 @@
+//! `drivegen visibility`: project every box into every keyframe camera and measure its
+//! z-buffer visibility.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use drivegen::gpu::DeviceChoice;
+use drivegen::visibility::config::VisibilityConfig;
+use drivegen::visibility::raster::{CpuRasteriser, Rasteriser};
+use drivegen::Result;
+
+use crate::args::device;
+
+#[derive(Debug, Args)]
+pub struct VisibilityArgs {
+    /// The scene store to read.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// The table to write (Arrow IPC); rejects go next to it as `<name>.rejects.jsonl`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A visibility config replacing `configs/visibility.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Also write every image's instance-ID map as a 16-bit PNG under this folder.
+    #[arg(long)]
+    pub id_maps: Option<PathBuf>,
+    /// Where the z-buffer runs: `gpu`, `cpu` (the plain-Rust twin; same results, bit for bit)
+    /// or `auto` (a hardware GPU when one opens, else the CPU twin, saying so).
+    #[arg(long, default_value = "auto", value_parser = device)]
+    pub device: DeviceChoice,
+}
+
+impl VisibilityArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let cfg = VisibilityConfig::load(self.config.as_deref())?;
+        let rasteriser = rasteriser(self.device)?;
+        let summary = drivegen::visibility::run_with(
+            &self.store,
+            &self.out,
+            &cfg,
+            rasteriser.as_ref(),
+            self.id_maps.as_deref(),
+        )?;
+        print!("{summary}");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The z-buffer implementation `device` asks for (shared with `som`).
+pub fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
+    match drivegen::gpu::device::open(device)? {
+        Some(gpu) => Ok(Box::new(drivegen::gpu::GpuRasteriser::new(gpu)?)),
+        None => Ok(Box::new(CpuRasteriser)),
+    }
+}
