@@ -50,9 +50,13 @@ pub enum Error {
     /// An external tool (ffmpeg, …) is missing or failed.
     #[error("{tool}: {detail}")]
     Tool { tool: String, detail: String },
-    /// A step of `drivegen build` failed; `detail` is the step's own error.
-    #[error("build step {stage}: {detail}")]
-    Stage { stage: String, detail: String },
+    /// A step of `drivegen build` failed; `source` is the step's own error.
+    #[error("build step {stage}")]
+    Stage {
+        stage: String,
+        #[source]
+        source: Box<Error>,
+    },
     #[error(transparent)]
     Arrow(#[from] arrow::error::ArrowError),
     #[error(transparent)]

@@ -48,6 +48,6 @@ venv() {
 if [ "${DRIVEGEN_SKIP_VENVS:-0}" != 1 ]; then
   venv devkit "nuscenes-devkit==1.2.0"
   venv oracles "numpy" "scipy" "pyarrow" "imagecorruptions-imaug==1.1.5"
-  # The readers a release must work with as it is (tests/release.rs).
+  # The readers a release must work with as it is (tests/it/release.rs).
   venv interop "pyarrow" "duckdb" "polars" "datasets" "pillow"
 fi

@@ -1,6 +1,6 @@
 """A numpy/scipy implementation of drivegen's EgoDyn kinematics and oracle.
 
-It follows the semantics of the public EgoDyn-Bench reference (spec shared/spec/egodyn.md
+It follows the semantics of the public EgoDyn-Bench reference (docs/egodyn.md
 sections 1-3): linear resampling with extrapolation, unwrapped yaw, numpy.gradient-style
 differences with Savitzky-Golay smoothing (scipy.signal.savgol_filter) after every stage, the
 summary features, and the 14 rules with the reference's exact comparison operators. The
@@ -9,7 +9,7 @@ thresholds are read from configs/egodyn.toml, so both implementations always use
 Two uses:
   check  - reads {"clips": [{"ts_us": [...], "x": [...], "y": [...], "yaw": [...],
            "duration": float}]} on stdin and writes every clip's arrays, features and labels
-           as JSON (tests/egomotion_reference.rs compares them with drivegen's);
+           as JSON (tests/it/egomotion_reference.rs compares them with drivegen's);
   bench  - reads the same JSON from a file and reports clips/s for kinematics + oracle
            (benches/egomotion.rs measures drivegen on the same clips).
 """

@@ -1,6 +1,6 @@
 """MetaVQA's nuScenes visibility method, for `drivegen bench visibility` to compare against.
 
-Per camera frame, as described in shared/spec/metavqa.md §2.1 (pass 0 and pass 2):
+Per camera frame, as described in docs/metavqa.md §2.1 (pass 0 and pass 2):
   * every box goes through the nuscenes-devkit chain (global -> ego -> camera with
     `Box.translate`/`Box.rotate`), `box_in_image(..., BoxVisibility.ANY)` keeps it,
   * its 8 corners are projected with `view_points(normalize=True)`, the axis-aligned min/max

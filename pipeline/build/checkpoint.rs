@@ -128,7 +128,7 @@ impl Checkpoints {
         let start_rss_mib = super::memory::current_mib();
         let detail = f().map_err(|e| Error::Stage {
             stage: step.into(),
-            detail: e.to_string(),
+            source: Box::new(e),
         })?;
         let seconds = t0.elapsed().as_secs_f64();
         let peak_rss_mib = super::memory::peak_mib();

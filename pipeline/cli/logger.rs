@@ -75,12 +75,19 @@ mod tests {
 
     #[test]
     fn foreign_crates_are_one_level_quieter() {
-        let log = Stderr {
-            level: level(0),
-        };
-        let ours = Metadata::builder().level(Level::Warn).target("drivegen::gpu").build();
-        let theirs = Metadata::builder().level(Level::Warn).target("wgpu_hal").build();
-        let their_error = Metadata::builder().level(Level::Error).target("wgpu_hal").build();
+        let log = Stderr { level: level(0) };
+        let ours = Metadata::builder()
+            .level(Level::Warn)
+            .target("drivegen::gpu")
+            .build();
+        let theirs = Metadata::builder()
+            .level(Level::Warn)
+            .target("wgpu_hal")
+            .build();
+        let their_error = Metadata::builder()
+            .level(Level::Error)
+            .target("wgpu_hal")
+            .build();
         assert!(log.enabled(&ours));
         assert!(!log.enabled(&theirs));
         assert!(log.enabled(&their_error));

@@ -10,7 +10,7 @@ use super::blur::Tap;
 use super::occlusion::Disc;
 use super::photometric::DarkEntry;
 use super::Plan;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, KernelId};
 use crate::{Error, Result};
 
 /// Images per submission, bounding the scratch memory of one chunk.
@@ -21,21 +21,21 @@ const WG: u32 = 256;
 /// Width, height, a count and an f32 (the generic uniform block of several kernels).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Dims {
-    width: u32,
-    height: u32,
-    n: u32,
-    extra: f32,
+pub(crate) struct Dims {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) n: u32,
+    pub(crate) extra: f32,
 }
 
 /// Width, height, a count and a mode.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct DimsMode {
-    width: u32,
-    height: u32,
-    n: u32,
-    mode: u32,
+pub(crate) struct DimsMode {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) n: u32,
+    pub(crate) mode: u32,
 }
 
 fn gpu_err(what: &str, detail: impl std::fmt::Display) -> Error {
@@ -69,7 +69,7 @@ struct Recorder<'g> {
 
 impl Recorder<'_> {
     /// One dispatch of `kernel` over `n` invocations with `bindings` at 0, 1, ….
-    fn pass(&mut self, kernel: &str, bindings: &[&wgpu::Buffer], n: u64) -> Result<()> {
+    fn pass(&mut self, kernel: KernelId, bindings: &[&wgpu::Buffer], n: u64) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
@@ -80,7 +80,7 @@ impl Recorder<'_> {
         let gy = groups.div_ceil(gx);
         if gy > max {
             return Err(gpu_err(
-                kernel,
+                kernel.name(),
                 format!("{n} invocations exceed the dispatch limits"),
             ));
         }
@@ -94,12 +94,12 @@ impl Recorder<'_> {
             })
             .collect();
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel),
+            label: Some(kernel.name()),
             layout: &k.pipeline.get_bind_group_layout(0),
             entries: &entries,
         });
         let mut pass = self.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(kernel),
+            label: Some(kernel.name()),
             timestamp_writes: None,
         });
         pass.set_pipeline(&k.pipeline);
@@ -153,12 +153,12 @@ fn record_on(
         Plan::Unchanged => {}
         Plan::Pixel(p) => {
             let u = gpu.uniform_buffer("corrupt_pixel", p)?;
-            rec.pass("corrupt_pixel", &[&u, src, &dst], n)?;
+            rec.pass(KernelId::CorruptPixel, &[&u, src, &dst], n)?;
         }
         Plan::Dark(p, _) => {
             let u = gpu.uniform_buffer("corrupt_dark", &p.params)?;
             let t = storage::<DarkEntry>(gpu, "dark table", &p.table)?;
-            rec.pass("corrupt_dark", &[&u, &t, src, &dst], n)?;
+            rec.pass(KernelId::CorruptDark, &[&u, &t, src, &dst], n)?;
         }
         Plan::Motion(p) => {
             let u = gpu.uniform_buffer(
@@ -171,7 +171,7 @@ fn record_on(
                 },
             )?;
             let t = storage::<Tap>(gpu, "motion taps", &p.taps)?;
-            rec.pass("corrupt_motion", &[&u, &t, src, &dst], n)?;
+            rec.pass(KernelId::CorruptMotion, &[&u, &t, src, &dst], n)?;
         }
         Plan::Zoom(p) => {
             let inv = 1.0f32 / (p.layers.len() as f32 + 1.0);
@@ -185,13 +185,13 @@ fn record_on(
                 },
             )?;
             let l = storage(gpu, "zoom layers", &p.layers)?;
-            rec.pass("corrupt_zoom", &[&u, &l, src, &dst], n)?;
+            rec.pass(KernelId::CorruptZoom, &[&u, &l, src, &dst], n)?;
         }
         Plan::Splash(p) => {
             let u = gpu.uniform_buffer("corrupt_splash", &p.params)?;
             let d = storage::<Disc>(gpu, "splash discs", &p.discs)?;
             let splashed = zeroed(gpu, "splashed", n)?;
-            rec.pass("corrupt_splash", &[&u, &d, src, &splashed], n)?;
+            rec.pass(KernelId::CorruptSplash, &[&u, &d, src, &splashed], n)?;
             blur(rec, w, h, &p.weights, &splashed, src, None, &dst)?;
         }
         Plan::Lens(p) => {
@@ -202,14 +202,14 @@ fn record_on(
             let u = gpu.uniform_buffer("corrupt_snow", sp)?;
             let cells = u64::from(sp.zoom.crop_w) * u64::from(sp.zoom.crop_h);
             let noise = gpu.output_buffer("snow noise", cells * 4)?;
-            rec.pass("corrupt_snow_noise", &[&u, &noise], cells)?;
+            rec.pass(KernelId::CorruptSnowNoise, &[&u, &noise], cells)?;
             let zn = u64::from(sp.zoom_w) * u64::from(sp.zoom_h);
             let zoomed = gpu.output_buffer("snow zoomed", zn * 4)?;
-            rec.pass("corrupt_snow_zoom", &[&u, &noise, &zoomed], zn)?;
+            rec.pass(KernelId::CorruptSnowZoom, &[&u, &noise, &zoomed], zn)?;
             let taps = storage::<Tap>(gpu, "snow taps", &p.taps)?;
             let layer = gpu.output_buffer("snow layer", n * 4)?;
-            rec.pass("corrupt_snow_layer", &[&u, &taps, &zoomed, &layer], n)?;
-            rec.pass("corrupt_snow_composite", &[&u, &layer, src, &dst], n)?;
+            rec.pass(KernelId::CorruptSnowLayer, &[&u, &taps, &zoomed, &layer], n)?;
+            rec.pass(KernelId::CorruptSnowComposite, &[&u, &layer, src, &dst], n)?;
         }
         Plan::Fog(p) => {
             let size = u64::from(p.size);
@@ -217,11 +217,11 @@ fn record_on(
             for l in &p.levels {
                 let u = gpu.uniform_buffer("corrupt_fog_level", l)?;
                 let cells = u64::from(p.size / l.step).pow(2);
-                rec.pass("corrupt_fog_level", &[&u, &map], cells)?;
+                rec.pass(KernelId::CorruptFogLevel, &[&u, &map], cells)?;
             }
             let stats = zeroed(gpu, "fog stats", 4)?;
             rec.pass(
-                "corrupt_fog_stats",
+                KernelId::CorruptFogStats,
                 &[&map, src, &stats],
                 (size * size).max(n),
             )?;
@@ -234,29 +234,37 @@ fn record_on(
                     extra: p.strength,
                 },
             )?;
-            rec.pass("corrupt_fog_composite", &[&u, &map, &stats, src, &dst], n)?;
+            rec.pass(
+                KernelId::CorruptFogComposite,
+                &[&u, &map, &stats, src, &dst],
+                n,
+            )?;
         }
         Plan::Rain(p) => {
             let rp = &p.params;
             let u = gpu.uniform_buffer("corrupt_rain", rp)?;
             let mask = zeroed(gpu, "rain mask", n)?;
-            rec.pass("corrupt_rain_drops", &[&u, &mask], u64::from(rp.drops))?;
+            rec.pass(
+                KernelId::CorruptRainDrops,
+                &[&u, &mask],
+                u64::from(rp.drops),
+            )?;
             let sums = zeroed(gpu, "rain image sum", 4)?;
-            rec.pass("corrupt_image_sum", &[src, &sums], n)?;
+            rec.pass(KernelId::CorruptImageSum, &[src, &sums], n)?;
             let streaked = gpu.output_buffer("rain streaked", n * 4)?;
             rec.pass(
-                "corrupt_rain_streak",
+                KernelId::CorruptRainStreak,
                 &[&u, &mask, &sums, src, &streaked],
                 n,
             )?;
             let blend = gpu.output_buffer("rain blend", n * 12)?;
             let csums = zeroed(gpu, "rain channel sums", 8)?;
             rec.pass(
-                "corrupt_rain_blend",
+                KernelId::CorruptRainBlend,
                 &[&u, &mask, &streaked, src, &blend, &csums],
                 n,
             )?;
-            rec.pass("corrupt_rain_final", &[&u, &blend, &csums, &dst], n)?;
+            rec.pass(KernelId::CorruptRainFinal, &[&u, &blend, &csums, &dst], n)?;
         }
     }
     Ok(dst)
@@ -288,7 +296,7 @@ fn blur(
             mode: 0,
         },
     )?;
-    rec.pass("corrupt_gauss_h", &[&uh, &wb, input, &tmp], n)?;
+    rec.pass(KernelId::CorruptGaussH, &[&uh, &wb, input, &tmp], n)?;
     let mode = u32::from(spans.is_some());
     let sb = storage(gpu, "lens spans", spans.unwrap_or(&[[1, 0]]))?;
     let uv = gpu.uniform_buffer(
@@ -300,7 +308,11 @@ fn blur(
             mode,
         },
     )?;
-    rec.pass("corrupt_gauss_v", &[&uv, &wb, &tmp, orig, &sb, dst], n)?;
+    rec.pass(
+        KernelId::CorruptGaussV,
+        &[&uv, &wb, &tmp, orig, &sb, dst],
+        n,
+    )?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Per-pixel photometric corruptions: Brightness and Saturate (in HSV), Color Quantization,
 //! and Dark (tone curve + Poisson shot noise + Gaussian read noise).
 //!
-//! All float work is f32 in the same order as `kernels/corrupt_hsv.wgsl` and
+//! All float work is f32 in the same order as `kernels/corrupt_pixel.wgsl` and
 //! `kernels/corrupt_dark.wgsl`; results are truncated to u8 like the reference's `np.uint8`.
 
 use image::RgbImage;
@@ -55,7 +55,7 @@ pub fn hsv_to_rgb(h: f32, s: f32, v: f32) -> (f32, f32, f32) {
     }
 }
 
-/// The uniform block of `corrupt_hsv.wgsl`: V += v_add, S = S * s_scale + s_offset, both
+/// The uniform block of `corrupt_pixel.wgsl`: V += v_add, S = S * s_scale + s_offset, both
 /// clipped to [0, 1]. Brightness leaves S alone (scale 1, offset 0), Saturate leaves V.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -145,7 +145,7 @@ pub fn pixel_op(p: &HsvParams, rgb: [u8; 3]) -> [u8; 3] {
     }
 }
 
-/// The CPU twin of `corrupt_hsv.wgsl`.
+/// The CPU twin of `corrupt_pixel.wgsl`.
 pub fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
     let mut out = img.clone();
     for px in out.pixels_mut() {

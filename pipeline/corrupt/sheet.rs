@@ -12,8 +12,8 @@ use image::{imageops, Rgb, RgbImage};
 use serde_json::json;
 
 use super::run::{corrupt_frame, encode_like, load_rgb};
-use crate::gpu::DeviceChoice;
 use super::{CorruptConfig, Corruption, View};
+use crate::gpu::DeviceChoice;
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 

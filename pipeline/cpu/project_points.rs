@@ -50,7 +50,7 @@ pub struct ProjectParams {
     /// Points with camera depth `<= near` are not projected.
     pub near: f32,
     // Rounds the struct up to the 16-byte multiple a WGSL uniform block has.
-    _pad: u32,
+    pub(crate) _pad: u32,
 }
 
 impl ProjectParams {

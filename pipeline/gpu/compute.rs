@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
-use super::{gpu_error, kernel, Gpu};
+use super::{gpu_error, Gpu, KernelId};
 use crate::Result;
 
 /// A compiled kernel: its pipeline and the workgroup size read from its source.
@@ -22,10 +22,10 @@ pub struct Kernel {
 }
 
 impl Gpu {
-    /// The compiled pipeline of kernel `name` (see [`super::KERNELS`]), compiled on first use
+    /// The compiled pipeline of kernel `id` (see [`super::KERNELS`]), compiled on first use
     /// and cached.
-    pub fn kernel(&self, name: &str) -> Result<Arc<Kernel>> {
-        let (name, source) = kernel(name).ok_or_else(|| gpu_error(name, "not in KERNELS"))?;
+    pub fn kernel(&self, id: KernelId) -> Result<Arc<Kernel>> {
+        let (name, source) = (id.name(), id.source());
         // A poisoned lock only means another thread panicked while compiling; the map
         // itself is always consistent, so keep using it.
         let mut cache = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
@@ -156,14 +156,15 @@ impl Gpu {
         Ok(())
     }
 
-    /// Runs kernel `name` over `n` elements: `ceil(n / workgroup_size)` workgroups, with
+    /// Runs kernel `id` over `n` elements: `ceil(n / workgroup_size)` workgroups, with
     /// `bindings[i]` at `@group(0) @binding(i)`. Returns once the work is submitted (read
     /// back to wait for it). `n = 0` dispatches nothing.
-    pub fn dispatch(&self, name: &str, bindings: &[&wgpu::Buffer], n: usize) -> Result<()> {
+    pub fn dispatch(&self, id: KernelId, bindings: &[&wgpu::Buffer], n: usize) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
-        let k = self.kernel(name)?;
+        let name = id.name();
+        let k = self.kernel(id)?;
         let groups = self.workgroups(name, &k, n)?;
         self.scoped(name, || {
             let mut enc = self.encoder(name);
@@ -179,7 +180,7 @@ impl Gpu {
         self.finish_and_read("read_back", enc, buffer, n)
     }
 
-    /// The one-in-one-out pattern: runs kernel `name` with `params` at binding 0, `input` at
+    /// The one-in-one-out pattern: runs kernel `id` with `params` at binding 0, `input` at
     /// binding 1 and `input.len()` outputs at binding 2, and returns the outputs.
     ///
     /// Inputs larger than the device allows in one binding or one dispatch are split into
@@ -187,14 +188,15 @@ impl Gpu {
     /// nothing.
     pub fn map_elements<P: Pod, I: Pod, O: Pod>(
         &self,
-        name: &str,
+        id: KernelId,
         params: &P,
         input: &[I],
     ) -> Result<Vec<O>> {
         if input.is_empty() {
             return Ok(Vec::new());
         }
-        let k = self.kernel(name)?;
+        let name = id.name();
+        let k = self.kernel(id)?;
         let chunk = self.chunk_len::<I, O>(name, &k)?;
         let uniform = self.uniform_buffer(name, params)?;
         let mut out = Vec::with_capacity(input.len());

@@ -15,5 +15,5 @@ pub fn project_points(
     params: &ProjectParams,
     points: &[[f32; 4]],
 ) -> Result<Vec<Projected>> {
-    gpu.map_elements("project_points", params, points)
+    gpu.map_elements(super::KernelId::ProjectPoints, params, points)
 }

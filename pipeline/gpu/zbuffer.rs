@@ -60,7 +60,7 @@ use crate::visibility::raster::{
 };
 use crate::Result;
 
-/// The kernel's name in [`super::KERNELS`].
+/// The kernel's name, for errors about its buffers and dispatches.
 const KERNEL: &str = "zbuffer";
 
 /// Invocations per workgroup, and pixels per work item (the kernel's `WG`).
@@ -84,21 +84,21 @@ pub const DEFAULT_BATCH_PIXELS: u64 = 32 * 1600 * 900;
 /// The kernel's `Params` (16 bytes, a valid uniform layout).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    mode: u32,
-    groups_x: u32,
-    count: u32,
-    num_images: u32,
+pub(crate) struct Params {
+    pub(crate) mode: u32,
+    pub(crate) groups_x: u32,
+    pub(crate) count: u32,
+    pub(crate) num_images: u32,
 }
 
 /// The kernel's `Image`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct ImageInfo {
-    offset: u32,
-    width: u32,
-    height: u32,
-    sub_bits: u32,
+pub(crate) struct ImageInfo {
+    pub(crate) offset: u32,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) sub_bits: u32,
 }
 
 /// One image after the CPU's part of the work.
@@ -240,7 +240,7 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
     /// [`DEFAULT_BATCH_PIXELS`] pixels per batch). Compiles the kernel, so a broken kernel or
     /// device shows here.
     pub fn new(gpu: G) -> Result<Self> {
-        let kernel = gpu.borrow().kernel(KERNEL)?;
+        let kernel = gpu.borrow().kernel(super::KernelId::Zbuffer)?;
         if kernel.workgroup_size != [WG, 1, 1] {
             return Err(gpu_error(
                 KERNEL,
@@ -446,7 +446,7 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
             }
         }
 
-        let kernel = gpu.kernel(KERNEL)?;
+        let kernel = gpu.kernel(super::KernelId::Zbuffer)?;
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let staged = gpu.scoped(KERNEL, || -> Result<()> {
             let device = gpu.device();
@@ -590,14 +590,6 @@ impl<G: Borrow<Gpu> + Sync> Rasteriser for GpuRasteriser<G> {
 
     fn gpu(&self) -> Option<&Gpu> {
         Some(self.gpu.borrow())
-    }
-
-    fn interior_anchors(
-        &self,
-        params: &crate::som::EdtParams,
-        ids: &[u32],
-    ) -> Result<Vec<Option<crate::som::Anchor>>> {
-        crate::som::anchor::interior_anchors_gpu(self.gpu.borrow(), params, ids)
     }
 
     fn raster(&self, job: &RasterJob<'_>) -> Result<RasterOut> {

@@ -49,7 +49,7 @@
 //! raster tie rule), which is MetaVQA's rule. Inside a straight band the distance is at most
 //! `⌊ring/2⌋`, but in the corner squares the nearest non-ring point is the box's corner pixel
 //! diagonally, so the corners reach farther (about 0.59 × ring): for a 20-px ring the
-//! maximum is `d² = 144` at 12 px from both outer edges (`tests/som.rs` computes it by hand).
+//! maximum is `d² = 144` at 12 px from both outer edges (`tests/it/som.rs` computes it by hand).
 //! The first maximum in raster order is the top-left corner's, so the label (which grows right
 //! and up from its anchor) sits above and left of the box's top-left corner. When the image
 //! edge clips the ring, whatever part remains thickest wins. [`choose_anchor`] gives the
@@ -58,7 +58,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::config::AnchorConfig;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, KernelId};
 use crate::visibility::raster::{RasterOut, Rasteriser, EMPTY};
 use crate::{Error, Result};
 
@@ -338,9 +338,13 @@ fn run_gpu(gpu: &Gpu, p: &EdtParams, ids: &[u32], want_d2: bool) -> Result<GpuEd
         (2 * (p.width as usize + 2) * p.height as usize * 4) as u64,
     )?;
     let d2 = gpu.output_buffer("som_edt.d2", (n * 4) as u64)?;
-    gpu.dispatch("som_edt_cols", &[&pass0, &ids_buf, &g], p.width as usize)?;
     gpu.dispatch(
-        "som_edt_rows",
+        KernelId::SomEdtCols,
+        &[&pass0, &ids_buf, &g],
+        p.width as usize,
+    )?;
+    gpu.dispatch(
+        KernelId::SomEdtRows,
         &[&pass0, &ids_buf, &g, &scratch, &d2],
         p.height as usize,
     )?;
@@ -349,7 +353,11 @@ fn run_gpu(gpu: &Gpu, p: &EdtParams, ids: &[u32], want_d2: bool) -> Result<GpuEd
         let best = gpu.storage_buffer("som_anchor.best", &vec![0u32; objects])?;
         let first = gpu.storage_buffer("som_anchor.first", &vec![u32::MAX; objects])?;
         for params in [&pass0, &pass1] {
-            gpu.dispatch("som_anchor", &[params, &ids_buf, &d2, &best, &first], n)?;
+            gpu.dispatch(
+                KernelId::SomAnchor,
+                &[params, &ids_buf, &d2, &best, &first],
+                n,
+            )?;
         }
         let best: Vec<u32> = gpu.read_back(&best)?;
         let first: Vec<u32> = gpu.read_back(&first)?;
@@ -534,7 +542,11 @@ pub fn image_anchors(
         return Ok(vec![None; n]);
     }
     let p = EdtParams::new(out.width, out.height, cfg.border_px, n as u32)?;
-    let interior = rasteriser.interior_anchors(&p, &out.ids)?;
+    // The same exact transform on the rasteriser's device, so the z-buffer's output stays there.
+    let interior = match rasteriser.gpu() {
+        Some(gpu) => interior_anchors_gpu(gpu, &p, &out.ids)?,
+        None => interior_anchors_cpu(&p, &out.ids)?,
+    };
     if interior.len() != n {
         return Err(Error::Gpu {
             kernel: "som_anchor".into(),

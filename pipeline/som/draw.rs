@@ -41,15 +41,15 @@ pub fn opaque(rgb: u32) -> u32 {
 /// The uniform block of `som_draw` (keep in step with its `Params`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-struct DrawParams {
-    width: u32,
-    height: u32,
-    num_marks: u32,
-    thickness: u32,
-    glyph_scale: u32,
-    padding: u32,
-    tiles_x: u32,
-    _pad: u32,
+pub(crate) struct DrawParams {
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) num_marks: u32,
+    pub(crate) thickness: u32,
+    pub(crate) glyph_scale: u32,
+    pub(crate) padding: u32,
+    pub(crate) tiles_x: u32,
+    pub(crate) _pad: u32,
 }
 
 /// One mark to draw (the kernel's `Mark`, field for field).
@@ -253,7 +253,7 @@ pub fn draw_gpu(
     let entries_buf = gpu.storage_buffer("som_draw.tile_entries", &entries)?;
     let img = gpu.storage_buffer("som_draw.image", image)?;
     gpu.dispatch(
-        "som_draw",
+        crate::gpu::KernelId::SomDraw,
         &[
             &uniform,
             &marks_buf,

@@ -313,7 +313,8 @@ pub fn remove_output(path: &Path) -> Result<()> {
         if !recorded_above(path)? {
             if !forced() {
                 return Err(Error::Usage(format!(
-                    "{} is in the way of a build output and drivegen did not record writing                      it; move it away, or pass --force to replace it",
+                    "{} is in the way of a build output and drivegen did not record writing \
+                     it; move it away, or pass --force to replace it",
                     path.display()
                 )));
             }
@@ -330,7 +331,9 @@ pub fn remove_output(path: &Path) -> Result<()> {
     if !foreign.is_empty() {
         if !forced() {
             return Err(Error::Usage(format!(
-                "{} holds entries drivegen did not write ({}); it removes only what it wrote                  before it writes the folder again. Move them away, or pass --force to keep                  them there and replace the rest",
+                "{} holds entries drivegen did not write ({}); it removes only what it wrote \
+                 before it writes the folder again. Move them away, or pass --force to keep \
+                 them there and replace the rest",
                 path.display(),
                 listing(&foreign)
             )));

@@ -43,7 +43,7 @@
 //!    plane through the three vertices as given, `(x_k, y_k, 1/z_k)`, in `f64` (the snapped ones
 //!    only for a triangle too thin to fit a plane through): that is the surface's own plane, so
 //!    rounding the vertices to the sub-pixel grid moves outlines by at most half a step but
-//!    never the depth order of two surfaces (`tests/visibility_exact.rs` bounds what differs
+//!    never the depth order of two surfaces (`tests/it/visibility_exact.rs` bounds what differs
 //!    from ray casting to a few outline pixels per object). It evaluates it
 //!    at the centre of pixel `(i0, j0)` (`w0`, rounded to `f32`; 0 if below `2^-100` in
 //!    magnitude) and splits its per-pixel steps along i and j into high and low parts of at most
@@ -467,17 +467,6 @@ pub trait Rasteriser: Sync {
     /// The device a GPU implementation runs on, for the stages that draw after it.
     fn gpu(&self) -> Option<&crate::gpu::Gpu> {
         None
-    }
-
-    /// The Set-of-Mark interior anchors of an instance-ID map
-    /// ([`crate::som::anchor::interior_anchors_cpu`]); a GPU implementation runs the same
-    /// exact distance transform on the device, so the result is identical.
-    fn interior_anchors(
-        &self,
-        params: &crate::som::EdtParams,
-        ids: &[u32],
-    ) -> Result<Vec<Option<crate::som::Anchor>>> {
-        crate::som::anchor::interior_anchors_cpu(params, ids)
     }
 }
 

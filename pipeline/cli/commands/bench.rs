@@ -173,7 +173,10 @@ impl BenchCorruptArgs {
         };
         let report = drivegen::corrupt::bench::run(&opts)?;
         print!("{report}");
-        if let Some(p) = self.report.filter(|p| !drivegen::store::atomic::is_stdout(p)) {
+        if let Some(p) = self
+            .report
+            .filter(|p| !drivegen::store::atomic::is_stdout(p))
+        {
             drivegen::store::atomic::write_report(&p, report.as_bytes())?;
         }
         Ok(ExitCode::SUCCESS)
