@@ -13,12 +13,6 @@ use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
 
-/// `bytes` without a leading UTF-8 byte-order mark. Editors on Windows write one; JSON and
-/// TOML allow a reader to skip it, and reporting it as malformed text at 1:1 helps no one.
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
-}
-
 /// The dotted key of the first non-finite number (`nan`, `inf`: TOML spells both) in `v`.
 /// No setting of drivegen means anything at NaN or infinity, and a NaN threshold compares
 /// false with everything, which silently turns a rule off.

@@ -26,11 +26,11 @@ pub mod egomotion;
 pub mod error;
 pub mod geometry;
 pub mod gpu;
+pub mod images;
 pub mod ingest;
 pub mod inspect;
 pub mod progress;
 pub mod qa;
-pub mod rejects;
 pub mod release;
 pub mod schemas;
 pub mod score;
@@ -48,6 +48,8 @@ pub use error::{Error, Result};
 pub mod maplayers;
 /// The MetaVQA question family (scene graphs, 30 question types, Set-of-Mark images).
 pub mod metavqa;
+#[cfg(test)]
+mod mirrors;
 pub mod sig;
 pub mod stsbench;
 pub mod tracks;

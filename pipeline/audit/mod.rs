@@ -14,12 +14,10 @@
 //! A benchmark whose best blind baseline is well above chance measures the text, not vision.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use serde::Serialize;
 
 use crate::qa::QaRecord;
-use crate::{Error, Result};
 
 /// Folds at most (fewer when the release has fewer scenes).
 pub const MAX_FOLDS: usize = 5;
@@ -407,28 +405,6 @@ fn flatten_templates(records: &[QaRecord]) -> (Vec<bool>, Vec<Removed>) {
         }
     }
     (keep, removed)
-}
-
-/// Audits the main split of the release in `dir`.
-pub fn run(dir: &Path) -> Result<Audit> {
-    let rows = crate::score::read_release(dir)?;
-    Ok(audit(&rows))
-}
-
-/// Adds the audit to the release's `manifest.json` (as `blind_audit`).
-pub fn write_to_manifest(dir: &Path, a: &Audit) -> Result<()> {
-    let path = dir.join("manifest.json");
-    let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
-    let mut v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Error::json(&path, &e))?;
-    if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "blind_audit".into(),
-            serde_json::to_value(a).unwrap_or_default(),
-        );
-    }
-    let out = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
-    crate::store::atomic::write_atomic(&path, out.as_bytes())
 }
 
 /// A Markdown table: one line per family, then per type.

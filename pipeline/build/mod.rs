@@ -135,7 +135,7 @@ fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
 
 fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
     match crate::gpu::device::open(device)? {
-        Some(g) => Ok(Box::new(crate::gpu::GpuRasteriser::new(g)?)),
+        Some(g) => Ok(Box::new(crate::visibility::GpuRasteriser::new(g)?)),
         None => Ok(Box::new(CpuRasteriser)),
     }
 }
@@ -656,7 +656,7 @@ fn skipped(n: u64, what: &str, out: &Path) -> String {
     }
     format!(
         "; {n} {what} skipped (unusable images, see {})",
-        out.join(crate::rejects::LOG_FILE).display()
+        out.join(crate::store::rejects::LOG_FILE).display()
     )
 }
 
@@ -758,8 +758,8 @@ fn global_steps(
         let s = crate::release::run(&ro)?;
         add_build_to_manifest(opts)?;
         // The blind baselines of what was just written go into the manifest and the report.
-        let a = crate::audit::run(&opts.out)?;
-        crate::audit::write_to_manifest(&opts.out, &a)?;
+        let a = crate::release::blind::audit(&opts.out)?;
+        crate::release::blind::write_audit(&opts.out, &a)?;
         let worst = a
             .families
             .iter()

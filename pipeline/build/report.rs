@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use super::checkpoint::{StepRecord, StepStatus};
 use super::svg::{esc, grouped_bars, hbars, Series};
 use super::BuildOptions;
+use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
-use crate::store::images::ImageReader;
 use crate::store::CameraRow;
 use crate::{Error, Result};
 
@@ -154,7 +154,7 @@ pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
                     }))
                 }
                 // The image stages' rule for what is the data's fault.
-                Err(e) => match crate::rejects::Reject::bad_image(
+                Err(e) => match crate::store::rejects::Reject::bad_image(
                     "contact_sheet",
                     &c.scene_id,
                     &c.camera_frame_id,

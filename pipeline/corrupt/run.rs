@@ -22,9 +22,9 @@ use super::output::{self, CorruptionRow};
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::{DeviceChoice, Gpu};
-use crate::rejects::{Reject, RejectLog, LOG_FILE};
+use crate::images::ImageReader;
 use crate::store::atomic::{write_atomic, AtomicFile};
-use crate::store::images::ImageReader;
+use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
@@ -276,8 +276,7 @@ fn severities(opts: &CorruptOptions, c: Corruption) -> Vec<u8> {
 /// Reads an image as RGB8.
 pub fn load_rgb(path: &Path) -> Result<RgbImage> {
     let bytes = crate::store::input::read(path, crate::store::input::IMAGE)?;
-    crate::store::images::decode_checked(&bytes, None)
-        .map_err(|why| Error::input(path, "image", why))
+    crate::images::decode_checked(&bytes, None).map_err(|why| Error::input(path, "image", why))
 }
 
 /// Encodes `img` in the format `like`'s extension names (PNG, or JPEG at `quality`).

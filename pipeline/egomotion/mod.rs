@@ -33,8 +33,8 @@ use self::config::EgodynConfig;
 use self::kinematics::{Features, Kinematics, Processor};
 use self::oracle::Oracle;
 use self::prompt::TrajectoryText;
-use crate::rejects::{Reject, RejectLog};
 use crate::store::atomic::AtomicFile;
+use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{SceneData, Store};
 use crate::{Error, Result};
 

@@ -87,7 +87,7 @@ impl Gpu {
     /// Runs `f` inside validation and out-of-memory error scopes and turns what they caught
     /// into an [`Error::Gpu`] naming `what`. Scopes are per thread, so concurrent callers do
     /// not see each other's errors.
-    pub(super) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let value = f();

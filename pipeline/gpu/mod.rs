@@ -11,22 +11,18 @@ pub mod compute;
 mod context;
 pub mod device;
 pub mod kernels;
-#[cfg(test)]
-mod layout;
 pub mod project_points;
-pub mod zbuffer;
 
 pub use adapter::{adapter_report, AdapterSummary};
 pub use context::Gpu;
 pub use device::DeviceChoice;
 pub use kernels::{KernelId, Shader, KERNELS};
 pub use project_points::project_points;
-pub use zbuffer::GpuRasteriser;
 
 use crate::Error;
 
 /// An [`Error::Gpu`] for `kernel` (a kernel or buffer name).
-fn gpu_error(kernel: &str, detail: impl std::fmt::Display) -> Error {
+pub(crate) fn gpu_error(kernel: &str, detail: impl std::fmt::Display) -> Error {
     Error::Gpu {
         kernel: kernel.to_string(),
         detail: detail.to_string(),

@@ -14,7 +14,7 @@ use crate::geometry::quat_from_yaw;
 use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::sources::{FrenetixRules, SourcesConfig};
 use crate::ingest::waymo::reject;
-use crate::rejects::RejectLog;
+use crate::store::rejects::RejectLog;
 use crate::store::{EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta, StoreWriter};
 use crate::{Error, Result};
 
@@ -203,7 +203,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                 }
                 data.update_counts();
                 if let Err(e) = crate::ingest::limits::check(&data, &|_| f.path.clone()) {
-                    log::warn!("frenetix log {id} rejected: {e}");
+                    log::info!("frenetix log {id} rejected: {e}");
                     rejects.push(reject("ingest", &id, &e));
                     continue;
                 }
@@ -211,7 +211,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                 summary.scenes_written += 1;
             }
             Err(e) => {
-                log::warn!("frenetix log {id} rejected: {e}");
+                log::info!("frenetix log {id} rejected: {e}");
                 rejects.push(reject("ingest", &id, &e));
             }
         }

@@ -12,12 +12,12 @@ use std::path::Path;
 
 use super::graph::{Node, SceneGraph};
 use crate::gpu::Gpu;
+use crate::images::ImageReader;
 use crate::som::config::{BoxKind, SomConfig};
 use crate::som::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use crate::som::font::mark_colour;
 use crate::som::layout::{layout_numbered, MarkIn, Rect};
 use crate::store::atomic::write_atomic;
-use crate::store::images::ImageReader;
 use crate::store::CameraRow;
 use crate::{Error, Result};
 

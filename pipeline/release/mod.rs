@@ -19,7 +19,9 @@
 //! so the same inputs and options give byte-identical releases, and re-running an interrupted
 //! release ends where an uninterrupted one would.
 
+pub mod blind;
 pub mod card;
+pub mod read;
 pub mod screen;
 pub mod shards;
 
@@ -30,9 +32,9 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use self::shards::{hex, ImageRef, ShardInfo};
+use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
-use crate::store::images::ImageReader;
 use crate::store::paths::disjoint;
 use crate::store::{CameraRow, Store, StoreRow, Table};
 use crate::{Error, Result};
@@ -247,7 +249,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     // Written even when empty, as every stage's log is: a rerun replaces the file it wrote.
     screened
         .rejects
-        .write(&opts.out.join(crate::rejects::LOG_FILE))?;
+        .write(&opts.out.join(crate::store::rejects::LOG_FILE))?;
     let mut splits = vec![(opts.split.clone(), false)];
     if opts.text_only_controls {
         splits.push((control_split(&opts.split), true));

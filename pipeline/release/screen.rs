@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::{ImageFinder, ImageMode, ReleaseOptions, Shown};
 use crate::balance::plan::{letter_moves, Facts, Loc};
 use crate::qa::QaRecord;
-use crate::rejects::{Reject, RejectLog};
+use crate::store::rejects::{Reject, RejectLog};
 use crate::Result;
 
 /// Rows whose new images are decoded together.
@@ -37,7 +37,7 @@ pub struct Screened {
 
 /// Why an image cannot be published, if it cannot.
 pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
-    crate::store::images::decode_checked(bytes, Some(size)).err()
+    crate::images::decode_checked(bytes, Some(size)).err()
 }
 
 struct Pending {

@@ -19,14 +19,14 @@ pub mod sig;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
-
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
+use std::path::Path;
 
 use self::consistency::Consistency;
 use self::metrics::GroupScore;
-use crate::qa::{self, QaRecord};
+use crate::qa::QaRecord;
+pub use crate::release::read::{
+    listed_shards, read_release, read_release_splits, ReleaseQuestions,
+};
 use crate::{Error, Result};
 
 /// EgoDyn's temporal group ("Temporal Acc." in its tables).
@@ -55,133 +55,6 @@ pub struct ScoreReport {
     pub by_corruption: BTreeMap<String, GroupScore>,
     pub egodyn_temporal: Option<GroupScore>,
     pub egodyn_consistency: Option<Consistency>,
-}
-
-/// A release's questions, split by split.
-#[derive(Debug, Clone, Default)]
-pub struct ReleaseQuestions {
-    /// The split the release was built for (the manifest's `split`); its text-only control,
-    /// when there is one, is a split of its own.
-    pub main: String,
-    pub splits: BTreeMap<String, Vec<QaRecord>>,
-}
-
-/// The shards `manifest.json` lists, by split, each checked against its sha256 (unless
-/// `verify` is false); a Parquet file in `data/` that the manifest does not list is refused,
-/// since readers of `data/*.parquet` would take it in.
-pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<String, Vec<PathBuf>>)> {
-    let mpath = dir.join("manifest.json");
-    let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
-    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, &e))?;
-    let bad = |record: &str, detail: String| Error::Input {
-        file: mpath.clone(),
-        record: record.to_string(),
-        detail,
-    };
-    let main = m["split"]
-        .as_str()
-        .ok_or_else(|| bad("split", "no `split`".into()))?
-        .to_string();
-    let mut splits = crate::release::manifest_splits(&m);
-    if splits.is_empty() {
-        splits.push(main.clone());
-    }
-    let mut out: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let mut listed = std::collections::BTreeSet::new();
-    for s in m["shards"].as_array().into_iter().flatten() {
-        let path = s["path"]
-            .as_str()
-            .ok_or_else(|| bad("shards", format!("a shard without a path: {s}")))?;
-        let split = crate::release::shard_split(path, &splits).ok_or_else(|| {
-            bad(
-                "shards",
-                format!("{path} is not a shard under data/ of a split of {splits:?}"),
-            )
-        })?;
-        let name = &path["data/".len()..];
-        let file = dir.join(path);
-        if verify {
-            let want = s["sha256"].as_str().unwrap_or_default();
-            let have = crate::release::sha256_file(&file)?;
-            if have != want {
-                return Err(Error::Input {
-                    file: file.clone(),
-                    record: "sha256".into(),
-                    detail: format!(
-                        "the shard's sha256 is {have}, manifest.json says {want}: the release \
-                         was changed after it was written (--no-verify reads it anyway)"
-                    ),
-                });
-            }
-        }
-        listed.insert(name.to_string());
-        out.entry(split.clone()).or_default().push(file);
-    }
-    let data = dir.join("data");
-    for e in std::fs::read_dir(&data)
-        .map_err(|e| Error::io(&data, e))?
-        .flatten()
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".parquet") && !listed.contains(&name) && verify {
-            return Err(Error::Input {
-                file: e.path(),
-                record: "data/".into(),
-                detail: "a shard that manifest.json does not list (--no-verify ignores it)".into(),
-            });
-        }
-    }
-    if out.is_empty() {
-        return Err(bad("shards", "no shards".into()));
-    }
-    Ok((main, out))
-}
-
-/// The release's questions, split by split (see [`listed_shards`]).
-pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions> {
-    let (main, shards) = listed_shards(dir, verify)?;
-    let mut splits = BTreeMap::new();
-    for (split, files) in shards {
-        let mut rows = Vec::new();
-        for f in files {
-            read_shard(&f, &mut rows)?;
-        }
-        splits.insert(split, rows);
-    }
-    Ok(ReleaseQuestions { main, splits })
-}
-
-/// The questions of the release's main split.
-pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
-    let mut r = read_release_splits(dir, true)?;
-    Ok(r.splits.remove(&r.main).unwrap_or_default())
-}
-
-fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
-    let bad = |e: &dyn std::fmt::Display| Error::Input {
-        file: f.to_path_buf(),
-        record: "parquet".into(),
-        detail: e.to_string(),
-    };
-    let file = crate::store::input::open(f)?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-    // The QA columns only: images can be most of the bytes.
-    let names: Vec<String> = qa::record::qa_fields()
-        .iter()
-        .map(|x| x.name().clone())
-        .collect();
-    let schema = b.parquet_schema();
-    let keep: Vec<usize> = (0..schema.num_columns())
-        .filter(|&i| {
-            let path = schema.column(i).path().parts().first().cloned();
-            path.is_some_and(|p| names.contains(&p))
-        })
-        .collect();
-    let mask = ProjectionMask::leaves(schema, keep);
-    for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
-        rows.extend(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
-    }
-    Ok(())
 }
 
 /// Predictions by the split they name (None: they name none).

@@ -59,6 +59,19 @@ pub const IMAGE: Limit = Limit {
     key: "DRIVEGEN_MAX_IMAGE_FILE_MIB",
 };
 
+/// The most pixels an image may have before it is decoded: 100 megapixels by default (nuScenes
+/// images are 1.4, Waymo's 2.1), raised with `image_mpix` in a `--limits` file or
+/// `DRIVEGEN_MAX_IMAGE_MPIX`.
+pub const DEFAULT_MAX_MPIX: u64 = 100;
+
+/// What one column chunk of a source Parquet file may decompress to. A Waymo segment's whole
+/// `camera_image` file is a few GiB at most.
+pub const PARQUET_CHUNK: Limit = Limit {
+    bytes: 8 << 30,
+    what: "a Parquet column chunk (uncompressed)",
+    key: "DRIVEGEN_MAX_PARQUET_CHUNK_MIB",
+};
+
 /// One line of a predictions file.
 pub const PREDICTION_LINE: Limit = Limit {
     bytes: 1 << 20,
@@ -184,6 +197,12 @@ pub fn regular(path: &Path) -> Result<std::fs::Metadata> {
         ));
     }
     Ok(m)
+}
+
+/// `bytes` without a leading UTF-8 byte-order mark. Editors on Windows write one; JSON and
+/// TOML allow a reader to skip it, and reporting it as malformed text at 1:1 helps no one.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Opens a regular file for reading.
@@ -361,7 +380,7 @@ mod limit_tests {
         let mut want = LIMIT_KEYS.to_vec();
         want.sort_unstable();
         assert_eq!(keys, want);
-        let chunk = crate::ingest::waymo::columns::PARQUET_CHUNK;
+        let chunk = PARQUET_CHUNK;
         for l in [
             CONFIG,
             METADATA,
@@ -378,9 +397,6 @@ mod limit_tests {
                 l.config_key()
             );
         }
-        assert_eq!(
-            t["image_mpix"].as_integer(),
-            Some(crate::store::images::DEFAULT_MAX_MPIX as i64)
-        );
+        assert_eq!(t["image_mpix"].as_integer(), Some(DEFAULT_MAX_MPIX as i64));
     }
 }

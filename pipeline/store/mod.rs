@@ -13,11 +13,11 @@
 
 pub mod atomic;
 pub mod cleanup;
-pub mod images;
 pub mod input;
 pub mod lock;
 pub mod owner;
 pub mod paths;
+pub mod rejects;
 pub mod rows;
 pub mod schema;
 pub mod subset;
@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub use rows::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneRow, StoreRow};
 pub use schema::Table;
 
-use crate::rejects::RejectLog;
+use crate::store::rejects::RejectLog;
 use crate::{Error, Result};
 
 /// The `format` string of `store.json`.
@@ -181,7 +181,7 @@ impl StoreWriter {
             w.finish()?;
             w.into_inner()?.commit()?;
         }
-        rejects.write(&self.next.join(crate::rejects::LOG_FILE))?;
+        rejects.write(&self.next.join(crate::store::rejects::LOG_FILE))?;
         self.meta.rejected_scenes =
             rejects.items().iter().filter(|r| r.item.is_none()).count() as u64;
         let json = serde_json::to_vec_pretty(&self.meta).map_err(|e| Error::Schema {
@@ -235,7 +235,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Self> {
         let meta_path = dir.join("store.json");
         let text = input::read(&meta_path, input::METADATA)?;
-        let meta: StoreMeta = serde_json::from_slice(crate::config::without_bom(&text))
+        let meta: StoreMeta = serde_json::from_slice(crate::store::input::without_bom(&text))
             .map_err(|e| Error::json(&meta_path, &e))?;
         if meta.format != STORE_FORMAT || meta.format_version != STORE_FORMAT_VERSION {
             return Err(Error::input(
@@ -357,8 +357,8 @@ impl Store {
     }
 
     /// The rejects recorded at ingest.
-    pub fn rejects(&self) -> Result<Vec<crate::rejects::Reject>> {
-        RejectLog::read(&self.dir.join(crate::rejects::LOG_FILE))
+    pub fn rejects(&self) -> Result<Vec<crate::store::rejects::Reject>> {
+        RejectLog::read(&self.dir.join(crate::store::rejects::LOG_FILE))
     }
 }
 

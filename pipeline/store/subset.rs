@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{Store, StoreMeta, StoreWriter};
-use crate::rejects::RejectLog;
 use crate::shard::Shard;
+use crate::store::rejects::RejectLog;
 use crate::Result;
 
 /// Where `store`'s `image_path`s are relative to, as a path that stays valid from anywhere.

@@ -169,7 +169,7 @@ fn rows_of(
 }
 
 fn decode(bytes: &[u8]) -> Decoded {
-    match crate::store::images::decode_checked(bytes, None) {
+    match crate::images::decode_checked(bytes, None) {
         Ok(rgb) => Decoded::Ok {
             width: rgb.width(),
             height: rgb.height(),

@@ -31,9 +31,12 @@
 pub mod config;
 pub mod distortion;
 pub mod filters;
+pub mod gpu;
 pub mod output;
 pub mod project;
 pub mod raster;
+
+pub use gpu::GpuRasteriser;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -47,9 +50,9 @@ use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
 use self::project::{project_box, BoxGeom, Camera, Projection};
 use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
-use crate::rejects::{Reject, RejectLog};
 use crate::som::{self, config::AnchorConfig, MarkAnchor, SomConfig};
 use crate::store::atomic::AtomicFile;
+use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 

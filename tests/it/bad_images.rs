@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::AsArray;
 use drivegen::qa::QaRecord;
-use drivegen::rejects::{Reject, RejectLog};
+use drivegen::store::rejects::{Reject, RejectLog};
 
 use common::cli::drivegen;
 

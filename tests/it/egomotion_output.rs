@@ -13,7 +13,7 @@ use arrow::ipc::reader::FileReader;
 use drivegen::egomotion::config::{Anchoring, EgodynConfig};
 use drivegen::egomotion::{self, output, CLIPS_FILE, QA_FILE, REJECTS_FILE};
 use drivegen::qa::{check_invariants, from_batch, QaRecord};
-use drivegen::rejects::RejectLog;
+use drivegen::store::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
 use drivegen::store::{SceneData, Store};
 

@@ -1821,7 +1821,7 @@ fn jpeg_claiming(w: u16, h: u16) -> Vec<u8> {
 
 /// The fixture store with one keyframe holding `n` boxes in a grid in front of the ego.
 fn store_with_boxes(t: &Path, n: usize) {
-    use drivegen::rejects::RejectLog;
+    use drivegen::store::rejects::RejectLog;
     use drivegen::store::{Store, StoreWriter};
     let st = Store::open(&fixtures().join("store")).unwrap();
     let mut scene = st.scenes().unwrap().next().unwrap().unwrap();

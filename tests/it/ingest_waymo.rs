@@ -278,7 +278,7 @@ fn pyarrow_files_with_type_quirks_are_read() {
     assert_eq!(c.distortion, Some([0.0; 5]));
 }
 
-fn rejects(store: &Path) -> Vec<drivegen::rejects::Reject> {
+fn rejects(store: &Path) -> Vec<drivegen::store::rejects::Reject> {
     Store::open(store).unwrap().rejects().unwrap()
 }
 

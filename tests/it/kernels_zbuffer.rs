@@ -11,8 +11,8 @@ use crate::common;
 use common::gpu::gpu;
 use common::random::{seed, Rng};
 use common::raster::assert_same;
-use drivegen::gpu::GpuRasteriser;
 use drivegen::visibility::raster::{raster_cpu, RasterJob, RasterOut, Rasteriser, Tri, EMPTY};
+use drivegen::visibility::GpuRasteriser;
 
 /// A random image: boxes as clusters of triangles (shared vertices, so the fill rule and the
 /// union count matter), some huge, some slivers, some off-image, a few with exactly equal

@@ -16,7 +16,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::reader::{FileReader as _, SerializedFileReader};
 use rayon::prelude::*;
 
-use drivegen::store::images::ImageReader;
+use drivegen::images::ImageReader;
 use drivegen::store::{CameraRow, Store, Table};
 
 /// The v2 camera codes, from the Waymo v2 `CameraName` enum.

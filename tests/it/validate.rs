@@ -529,7 +529,7 @@ fn a_source_image_that_does_not_decode_is_left_out_with_a_reject() {
             ("--out", &out),
         ],
     );
-    let rejects = drivegen::rejects::RejectLog::read(&out.join("rejects.jsonl")).unwrap();
+    let rejects = drivegen::store::rejects::RejectLog::read(&out.join("rejects.jsonl")).unwrap();
     assert_eq!(rejects.len(), showing, "{rejects:?}");
     assert!(rejects
         .iter()

@@ -13,14 +13,14 @@ use arrow::array::{Array, BooleanArray, Float64Array, ListArray, StringArray, UI
 use arrow::ipc::reader::FileReader;
 use common::gpu::gpu;
 use common::oracle;
-use drivegen::gpu::GpuRasteriser;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
-use drivegen::rejects::RejectLog;
+use drivegen::store::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
 use drivegen::store::{ObjectRow, Store, StoreWriter};
 use drivegen::visibility::config::VisibilityConfig;
 use drivegen::visibility::filters::category_matches;
 use drivegen::visibility::raster::{raster_cpu, CpuRasteriser, RasterJob, RasterOut, Rasteriser};
+use drivegen::visibility::GpuRasteriser;
 use drivegen::visibility::{self, rejects_path};
 
 /// Writes the synthetic corpus (1 scene, 6 s, keyframes only, 800×450) and ingests it.

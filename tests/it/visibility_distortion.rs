@@ -19,13 +19,13 @@ use common::gpu::gpu;
 use common::random::{seed, Rng};
 use common::raster::assert_same;
 use drivegen::geometry::{quat_wxyz, wxyz};
-use drivegen::gpu::GpuRasteriser;
 use drivegen::som::anchor::image_anchors;
 use drivegen::som::SomConfig;
 use drivegen::store::Pose;
 use drivegen::visibility::distortion::Lens;
 use drivegen::visibility::project::{camera, project_box, BoxGeom, Camera, Projection};
 use drivegen::visibility::raster::{raster_cpu, CpuRasteriser, RasterJob, Rasteriser, Tri, EMPTY};
+use drivegen::visibility::GpuRasteriser;
 use nalgebra::{Matrix3, Rotation3, UnitQuaternion, Vector3};
 
 /// A Waymo-like camera up to `max_width` px wide: 3:2 (front) or ~2.17:1 (side) images, f ≈ 1.0–1.15 × width (Waymo's

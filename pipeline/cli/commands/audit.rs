@@ -26,11 +26,11 @@ pub struct AuditArgs {
 
 impl AuditArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let report = drivegen::audit::run(&self.release)?;
+        let report = drivegen::release::blind::audit(&self.release)?;
         if self.write {
             let _owned =
                 drivegen::store::owner::Owned::claim(&self.release, "release", "manifest.json")?;
-            drivegen::audit::write_to_manifest(&self.release, &report)?;
+            drivegen::release::blind::write_audit(&self.release, &report)?;
         }
         if self.json {
             println!(

@@ -78,7 +78,7 @@ impl BenchVisibilityArgs {
             match drivegen::gpu::Gpu::open() {
                 Ok(gpu) => {
                     device = gpu.info().to_string();
-                    let r = drivegen::gpu::GpuRasteriser::new(std::sync::Arc::new(gpu))?;
+                    let r = drivegen::visibility::GpuRasteriser::new(std::sync::Arc::new(gpu))?;
                     let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
                     eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
                     rows.push(t);

@@ -51,7 +51,7 @@ impl VisibilityArgs {
 /// The z-buffer implementation `device` asks for (shared with `som`).
 pub fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
     match drivegen::gpu::device::open(device)? {
-        Some(gpu) => Ok(Box::new(drivegen::gpu::GpuRasteriser::new(gpu)?)),
+        Some(gpu) => Ok(Box::new(drivegen::visibility::GpuRasteriser::new(gpu)?)),
         None => Ok(Box::new(CpuRasteriser)),
     }
 }

@@ -25,7 +25,7 @@ use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::sources::{CarlaRules, SourcesConfig};
 use crate::ingest::waymo::frames::pose_of;
 use crate::ingest::waymo::reject;
-use crate::rejects::RejectLog;
+use crate::store::rejects::RejectLog;
 use crate::store::{
     CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneRow, StoreMeta, StoreWriter,
 };
@@ -113,7 +113,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                 }
             }
             Err(e) => {
-                log::warn!("carla route {name} rejected: {e}");
+                log::info!("carla route {name} rejected: {e}");
                 rejects.push(reject("ingest", &name, &e));
             }
         }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::rejects::{Reject, RejectLog};
+use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{StoreMeta, StoreWriter};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};

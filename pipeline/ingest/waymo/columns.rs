@@ -324,24 +324,14 @@ impl Component {
     }
 }
 
-/// Streams the image column of `camera_image` a few rows at a time and returns the rows whose
-/// image is null or empty, so that a segment's JPEGs are never all in memory.
-/// What one column chunk of a source Parquet file may decompress to. A Waymo segment's whole
-/// `camera_image` file is a few GiB at most.
-pub const PARQUET_CHUNK: crate::store::input::Limit = crate::store::input::Limit {
-    bytes: 8 << 30,
-    what: "a Parquet column chunk (uncompressed)",
-    key: "DRIVEGEN_MAX_PARQUET_CHUNK_MIB",
-};
-
-/// Refuses a file whose footer declares a column chunk larger than [`PARQUET_CHUNK`] once
-/// decompressed, before any page is read.
+/// Refuses a file whose footer declares a column chunk larger than
+/// [`crate::store::input::PARQUET_CHUNK`] once decompressed, before any page is read.
 fn check_chunk_sizes(path: &Path, meta: &parquet::file::metadata::ParquetMetaData) -> Result<()> {
     for (g, rg) in meta.row_groups().iter().enumerate() {
         for c in rg.columns() {
             let n = u64::try_from(c.uncompressed_size()).unwrap_or(u64::MAX);
-            if n > PARQUET_CHUNK.bytes() {
-                return Err(PARQUET_CHUNK.exceeded(
+            if n > crate::store::input::PARQUET_CHUNK.bytes() {
+                return Err(crate::store::input::PARQUET_CHUNK.exceeded(
                     path,
                     &format!("row group {g}, column {}", c.column_path()),
                     n,
@@ -352,6 +342,8 @@ fn check_chunk_sizes(path: &Path, meta: &parquet::file::metadata::ParquetMetaDat
     Ok(())
 }
 
+/// Streams the image column of `camera_image` a few rows at a time and returns the rows whose
+/// image is null or empty, so that a segment's JPEGs are never all in memory.
 pub fn empty_image_rows(path: &Path, column: &str, batch_rows: usize) -> Result<Vec<usize>> {
     let file = crate::store::input::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)

@@ -12,7 +12,7 @@ use crate::store::CameraRow;
 use crate::{Error, Result};
 
 /// The JPEG bytes of one store camera row, read from the source root. Reads the whole segment
-/// file per call: for one-off checks only; stages use [`crate::store::images::ImageReader`],
+/// file per call: for one-off checks only; stages use [`crate::images::ImageReader`],
 /// which indexes the segment once and caches blocks of rows.
 pub fn read_jpeg(root: &Path, row: &CameraRow) -> Result<Vec<u8>> {
     let path = root.join(&row.image_path);

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::sources::SourcesConfig;
-use crate::rejects::{Reject, RejectLog};
+use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{StoreMeta, StoreWriter};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
@@ -180,7 +180,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
                 }
             }
             Err(e) => {
-                log::warn!("waymo segment {seg} rejected: {e}");
+                log::info!("waymo segment {seg} rejected: {e}");
                 rejects.push(reject("ingest", seg, &e));
             }
         }

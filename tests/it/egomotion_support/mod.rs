@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use drivegen::geometry::quat_from_yaw;
-use drivegen::rejects::RejectLog;
+use drivegen::store::rejects::RejectLog;
 use drivegen::store::{
     CameraRow, EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta, StoreWriter,
 };

@@ -11,9 +11,9 @@ use crate::corrupt::occlusion::{Disc, SplashParams};
 use crate::corrupt::photometric::{DarkEntry, DarkParams, HsvParams};
 use crate::corrupt::weather::{FogLevel, RainParams, SnowParams};
 use crate::cpu::project_points::{ProjectParams, Projected};
-use crate::gpu::zbuffer::{ImageInfo, Params as ZbufferParams};
 use crate::som::anchor::EdtParams;
 use crate::som::draw::{DrawMark, DrawParams};
+use crate::visibility::gpu::{ImageInfo, Params as ZbufferParams};
 use crate::visibility::raster::TriSetup;
 
 /// `#[repr(C)]` structs of the library that no kernel reads, as (`module::Name` without the
@@ -185,7 +185,9 @@ fn mirrors_match_the_wgsl_layout() {
     let mut failures = Vec::new();
     for m in table() {
         let what = format!("{} as {}'s `{}`", m.rust, m.kernel, m.wgsl);
-        let Some(source) = super::KernelId::from_name(m.kernel).map(super::KernelId::source) else {
+        let Some(source) =
+            crate::gpu::KernelId::from_name(m.kernel).map(crate::gpu::KernelId::source)
+        else {
             failures.push(format!("{what}: no kernel `{}` in KERNELS", m.kernel));
             continue;
         };

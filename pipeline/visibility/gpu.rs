@@ -54,7 +54,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::{gpu_error, Gpu};
+use crate::gpu::{gpu_error, Gpu, KernelId};
 use crate::visibility::raster::{
     setup, Grid, ObjectStats, RasterJob, RasterOut, Rasteriser, TriSetup, EMPTY,
 };
@@ -240,7 +240,7 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
     /// [`DEFAULT_BATCH_PIXELS`] pixels per batch). Compiles the kernel, so a broken kernel or
     /// device shows here.
     pub fn new(gpu: G) -> Result<Self> {
-        let kernel = gpu.borrow().kernel(super::KernelId::Zbuffer)?;
+        let kernel = gpu.borrow().kernel(KernelId::Zbuffer)?;
         if kernel.workgroup_size != [WG, 1, 1] {
             return Err(gpu_error(
                 KERNEL,
@@ -446,7 +446,7 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
             }
         }
 
-        let kernel = gpu.kernel(super::KernelId::Zbuffer)?;
+        let kernel = gpu.kernel(KernelId::Zbuffer)?;
         let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         let staged = gpu.scoped(KERNEL, || -> Result<()> {
             let device = gpu.device();

@@ -34,10 +34,10 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 
-use super::subset::absolute_source_root;
-use super::{CameraRow, Store};
 use crate::ingest::waymo::columns::{Component, CAMERA_NAMES};
 use crate::ingest::waymo::segment::{CAM, IMG, TS};
+use crate::store::subset::absolute_source_root;
+use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
 /// Image-column bytes a cached block aims at.
@@ -97,7 +97,7 @@ fn entry<K: PartialEq + Clone, T>(
 pub struct ImageReader {
     root: PathBuf,
     /// `root` with its links resolved, for telling paths that lead out of it.
-    dataset: super::paths::Root,
+    dataset: crate::store::paths::Root,
     block_bytes: u64,
     cache: Mutex<Cache>,
 }
@@ -113,7 +113,7 @@ impl ImageReader {
     /// Images relative to `root`.
     pub fn with_root(root: PathBuf) -> Self {
         Self {
-            dataset: super::paths::Root::new(&root),
+            dataset: crate::store::paths::Root::new(&root),
             root,
             block_bytes: BLOCK_BYTES,
             cache: Mutex::new(Cache::default()),
@@ -149,10 +149,10 @@ impl ImageReader {
         if !Self::is_parquet_row(cam) {
             // Outputs are named after this: a path that could lead out of an output folder
             // (a store written by another tool) gets a name from the image's id instead.
-            if super::paths::unsafe_relative(&cam.image_path).is_some() {
+            if crate::store::paths::unsafe_relative(&cam.image_path).is_some() {
                 return format!(
                     "images/{}.img",
-                    super::paths::safe_name(&cam.camera_frame_id)
+                    crate::store::paths::safe_name(&cam.camera_frame_id)
                 );
             }
             return cam.image_path.replace('\\', "/");
@@ -161,13 +161,13 @@ impl ImageReader {
         match parts.as_slice() {
             [camera, ts, segment] => format!(
                 "camera_image/{}/{}_{}.jpg",
-                super::paths::safe_name(segment),
-                super::paths::safe_name(ts),
-                super::paths::safe_name(camera)
+                crate::store::paths::safe_name(segment),
+                crate::store::paths::safe_name(ts),
+                crate::store::paths::safe_name(camera)
             ),
             _ => format!(
                 "camera_image/{}.jpg",
-                super::paths::safe_name(&cam.camera_frame_id)
+                crate::store::paths::safe_name(&cam.camera_frame_id)
             ),
         }
     }
@@ -181,7 +181,7 @@ impl ImageReader {
             .dataset
             .inside(&cam.image_path)
             .map_err(|why| Error::input(self.source_path(cam), &cam.camera_frame_id, why))?;
-        let bytes = super::input::read(&path, super::input::IMAGE).map_err(|e| {
+        let bytes = crate::store::input::read(&path, crate::store::input::IMAGE).map_err(|e| {
             Error::input(
                 &path,
                 &cam.camera_frame_id,
@@ -276,17 +276,15 @@ impl ImageReader {
     }
 }
 
-/// Why `bytes` are not a whole JPEG or PNG file, if they are not: empty, or a JPEG without its
-/// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
-/// in (grey below the cut) without an error, so a truncated file must be told by its end.
-/// The most pixels an image may have before it is decoded: 100 megapixels by default (nuScenes
-/// images are 1.4, Waymo's 2.1), raised with `image_mpix` in a `--limits` file or
-/// `DRIVEGEN_MAX_IMAGE_MPIX`.
-pub const DEFAULT_MAX_MPIX: u64 = 100;
-
+/// The most pixels an image may have before it is decoded, in pixels (see
+/// [`crate::store::input::DEFAULT_MAX_MPIX`]).
 pub fn max_pixels() -> u64 {
-    super::input::setting("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX", DEFAULT_MAX_MPIX)
-        .saturating_mul(1_000_000)
+    crate::store::input::setting(
+        "image_mpix",
+        "DRIVEGEN_MAX_IMAGE_MPIX",
+        crate::store::input::DEFAULT_MAX_MPIX,
+    )
+    .saturating_mul(1_000_000)
 }
 
 /// Decodes an encoded image after reading its header: the size must be `expect` where the
@@ -320,7 +318,7 @@ pub fn decode_checked(
         return Err(format!(
             "the image header says {w}×{h}, over the limit of {} pixels ({})",
             max_pixels(),
-            super::input::how_to_raise("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX")
+            crate::store::input::how_to_raise("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX")
         ));
     }
     let mut limits = image::Limits::default();
@@ -334,6 +332,9 @@ pub fn decode_checked(
         .map_err(|e| format!("cannot decode the image: {e}"))
 }
 
+/// Why `bytes` are not a whole JPEG or PNG file, if they are not: empty, or a JPEG without its
+/// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
+/// in (grey below the cut) without an error, so a truncated file must be told by its end.
 pub fn truncated(bytes: &[u8]) -> Option<String> {
     const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     const PNG_END: &[u8] = b"IEND\xaeB`\x82";
@@ -369,8 +370,8 @@ fn parse_frame_id(id: &str) -> Option<(i64, u8)> {
 }
 
 fn build_index(path: &Path, block_bytes: u64) -> std::result::Result<SegmentIndex, String> {
-    let file =
-        super::input::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
+    let file = crate::store::input::open(path)
+        .map_err(|e| format!("cannot open the segment file: {e}"))?;
     // The offset index, when the file has one, lets a block read seek straight to its pages.
     let opts = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
     let meta = ArrowReaderMetadata::load(&file, opts)
@@ -436,8 +437,8 @@ fn read_block(
     let per = index.block_rows[group];
     let start = block * per;
     let len = per.min(index.group_rows[group].saturating_sub(start));
-    let file =
-        super::input::open(path).map_err(|e| format!("cannot open the segment file: {e}"))?;
+    let file = crate::store::input::open(path)
+        .map_err(|e| format!("cannot open the segment file: {e}"))?;
     let mask = ProjectionMask::roots(index.meta.parquet_schema(), [index.image_root]);
     let mut selection = Vec::new();
     if start > 0 {
