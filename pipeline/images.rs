@@ -34,8 +34,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 
-use crate::ingest::waymo::columns::{Component, CAMERA_NAMES};
-use crate::ingest::waymo::segment::{CAM, IMG, TS};
+use crate::ingest::waymo::columns::{Component, CAM, CAMERA_NAMES, IMG, TS};
 use crate::store::subset::absolute_source_root;
 use crate::store::{CameraRow, Store};
 use crate::{Error, Result};

@@ -11,8 +11,8 @@ use crate::corrupt::occlusion::{Disc, SplashParams};
 use crate::corrupt::photometric::{DarkEntry, DarkParams, HsvParams};
 use crate::corrupt::weather::{FogLevel, RainParams, SnowParams};
 use crate::cpu::project_points::{ProjectParams, Projected};
-use crate::som::anchor::EdtParams;
 use crate::som::draw::{DrawMark, DrawParams};
+use crate::visibility::anchor::EdtParams;
 use crate::visibility::gpu::{ImageInfo, Params as ZbufferParams};
 use crate::visibility::raster::TriSetup;
 

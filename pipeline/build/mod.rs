@@ -27,7 +27,7 @@ use serde_json::json;
 use sha2::Digest as _;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
-use self::config::{BuildConfig, DeviceChoice, InputConfig, SynthFormat};
+use self::config::{BuildConfig, DeviceChoice, FamilyBalance, InputConfig, SynthFormat};
 use crate::shard::Shard;
 use crate::store::atomic::write_atomic;
 use crate::store::Store;
@@ -527,7 +527,10 @@ fn scene_outputs(
     Ok(o)
 }
 
-/// Runs the per-scene steps on one store; `suffix` tells shards' steps apart.
+/// Runs the per-scene steps on one store; `suffix` tells shards' steps apart. It is one block
+/// per step (its checkpoint, then the stage call), in the order the steps depend on each other;
+/// the blocks share the plan and the checkpoints, so the order is kept in one place rather than
+/// split over helpers.
 fn scene_steps(
     opts: &BuildOptions,
     cp: &mut Checkpoints,
@@ -564,8 +567,15 @@ fn scene_steps(
             let vis_cfg =
                 crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
             let r = rasteriser(c.som.device)?;
-            let s =
-                crate::som::stage::run(store, &vis_file, out, &cfg, &vis_cfg, r.as_ref(), None)?;
+            let s = crate::som::run(&crate::som::Options {
+                store,
+                visibility: &vis_file,
+                out,
+                config: &cfg,
+                visibility_config: &vis_cfg,
+                rasteriser: r.as_ref(),
+                scene: None,
+            })?;
             Ok(first_line(&s) + &skipped(s.rejected_images, "images", out))
         })?;
     }
@@ -667,91 +677,14 @@ fn global_steps(
     outputs: &[SceneOutputs],
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
-    let upstream: Vec<String> = outputs.iter().flat_map(|o| o.keys.clone()).collect();
-    let up: Vec<&str> = upstream.iter().map(String::as_str).collect();
-    let mut families: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for o in outputs {
-        for (f, files) in &o.qa {
-            families.entry(f.clone()).or_default().extend(files.clone());
-        }
-    }
-    let mut release_inputs = Vec::new();
-    let mut family_keys = Vec::new();
-    for (family, files) in &families {
-        let dir = opts.work.join("families").join(family);
-        let k = match c.balance.get(family) {
-            Some(b) => {
-                let k = key("balance", &serde_json::to_value(b).unwrap_or_default(), &up);
-                cp.step(&format!("balance_{family}"), &k, &[&dir], || {
-                    let bo = crate::balance::BalanceOptions {
-                        spec: crate::balance::greedy::BalanceSpec {
-                            target: b.target,
-                            source_caps: b.source_caps.clone(),
-                            targets: Default::default(),
-                            mode: match b.mode.as_str() {
-                                "released" => crate::balance::greedy::Mode::Released,
-                                _ => crate::balance::greedy::Mode::Paper,
-                            },
-                        },
-                        type_cap: b.type_cap,
-                        balance_letters: b.balance_letters,
-                        answer_ratio: b.answer_ratio,
-                        max_rows: b.max_rows,
-                        max_blind_excess: b.max_blind_excess,
-                    };
-                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                    let o = crate::balance::run(files, &dir, &bo)?;
-                    Ok(format!(
-                        "{} of {} items, {} rows; majority-answer accuracy {:.3} → {:.3}",
-                        o.selection.chosen.len(),
-                        o.items_in,
-                        o.rows,
-                        o.before.overall_majority_accuracy(),
-                        o.after.overall_majority_accuracy()
-                    ))
-                })?;
-                release_inputs.push(dir.join("balanced_qa.arrow"));
-                k
-            }
-            None => {
-                let k = key("gather", &json!({}), &up);
-                let file = dir.join(format!("{family}_qa.arrow"));
-                cp.step(&format!("gather_{family}"), &k, &[&dir], || {
-                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                    let n = crate::balance::gather(files, &file)?;
-                    Ok(format!("{n} rows (not balanced)"))
-                })?;
-                release_inputs.push(file);
-                k
-            }
-        };
-        family_keys.push(k);
-    }
-    let ro = crate::release::ReleaseOptions {
-        qa: release_inputs,
-        stores: outputs.iter().map(|o| o.store.clone()).collect(),
-        images_root: None,
-        out: opts.out.clone(),
-        split: c.split.clone(),
-        rows_per_shard: c.release.rows_per_shard,
-        row_group_rows: c.release.row_group_rows,
-        row_group_bytes: c.release.row_group_mib << 20,
-        images: if c.release.images == "paths" {
-            crate::release::ImageMode::Paths
-        } else {
-            crate::release::ImageMode::Embed
-        },
-        name: c.name.clone(),
-        image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
-        text_only_controls: c.release.text_only_controls,
-    };
+    let (release_inputs, family_keys) = family_steps(opts, cp, outputs)?;
+    let ro = release_options(opts, outputs, release_inputs);
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
     let k = key(
         "release",
         &json!({"config": opts.config_text, "release": c.release}),
         &fk,
     );
-    let mut counts = BTreeMap::new();
     // The release replaces its own shards and removes stale ones itself; the rest of `data/`
     // is not drivegen's to delete.
     cp.step("release", &k, &[], || {
@@ -773,6 +706,118 @@ fn global_steps(
             worst.map_or("–".into(), |(e, f)| format!("{e:+.3} ({f})"))
         ))
     })?;
+    Ok(release_counts(opts))
+}
+
+/// One step per QA family, in name order: balancing where the config has a spec for the
+/// family, plain gathering otherwise. Returns the files the release reads and the steps'
+/// keys, which the release's key depends on.
+fn family_steps(
+    opts: &BuildOptions,
+    cp: &mut Checkpoints,
+    outputs: &[SceneOutputs],
+) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    let c = &opts.config;
+    let upstream: Vec<String> = outputs.iter().flat_map(|o| o.keys.clone()).collect();
+    let up: Vec<&str> = upstream.iter().map(String::as_str).collect();
+    let mut families: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for o in outputs {
+        for (f, files) in &o.qa {
+            families.entry(f.clone()).or_default().extend(files.clone());
+        }
+    }
+    let mut release_inputs = Vec::new();
+    let mut family_keys = Vec::new();
+    for (family, files) in &families {
+        let dir = opts.work.join("families").join(family);
+        let k = match c.balance.get(family) {
+            Some(b) => {
+                let k = key("balance", &serde_json::to_value(b).unwrap_or_default(), &up);
+                cp.step(&format!("balance_{family}"), &k, &[&dir], || {
+                    balance_family(b, files, &dir)
+                })?;
+                release_inputs.push(dir.join("balanced_qa.arrow"));
+                k
+            }
+            None => {
+                let k = key("gather", &json!({}), &up);
+                let file = dir.join(format!("{family}_qa.arrow"));
+                cp.step(&format!("gather_{family}"), &k, &[&dir], || {
+                    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                    let n = crate::balance::gather(files, &file)?;
+                    Ok(format!("{n} rows (not balanced)"))
+                })?;
+                release_inputs.push(file);
+                k
+            }
+        };
+        family_keys.push(k);
+    }
+    Ok((release_inputs, family_keys))
+}
+
+/// Balances one family's `files` into `dir` under spec `b`; returns the step's detail.
+fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<String> {
+    let bo = crate::balance::BalanceOptions {
+        spec: crate::balance::greedy::BalanceSpec {
+            target: b.target,
+            source_caps: b.source_caps.clone(),
+            targets: Default::default(),
+            mode: match b.mode.as_str() {
+                "released" => crate::balance::greedy::Mode::Released,
+                _ => crate::balance::greedy::Mode::Paper,
+            },
+        },
+        type_cap: b.type_cap,
+        balance_letters: b.balance_letters,
+        answer_ratio: b.answer_ratio,
+        max_rows: b.max_rows,
+        max_blind_excess: b.max_blind_excess,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let o = crate::balance::run(files, dir, &bo)?;
+    Ok(format!(
+        "{} of {} items, {} rows; majority-answer accuracy {:.3} → {:.3}",
+        o.selection.chosen.len(),
+        o.items_in,
+        o.rows,
+        o.before.overall_majority_accuracy(),
+        o.after.overall_majority_accuracy()
+    ))
+}
+
+/// The release's options: the family tables `qa`, every shard's store and image folders,
+/// and the config's release settings.
+fn release_options(
+    opts: &BuildOptions,
+    outputs: &[SceneOutputs],
+    qa: Vec<PathBuf>,
+) -> crate::release::ReleaseOptions {
+    let c = &opts.config;
+    crate::release::ReleaseOptions {
+        qa,
+        stores: outputs.iter().map(|o| o.store.clone()).collect(),
+        images_root: None,
+        out: opts.out.clone(),
+        split: c.split.clone(),
+        rows_per_shard: c.release.rows_per_shard,
+        row_group_rows: c.release.row_group_rows,
+        row_group_bytes: c.release.row_group_mib << 20,
+        images: if c.release.images == "paths" {
+            crate::release::ImageMode::Paths
+        } else {
+            crate::release::ImageMode::Embed
+        },
+        name: c.name.clone(),
+        image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
+        text_only_controls: c.release.text_only_controls,
+    }
+}
+
+/// The counts the release's manifest records, read back so that a release step skipped as
+/// done still reports them; empty when the manifest cannot be read.
+fn release_counts(opts: &BuildOptions) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut counts = BTreeMap::new();
     let manifest = opts.out.join("manifest.json");
     if let Ok(text) = crate::store::input::read_to_string(&manifest, crate::store::input::METADATA)
     {
@@ -782,7 +827,7 @@ fn global_steps(
             }
         }
     }
-    Ok(counts)
+    counts
 }
 
 /// The report's corruption contact sheet: the first front image under every corruption and

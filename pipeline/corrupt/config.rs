@@ -291,6 +291,9 @@ impl CorruptConfig {
         }
     }
 
+    /// Refuses the first value the algorithms cannot use, naming its key. The checks go
+    /// through the tables in the file's order, one helper per group of corruptions, so the
+    /// key reported for a file with several bad values stays the same.
     fn validate(&self, file: &Path) -> Result<()> {
         let c = Check { file };
         for k in super::Corruption::ALL {
@@ -304,6 +307,16 @@ impl CorruptConfig {
             "output.jpeg_quality",
             "must be in 1..=100",
         )?;
+        self.check_light(&c)?;
+        self.check_weather(&c)?;
+        self.check_lens(&c)?;
+        self.check_sensor_and_colour(&c)?;
+        self.check_blur(&c)?;
+        self.check_digital(&c)
+    }
+
+    /// The checks of brightness and dark.
+    fn check_light(&self, c: &Check<'_>) -> Result<()> {
         c.each_f32(
             "brightness.delta_v",
             &self.brightness.delta_v,
@@ -326,7 +339,11 @@ impl CorruptConfig {
             "dark.poisson_piece",
             "must be in [1, 80] (exp(-piece) must stay a normal f32)",
         )?;
+        Ok(())
+    }
 
+    /// The checks of snow, fog and rain.
+    fn check_weather(&self, c: &Check<'_>) -> Result<()> {
         let s = &self.snow;
         c.each_f32("snow.mean", &s.mean, -10.0, 10.0, "in [-10, 10]")?;
         c.each_f32("snow.std", &s.std, 0.0, 10.0, "in [0, 10]")?;
@@ -383,7 +400,11 @@ impl CorruptConfig {
             "rain.slant",
             "must be [min, max] with min ≤ max, |slant| ≤ 1000",
         )?;
+        Ok(())
+    }
 
+    /// The checks of water_splash and lens_obstacle.
+    fn check_lens(&self, c: &Check<'_>) -> Result<()> {
         let w = &self.water_splash;
         c.each_u32("water_splash.drops", &w.drops, 0, 10_000)?;
         c.each_u32("water_splash.radius_min", &w.radius_min, 0, 10_000)?;
@@ -432,7 +453,11 @@ impl CorruptConfig {
             "lens_obstacle.extra_views",
             "must be [min, max] with min ≤ max ≤ 5",
         )?;
+        Ok(())
+    }
 
+    /// The checks of camera_crash, frame_lost and saturate.
+    fn check_sensor_and_colour(&self, c: &Check<'_>) -> Result<()> {
         c.each_u32("camera_crash.draws", &self.camera_crash.draws, 0, 100)?;
         c.each_f64(
             "frame_lost.probability",
@@ -444,7 +469,11 @@ impl CorruptConfig {
         let sa = &self.saturate;
         c.each_f32("saturate.scale", &sa.scale, 0.0, 1000.0, "in [0, 1000]")?;
         c.each_f32("saturate.offset", &sa.offset, -1.0, 1.0, "in [-1, 1]")?;
+        Ok(())
+    }
 
+    /// The checks of motion_blur and zoom_blur.
+    fn check_blur(&self, c: &Check<'_>) -> Result<()> {
         let m = &self.motion_blur;
         c.each_u32("motion_blur.radius", &m.radius, 0, 200)?;
         c.each_f64("motion_blur.sigma", &m.sigma, 1e-3, 1e3, "in [0.001, 1000]")?;
@@ -473,7 +502,11 @@ impl CorruptConfig {
                 format!("arange(start, stop, step) has {n} factors; 1..=64 allowed"),
             )?;
         }
+        Ok(())
+    }
 
+    /// The checks of bit_error, color_quant and h265.
+    fn check_digital(&self, c: &Check<'_>) -> Result<()> {
         c.each_u32("bit_error.noise", &self.bit_error.noise, 1, u32::MAX)?;
         for (i, b) in self.color_quant.bits.iter().enumerate() {
             c.ok(

@@ -9,6 +9,7 @@ use image::RgbImage;
 use super::blur::Tap;
 use super::occlusion::Disc;
 use super::photometric::DarkEntry;
+use super::weather;
 use super::Plan;
 use crate::gpu::{Gpu, KernelId};
 use crate::{Error, Result};
@@ -84,27 +85,14 @@ impl Recorder<'_> {
                 format!("{n} invocations exceed the dispatch limits"),
             ));
         }
-        let device = self.gpu.device();
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
-            .iter()
-            .zip(0u32..)
-            .map(|(b, i)| wgpu::BindGroupEntry {
-                binding: i,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.name()),
-            layout: &k.pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
-        let mut pass = self.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(kernel.name()),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&k.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(gx as u32, gy as u32, 1);
+        crate::gpu::compute::record_pass(
+            self.gpu.device(),
+            &mut self.enc,
+            &k,
+            kernel.name(),
+            bindings,
+            [gx as u32, gy as u32],
+        );
         Ok(())
     }
 }
@@ -197,77 +185,114 @@ fn record_on(
         Plan::Lens(p) => {
             blur(rec, w, h, &p.weights, src, src, Some(&p.spans), &dst)?;
         }
-        Plan::Snow(p) => {
-            let sp = &p.params;
-            let u = gpu.uniform_buffer("corrupt_snow", sp)?;
-            let cells = u64::from(sp.zoom.crop_w) * u64::from(sp.zoom.crop_h);
-            let noise = gpu.output_buffer("snow noise", cells * 4)?;
-            rec.pass(KernelId::CorruptSnowNoise, &[&u, &noise], cells)?;
-            let zn = u64::from(sp.zoom_w) * u64::from(sp.zoom_h);
-            let zoomed = gpu.output_buffer("snow zoomed", zn * 4)?;
-            rec.pass(KernelId::CorruptSnowZoom, &[&u, &noise, &zoomed], zn)?;
-            let taps = storage::<Tap>(gpu, "snow taps", &p.taps)?;
-            let layer = gpu.output_buffer("snow layer", n * 4)?;
-            rec.pass(KernelId::CorruptSnowLayer, &[&u, &taps, &zoomed, &layer], n)?;
-            rec.pass(KernelId::CorruptSnowComposite, &[&u, &layer, src, &dst], n)?;
-        }
-        Plan::Fog(p) => {
-            let size = u64::from(p.size);
-            let map = gpu.output_buffer("fog map", size * size * 4)?;
-            for l in &p.levels {
-                let u = gpu.uniform_buffer("corrupt_fog_level", l)?;
-                let cells = u64::from(p.size / l.step).pow(2);
-                rec.pass(KernelId::CorruptFogLevel, &[&u, &map], cells)?;
-            }
-            let stats = zeroed(gpu, "fog stats", 4)?;
-            rec.pass(
-                KernelId::CorruptFogStats,
-                &[&map, src, &stats],
-                (size * size).max(n),
-            )?;
-            let u = gpu.uniform_buffer(
-                "corrupt_fog_composite",
-                &Dims {
-                    width: w,
-                    height: p.size,
-                    n: 0,
-                    extra: p.strength,
-                },
-            )?;
-            rec.pass(
-                KernelId::CorruptFogComposite,
-                &[&u, &map, &stats, src, &dst],
-                n,
-            )?;
-        }
-        Plan::Rain(p) => {
-            let rp = &p.params;
-            let u = gpu.uniform_buffer("corrupt_rain", rp)?;
-            let mask = zeroed(gpu, "rain mask", n)?;
-            rec.pass(
-                KernelId::CorruptRainDrops,
-                &[&u, &mask],
-                u64::from(rp.drops),
-            )?;
-            let sums = zeroed(gpu, "rain image sum", 4)?;
-            rec.pass(KernelId::CorruptImageSum, &[src, &sums], n)?;
-            let streaked = gpu.output_buffer("rain streaked", n * 4)?;
-            rec.pass(
-                KernelId::CorruptRainStreak,
-                &[&u, &mask, &sums, src, &streaked],
-                n,
-            )?;
-            let blend = gpu.output_buffer("rain blend", n * 12)?;
-            let csums = zeroed(gpu, "rain channel sums", 8)?;
-            rec.pass(
-                KernelId::CorruptRainBlend,
-                &[&u, &mask, &streaked, src, &blend, &csums],
-                n,
-            )?;
-            rec.pass(KernelId::CorruptRainFinal, &[&u, &blend, &csums, &dst], n)?;
-        }
+        Plan::Snow(p) => record_snow(rec, n, p, src, &dst)?,
+        Plan::Fog(p) => record_fog(rec, w, n, p, src, &dst)?,
+        Plan::Rain(p) => record_rain(rec, n, p, src, &dst)?,
     }
     Ok(dst)
+}
+
+/// Snow's four passes over `n` pixels: noise on the crop, its zoom, the flake layer and
+/// the composite into `dst`.
+fn record_snow(
+    rec: &mut Recorder<'_>,
+    n: u64,
+    p: &weather::SnowPlan,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+) -> Result<()> {
+    let gpu = rec.gpu;
+    let sp = &p.params;
+    let u = gpu.uniform_buffer("corrupt_snow", sp)?;
+    let cells = u64::from(sp.zoom.crop_w) * u64::from(sp.zoom.crop_h);
+    let noise = gpu.output_buffer("snow noise", cells * 4)?;
+    rec.pass(KernelId::CorruptSnowNoise, &[&u, &noise], cells)?;
+    let zn = u64::from(sp.zoom_w) * u64::from(sp.zoom_h);
+    let zoomed = gpu.output_buffer("snow zoomed", zn * 4)?;
+    rec.pass(KernelId::CorruptSnowZoom, &[&u, &noise, &zoomed], zn)?;
+    let taps = storage::<Tap>(gpu, "snow taps", &p.taps)?;
+    let layer = gpu.output_buffer("snow layer", n * 4)?;
+    rec.pass(KernelId::CorruptSnowLayer, &[&u, &taps, &zoomed, &layer], n)?;
+    rec.pass(KernelId::CorruptSnowComposite, &[&u, &layer, src, dst], n)?;
+    Ok(())
+}
+
+/// Fog's passes: one per plasma level into the map, the statistics the composite needs,
+/// then the composite into `dst`.
+fn record_fog(
+    rec: &mut Recorder<'_>,
+    w: u32,
+    n: u64,
+    p: &weather::FogPlan,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+) -> Result<()> {
+    let gpu = rec.gpu;
+    let size = u64::from(p.size);
+    let map = gpu.output_buffer("fog map", size * size * 4)?;
+    for l in &p.levels {
+        let u = gpu.uniform_buffer("corrupt_fog_level", l)?;
+        let cells = u64::from(p.size / l.step).pow(2);
+        rec.pass(KernelId::CorruptFogLevel, &[&u, &map], cells)?;
+    }
+    let stats = zeroed(gpu, "fog stats", 4)?;
+    rec.pass(
+        KernelId::CorruptFogStats,
+        &[&map, src, &stats],
+        (size * size).max(n),
+    )?;
+    let u = gpu.uniform_buffer(
+        "corrupt_fog_composite",
+        &Dims {
+            width: w,
+            height: p.size,
+            n: 0,
+            extra: p.strength,
+        },
+    )?;
+    rec.pass(
+        KernelId::CorruptFogComposite,
+        &[&u, &map, &stats, src, dst],
+        n,
+    )?;
+    Ok(())
+}
+
+/// Rain's passes: the drop mask, the image sum, the streaks, the blend with its channel
+/// sums, then the final mix into `dst`.
+fn record_rain(
+    rec: &mut Recorder<'_>,
+    n: u64,
+    p: &weather::RainPlan,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+) -> Result<()> {
+    let gpu = rec.gpu;
+    let rp = &p.params;
+    let u = gpu.uniform_buffer("corrupt_rain", rp)?;
+    let mask = zeroed(gpu, "rain mask", n)?;
+    rec.pass(
+        KernelId::CorruptRainDrops,
+        &[&u, &mask],
+        u64::from(rp.drops),
+    )?;
+    let sums = zeroed(gpu, "rain image sum", 4)?;
+    rec.pass(KernelId::CorruptImageSum, &[src, &sums], n)?;
+    let streaked = gpu.output_buffer("rain streaked", n * 4)?;
+    rec.pass(
+        KernelId::CorruptRainStreak,
+        &[&u, &mask, &sums, src, &streaked],
+        n,
+    )?;
+    let blend = gpu.output_buffer("rain blend", n * 12)?;
+    let csums = zeroed(gpu, "rain channel sums", 8)?;
+    rec.pass(
+        KernelId::CorruptRainBlend,
+        &[&u, &mask, &streaked, src, &blend, &csums],
+        n,
+    )?;
+    rec.pass(KernelId::CorruptRainFinal, &[&u, &blend, &csums, dst], n)?;
+    Ok(())
 }
 
 /// The two Gaussian passes; `spans` selects Lens Obstacle's inside-only mode.

@@ -227,6 +227,49 @@ pub fn plan_frame(
         )));
     }
     let ci = corruption.index();
+    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, views);
+    let mut out = Vec::with_capacity(views.len());
+    for (i, view) in views.iter().enumerate() {
+        let chosen = selected.as_ref().is_none_or(|s| s.contains(&i));
+        let (w, h) = view.image.dimensions();
+        if w == 0 || h == 0 {
+            return Err(Error::input(
+                view.image_id,
+                "image",
+                "empty image (0 pixels)",
+            ));
+        }
+        let key = Key::new(seed, view.image_id, ci, severity);
+        let plan = if !chosen {
+            Plan::Unchanged
+        } else {
+            view_plan(cfg, corruption, severity, key, view)
+        };
+        let mut params = plan_json(&plan);
+        if let (Value::Object(p), Value::Object(f)) = (&mut params, &frame_meta) {
+            p.insert("frame".into(), Value::Object(f.clone()));
+        }
+        out.push(ViewPlan {
+            applied: !matches!(plan, Plan::Unchanged),
+            plan,
+            params,
+        });
+    }
+    Ok(out)
+}
+
+/// The views a frame-level decision selects (None: all views) and the decision's record,
+/// which every view's params repeat under `frame`. Only the view-selective corruptions
+/// decide anything here; their draws are keyed by the frame, not by a view.
+fn select_views(
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    seed: u64,
+    frame_id: &str,
+    views: &[View<'_>],
+) -> (Option<Vec<usize>>, Value) {
+    let ci = corruption.index();
     let frame_key = Key::new(seed, frame_id, ci | 0x100, severity);
     let n = views.len();
     let front = views
@@ -236,8 +279,7 @@ pub fn plan_frame(
     let names = |idx: &[usize]| -> Vec<String> {
         idx.iter().map(|i| views[*i].camera.to_string()).collect()
     };
-    // Views a frame-level decision selects (None: all views).
-    let (selected, frame_meta): (Option<Vec<usize>>, Value) = match corruption {
+    match corruption {
         Corruption::WaterSplash => {
             let v = occlusion::select_views(frame_key, n, front, cfg.water_splash.extra_views);
             let m = json!({"views": names(&v)});
@@ -278,66 +320,41 @@ pub fn plan_frame(
             (Some(v), m)
         }
         _ => (None, Value::Null),
-    };
-    let mut out = Vec::with_capacity(n);
-    for (i, view) in views.iter().enumerate() {
-        let chosen = selected.as_ref().is_none_or(|s| s.contains(&i));
-        let (w, h) = view.image.dimensions();
-        if w == 0 || h == 0 {
-            return Err(Error::input(
-                view.image_id,
-                "image",
-                "empty image (0 pixels)",
-            ));
-        }
-        let key = Key::new(seed, view.image_id, ci, severity);
-        let plan = if !chosen {
-            Plan::Unchanged
-        } else {
-            match corruption {
-                Corruption::Brightness => {
-                    Plan::Pixel(photometric::HsvParams::brightness(cfg, severity))
-                }
-                Corruption::Saturate => {
-                    Plan::Pixel(photometric::HsvParams::saturate(cfg, severity))
-                }
-                Corruption::ColorQuant => {
-                    Plan::Pixel(photometric::HsvParams::color_quant(cfg, severity))
-                }
-                Corruption::CameraCrash | Corruption::FrameLost => {
-                    Plan::Pixel(photometric::HsvParams::black())
-                }
-                Corruption::Dark => Plan::Dark(
-                    photometric::DarkPlan::of_image(cfg, severity, key, view.image),
-                    key,
-                ),
-                Corruption::Snow => Plan::Snow(weather::SnowPlan::new(cfg, severity, key, w, h)),
-                Corruption::Fog => Plan::Fog(weather::FogPlan::new(cfg, severity, key, w, h)),
-                Corruption::Rain => Plan::Rain(weather::RainPlan::new(cfg, severity, key, w, h)),
-                Corruption::WaterSplash => {
-                    Plan::Splash(occlusion::SplashPlan::new(cfg, severity, key, w, h))
-                }
-                Corruption::LensObstacle => {
-                    Plan::Lens(occlusion::LensPlan::new(cfg, severity, key, w, h))
-                }
-                Corruption::MotionBlur => {
-                    Plan::Motion(blur::MotionPlan::new(cfg, severity, key, w, h))
-                }
-                Corruption::ZoomBlur => Plan::Zoom(blur::ZoomPlan::new(cfg, severity, w, h)),
-                Corruption::BitError | Corruption::H265 => Plan::Unchanged,
-            }
-        };
-        let mut params = plan_json(&plan);
-        if let (Value::Object(p), Value::Object(f)) = (&mut params, &frame_meta) {
-            p.insert("frame".into(), Value::Object(f.clone()));
-        }
-        out.push(ViewPlan {
-            applied: !matches!(plan, Plan::Unchanged),
-            plan,
-            params,
-        });
     }
-    Ok(out)
+}
+
+/// The plan of one selected, non-empty view, its random draws keyed by `key` (the view's
+/// own key).
+fn view_plan(
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    key: Key,
+    view: &View<'_>,
+) -> Plan {
+    let (w, h) = view.image.dimensions();
+    match corruption {
+        Corruption::Brightness => Plan::Pixel(photometric::HsvParams::brightness(cfg, severity)),
+        Corruption::Saturate => Plan::Pixel(photometric::HsvParams::saturate(cfg, severity)),
+        Corruption::ColorQuant => Plan::Pixel(photometric::HsvParams::color_quant(cfg, severity)),
+        Corruption::CameraCrash | Corruption::FrameLost => {
+            Plan::Pixel(photometric::HsvParams::black())
+        }
+        Corruption::Dark => Plan::Dark(
+            photometric::DarkPlan::of_image(cfg, severity, key, view.image),
+            key,
+        ),
+        Corruption::Snow => Plan::Snow(weather::SnowPlan::new(cfg, severity, key, w, h)),
+        Corruption::Fog => Plan::Fog(weather::FogPlan::new(cfg, severity, key, w, h)),
+        Corruption::Rain => Plan::Rain(weather::RainPlan::new(cfg, severity, key, w, h)),
+        Corruption::WaterSplash => {
+            Plan::Splash(occlusion::SplashPlan::new(cfg, severity, key, w, h))
+        }
+        Corruption::LensObstacle => Plan::Lens(occlusion::LensPlan::new(cfg, severity, key, w, h)),
+        Corruption::MotionBlur => Plan::Motion(blur::MotionPlan::new(cfg, severity, key, w, h)),
+        Corruption::ZoomBlur => Plan::Zoom(blur::ZoomPlan::new(cfg, severity, w, h)),
+        Corruption::BitError | Corruption::H265 => Plan::Unchanged,
+    }
 }
 
 /// View indices in nuScenes camera order (CAM_FRONT, CAM_FRONT_LEFT, CAM_FRONT_RIGHT,

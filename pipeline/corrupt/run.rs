@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use arrow::ipc::writer::FileWriter;
 use image::RgbImage;
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -23,6 +24,7 @@ use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::{DeviceChoice, Gpu};
 use crate::images::ImageReader;
+use crate::qa::QaRecord;
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, Store};
@@ -360,187 +362,35 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     if let Some(m) = opts.max_frames {
         frames.truncate(m);
     }
-    let mut summary = CorruptSummary {
-        device: gpu
-            .as_ref()
-            .map(|g| g.info().to_string())
-            .unwrap_or_else(|| "cpu".into()),
-        out: opts.out.clone(),
-        ..Default::default()
+    let mut acc = Gathered {
+        summary: CorruptSummary {
+            device: gpu
+                .as_ref()
+                .map(|g| g.info().to_string())
+                .unwrap_or_else(|| "cpu".into()),
+            out: opts.out.clone(),
+            ..Default::default()
+        },
+        rows: Vec::new(),
+        questions: Vec::new(),
+        rejects: RejectLog::new(),
     };
-    let mut rows = Vec::new();
-    let mut questions = Vec::new();
-    let quality = opts.config.output.jpeg_quality;
     let pb = crate::progress::bar(frames.len() as u64, "corrupt");
-    // Three stages joined by bounded queues, so decoding the next frame and encoding the last
-    // one overlap the corruption of this one, and at most a few frames are in memory at once.
-    let (frame_tx, frame_rx) = crossbeam_channel::bounded::<Result<(usize, Decoded)>>(2);
-    let mut rejects = RejectLog::new();
-    let (write_tx, write_rx) = crossbeam_channel::bounded::<Vec<(PathBuf, RgbImage)>>(4);
-    std::thread::scope(|scope| -> Result<()> {
-        let frames_ref = &frames;
-        let reader = images.as_ref();
-        let decoder = scope.spawn(move || {
-            for (i, f) in frames_ref.iter().enumerate() {
-                let decoded: Vec<Result<RgbImage>> = f
-                    .views
-                    .par_iter()
-                    .map(|v| match (&v.cam, reader) {
-                        (Some(cam), Some(r)) => r.rgb_checked(cam),
-                        _ => load_rgb(&v.path),
-                    })
-                    .collect();
-                // A frame with an unusable image is skipped and recorded (its corruptions
-                // treat the views together); any other failure stops the run.
-                let all: std::result::Result<Vec<RgbImage>, _> = decoded
-                    .into_iter()
-                    .zip(&f.views)
-                    .map(|(d, v)| d.map_err(|e| (v, e)))
-                    .collect();
-                let msg = match all {
-                    Ok(images) => Ok((i, Ok(images))),
-                    Err((v, e)) => {
-                        match Reject::bad_image(STAGE, &f.frame.scene_id, &v.image_id, &e) {
-                            Some(r) => Ok((i, Err(r))),
-                            None => Err(e),
-                        }
-                    }
-                };
-                let failed = msg.is_err();
-                if frame_tx.send(msg).is_err() || failed {
-                    break;
-                }
-            }
-        });
-        let out_dir = &opts.out;
-        let writer = scope.spawn(move || -> Result<()> {
-            for batch in write_rx {
-                batch.par_iter().try_for_each(|(rel, img)| {
-                    let bytes = encode_like(img, rel, quality)?;
-                    write_atomic(&out_dir.join(rel), &bytes)
-                })?;
-            }
-            Ok(())
-        });
-        let corrupted = (|| -> Result<()> {
-            for msg in frame_rx.iter() {
-                let (i, images) = msg?;
-                let images = match images {
-                    Ok(images) => images,
-                    Err(r) => {
-                        summary.rejected_frames += 1;
-                        rejects.push(r);
-                        pb.inc(1);
-                        continue;
-                    }
-                };
-                let f = &frames[i];
-                let views: Vec<View<'_>> = f
-                    .views
-                    .iter()
-                    .zip(&images)
-                    .map(|(v, image)| View {
-                        image_id: &v.image_id,
-                        camera: &v.camera,
-                        image,
-                    })
-                    .collect();
-                summary.frames += 1;
-                summary.images_in += views.len();
-                for &c in &opts.corruptions {
-                    for sev in severities(opts, c) {
-                        let done = corrupt_frame(
-                            &opts.config,
-                            gpu.as_deref(),
-                            c,
-                            sev,
-                            opts.seed,
-                            &f.frame.frame_id,
-                            &views,
-                        )?;
-                        let outs: Vec<(PathBuf, &ViewIn)> = f
-                            .views
-                            .iter()
-                            .map(|v| (Path::new(c.name()).join(sev.to_string()).join(&v.rel), v))
-                            .collect();
-                        let mut evidence = Value::Null;
-                        for ((rel, v), (_, applied, params)) in outs.iter().zip(&done) {
-                            if let Some(fr) = params.get("frame") {
-                                evidence = fr.clone();
-                            }
-                            rows.push(CorruptionRow {
-                                image_id: v.image_id.clone(),
-                                camera: v.camera.clone(),
-                                frame_id: f.frame.frame_id.clone(),
-                                corruption: c.name().into(),
-                                severity: sev,
-                                seed: opts.seed,
-                                applied: *applied,
-                                params: params.to_string(),
-                                source_path: v.path.to_string_lossy().into_owned(),
-                                output_path: rel.to_string_lossy().replace('\\', "/"),
-                            });
-                        }
-                        summary.images_out += outs.len();
-                        let shown: Vec<ShownView> = f
-                            .views
-                            .iter()
-                            .zip(&done)
-                            .map(|(v, (_, applied, _))| ShownView {
-                                camera: v.camera.clone(),
-                                camera_frame_id: v.image_id.clone(),
-                                applied: *applied,
-                            })
-                            .collect();
-                        if evidence.is_null() {
-                            evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
-                        }
-                        let written: BTreeMap<&str, String> = outs
-                            .iter()
-                            .map(|(rel, v)| {
-                                (
-                                    v.image_id.as_str(),
-                                    rel.to_string_lossy().replace('\\', "/"),
-                                )
-                            })
-                            .collect();
-                        for mut q in
-                            frame_questions(&f.frame, c, sev, opts.seed, &shown, &evidence)?
-                        {
-                            // The release shows the corrupted files, not the store's originals.
-                            q.image_paths = q
-                                .camera_frame_ids
-                                .iter()
-                                .map(|id| written.get(id.as_str()).cloned().unwrap_or_default())
-                                .collect();
-                            questions.push(q);
-                        }
-                        let batch = outs
-                            .iter()
-                            .zip(done)
-                            .map(|((rel, _), (img, _, _))| (rel.clone(), img))
-                            .collect();
-                        if write_tx.send(batch).is_err() {
-                            // The writer stopped on an error, which its join reports.
-                            return Ok(());
-                        }
-                    }
-                }
-                pb.inc(1);
-            }
-            Ok(())
-        })();
-        drop(write_tx);
-        drop(frame_rx);
-        let written = writer
-            .join()
-            .map_err(|_| Error::Usage("the image writer panicked".into()))?;
-        decoder
-            .join()
-            .map_err(|_| Error::Usage("the image decoder panicked".into()))?;
-        corrupted.and(written)
-    })?;
+    run_stages(
+        opts,
+        gpu.as_deref(),
+        &frames,
+        images.as_ref(),
+        &pb,
+        &mut acc,
+    )?;
     pb.finish_and_clear();
+    let Gathered {
+        mut summary,
+        rows,
+        questions,
+        rejects,
+    } = acc;
     write_table(
         &opts.out.join("corruptions.arrow"),
         &output::to_batch(&rows)?,
@@ -553,6 +403,236 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     rejects.write(&opts.out.join(LOG_FILE))?;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// A decoded frame on its way from the decoder to the corruption stage.
+type FrameMsg = Result<(usize, Decoded)>;
+
+/// Corrupted images on their way to the writer, by output path.
+type WriteBatch = Vec<(PathBuf, RgbImage)>;
+
+/// What the corruption stage gathers for the tables written at the end.
+struct Gathered {
+    summary: CorruptSummary,
+    rows: Vec<CorruptionRow>,
+    questions: Vec<QaRecord>,
+    rejects: RejectLog,
+}
+
+/// Runs the three stages, joined by bounded queues so that decoding the next frame and
+/// encoding the last one overlap the corruption of this one, and at most a few frames are in
+/// memory at once.
+fn run_stages(
+    opts: &CorruptOptions,
+    gpu: Option<&Gpu>,
+    frames: &[FrameIn],
+    reader: Option<&ImageReader>,
+    pb: &ProgressBar,
+    acc: &mut Gathered,
+) -> Result<()> {
+    let (frame_tx, frame_rx) = crossbeam_channel::bounded::<FrameMsg>(2);
+    let (write_tx, write_rx) = crossbeam_channel::bounded::<WriteBatch>(4);
+    std::thread::scope(|scope| -> Result<()> {
+        let decoder = scope.spawn(move || decode_frames(frames, reader, &frame_tx));
+        let out_dir = &opts.out;
+        let quality = opts.config.output.jpeg_quality;
+        let writer = scope.spawn(move || write_images(&write_rx, out_dir, quality));
+        let corrupted = corrupt_frames(opts, gpu, frames, &frame_rx, &write_tx, pb, acc);
+        drop(write_tx);
+        drop(frame_rx);
+        let written = writer
+            .join()
+            .map_err(|_| Error::Usage("the image writer panicked".into()))?;
+        decoder
+            .join()
+            .map_err(|_| Error::Usage("the image decoder panicked".into()))?;
+        corrupted.and(written)
+    })
+}
+
+/// The decoder stage: decodes each frame's views in order and sends them on, until the
+/// corruption stage hangs up or a failure that is not a rejected image.
+fn decode_frames(
+    frames: &[FrameIn],
+    reader: Option<&ImageReader>,
+    frame_tx: &crossbeam_channel::Sender<FrameMsg>,
+) {
+    for (i, f) in frames.iter().enumerate() {
+        let decoded: Vec<Result<RgbImage>> = f
+            .views
+            .par_iter()
+            .map(|v| match (&v.cam, reader) {
+                (Some(cam), Some(r)) => r.rgb_checked(cam),
+                _ => load_rgb(&v.path),
+            })
+            .collect();
+        // A frame with an unusable image is skipped and recorded (its corruptions treat the
+        // views together); any other failure stops the run.
+        let all: std::result::Result<Vec<RgbImage>, _> = decoded
+            .into_iter()
+            .zip(&f.views)
+            .map(|(d, v)| d.map_err(|e| (v, e)))
+            .collect();
+        let msg = match all {
+            Ok(images) => Ok((i, Ok(images))),
+            Err((v, e)) => match Reject::bad_image(STAGE, &f.frame.scene_id, &v.image_id, &e) {
+                Some(r) => Ok((i, Err(r))),
+                None => Err(e),
+            },
+        };
+        let failed = msg.is_err();
+        if frame_tx.send(msg).is_err() || failed {
+            break;
+        }
+    }
+}
+
+/// The writer stage: encodes and writes each batch under `out_dir`, stopping at the first
+/// error.
+fn write_images(
+    write_rx: &crossbeam_channel::Receiver<WriteBatch>,
+    out_dir: &Path,
+    quality: u8,
+) -> Result<()> {
+    for batch in write_rx {
+        batch.par_iter().try_for_each(|(rel, img)| {
+            let bytes = encode_like(img, rel, quality)?;
+            write_atomic(&out_dir.join(rel), &bytes)
+        })?;
+    }
+    Ok(())
+}
+
+/// The corruption stage: runs every chosen corruption and severity on each decoded frame,
+/// records rows and questions in `acc` and hands the images to the writer.
+fn corrupt_frames(
+    opts: &CorruptOptions,
+    gpu: Option<&Gpu>,
+    frames: &[FrameIn],
+    frame_rx: &crossbeam_channel::Receiver<FrameMsg>,
+    write_tx: &crossbeam_channel::Sender<WriteBatch>,
+    pb: &ProgressBar,
+    acc: &mut Gathered,
+) -> Result<()> {
+    for msg in frame_rx.iter() {
+        let (i, images) = msg?;
+        let images = match images {
+            Ok(images) => images,
+            Err(r) => {
+                acc.summary.rejected_frames += 1;
+                acc.rejects.push(r);
+                pb.inc(1);
+                continue;
+            }
+        };
+        let f = &frames[i];
+        let views: Vec<View<'_>> = f
+            .views
+            .iter()
+            .zip(&images)
+            .map(|(v, image)| View {
+                image_id: &v.image_id,
+                camera: &v.camera,
+                image,
+            })
+            .collect();
+        acc.summary.frames += 1;
+        acc.summary.images_in += views.len();
+        for &c in &opts.corruptions {
+            for sev in severities(opts, c) {
+                let done = corrupt_frame(
+                    &opts.config,
+                    gpu,
+                    c,
+                    sev,
+                    opts.seed,
+                    &f.frame.frame_id,
+                    &views,
+                )?;
+                let batch = acc.record(opts.seed, f, c, sev, done)?;
+                if write_tx.send(batch).is_err() {
+                    // The writer stopped on an error, which its join reports.
+                    return Ok(());
+                }
+            }
+        }
+        pb.inc(1);
+    }
+    Ok(())
+}
+
+impl Gathered {
+    /// Records the rows and questions of frame `f` under corruption `c` at severity `sev`,
+    /// and returns its images with the paths they are written to.
+    fn record(
+        &mut self,
+        seed: u64,
+        f: &FrameIn,
+        c: Corruption,
+        sev: u8,
+        done: Vec<(RgbImage, bool, Value)>,
+    ) -> Result<WriteBatch> {
+        let outs: Vec<(PathBuf, &ViewIn)> = f
+            .views
+            .iter()
+            .map(|v| (Path::new(c.name()).join(sev.to_string()).join(&v.rel), v))
+            .collect();
+        let mut evidence = Value::Null;
+        for ((rel, v), (_, applied, params)) in outs.iter().zip(&done) {
+            if let Some(fr) = params.get("frame") {
+                evidence = fr.clone();
+            }
+            self.rows.push(CorruptionRow {
+                image_id: v.image_id.clone(),
+                camera: v.camera.clone(),
+                frame_id: f.frame.frame_id.clone(),
+                corruption: c.name().into(),
+                severity: sev,
+                seed,
+                applied: *applied,
+                params: params.to_string(),
+                source_path: v.path.to_string_lossy().into_owned(),
+                output_path: rel.to_string_lossy().replace('\\', "/"),
+            });
+        }
+        self.summary.images_out += outs.len();
+        let shown: Vec<ShownView> = f
+            .views
+            .iter()
+            .zip(&done)
+            .map(|(v, (_, applied, _))| ShownView {
+                camera: v.camera.clone(),
+                camera_frame_id: v.image_id.clone(),
+                applied: *applied,
+            })
+            .collect();
+        if evidence.is_null() {
+            evidence = serde_json::json!({"views": shown.iter().filter(|s| s.applied).map(|s| s.camera.clone()).collect::<Vec<_>>()});
+        }
+        let written: BTreeMap<&str, String> = outs
+            .iter()
+            .map(|(rel, v)| {
+                (
+                    v.image_id.as_str(),
+                    rel.to_string_lossy().replace('\\', "/"),
+                )
+            })
+            .collect();
+        for mut q in frame_questions(&f.frame, c, sev, seed, &shown, &evidence)? {
+            // The release shows the corrupted files, not the store's originals.
+            q.image_paths = q
+                .camera_frame_ids
+                .iter()
+                .map(|id| written.get(id.as_str()).cloned().unwrap_or_default())
+                .collect();
+            self.questions.push(q);
+        }
+        Ok(outs
+            .iter()
+            .zip(done)
+            .map(|((rel, _), (img, _, _))| (rel.clone(), img))
+            .collect())
+    }
 }
 
 fn write_table(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {

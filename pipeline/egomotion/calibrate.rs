@@ -125,6 +125,56 @@ pub fn run(
     let store = Store::open(store_dir)?;
     crate::store::owner::file_output(out_config)?;
     crate::store::owner::file_output(report)?;
+    let pool = clip_pool(&engine, &store)?;
+    if pool.is_empty() {
+        return Err(Error::input(
+            store_dir,
+            "clips",
+            "the store yields no valid EgoDyn clip to calibrate on",
+        ));
+    }
+    let (new_cfg, changes) = recalibrate(&old_cfg, &pool)?;
+    let new_text = config_text(&new_cfg, pool.len(), store_dir, in_config, out_config)?;
+    let config_error = |detail| Error::Config {
+        file: out_config.to_path_buf(),
+        detail,
+    };
+    let new_oracle = Oracle::new(&new_cfg).map_err(config_error)?;
+    let mut md = String::new();
+    report_header(
+        &mut md,
+        store_dir,
+        &store,
+        pool.len(),
+        &old_cfg,
+        &new_cfg,
+        out_config,
+    )?;
+    report_thresholds(&mut md, &old_cfg, &new_cfg, &changes);
+    report_labels(&mut md, &pool, &engine.oracle, &new_oracle);
+    let flips = if alphas.is_empty() {
+        Vec::new()
+    } else {
+        let (flips, consistency_rows) =
+            sweep(&pool, &new_cfg, &new_oracle, &alphas).map_err(config_error)?;
+        report_sweep(&mut md, &alphas, &new_cfg, &flips, &consistency_rows);
+        flips
+    };
+    write_atomic(out_config, new_text.as_bytes())?;
+    write_atomic(report, md.as_bytes())?;
+    Ok(CalibrationSummary {
+        clips: pool.len(),
+        changes,
+        out_config: out_config.to_path_buf(),
+        report: report.to_path_buf(),
+        flips,
+        alphas,
+    })
+}
+
+/// The valid clips of every scene of `store`, cut as `egomotion` cuts them, so the
+/// percentiles describe the clips the questions will be asked on.
+fn clip_pool(engine: &Engine, store: &Store) -> Result<Vec<(Kinematics, Features)>> {
     let mut pool: Vec<(Kinematics, Features)> = Vec::new();
     let pb = crate::progress::bar(store.meta().counts.scenes, "egodyn calibrate");
     for scene in store.scenes()? {
@@ -139,35 +189,45 @@ pub fn run(
         pb.inc(1);
     }
     pb.finish_and_clear();
-    if pool.is_empty() {
-        return Err(Error::input(
-            store_dir,
-            "clips",
-            "the store yields no valid EgoDyn clip to calibrate on",
-        ));
-    }
-    let (new_cfg, changes) = recalibrate(&old_cfg, &pool)?;
+    Ok(pool)
+}
+
+/// The text of the recalibrated config, with a header naming where it came from; fails
+/// unless it reads back as exactly `new_cfg`, since that is what `egomotion` will use.
+fn config_text(
+    new_cfg: &EgodynConfig,
+    clips: usize,
+    store_dir: &Path,
+    in_config: Option<&Path>,
+    out_config: &Path,
+) -> Result<String> {
     let new_text = format!(
         "# EgoDyn config recalibrated by drivegen on {} clips of {}.\n# Percentile thresholds recomputed; all other values copied from {}.\n\n{}",
-        pool.len(),
+        clips,
         store_dir.display(),
         in_config.map_or_else(|| super::config::DEFAULT_NAME.to_string(), |p| p.display().to_string()),
         new_cfg.to_toml()?
     );
-    // What egomotion will read back must be exactly what was calibrated.
     let reread = EgodynConfig::from_toml(&new_text, out_config)?;
-    if reread != new_cfg {
+    if reread != *new_cfg {
         return Err(Error::Config {
             file: out_config.to_path_buf(),
             detail: "the written config does not read back identically".into(),
         });
     }
-    let old_oracle = engine.oracle.clone();
-    let new_oracle = Oracle::new(&new_cfg).map_err(|detail| Error::Config {
-        file: out_config.to_path_buf(),
-        detail,
-    })?;
-    let mut md = String::new();
+    Ok(new_text)
+}
+
+/// The report's title and provenance: store, clip count and both configs' hashes.
+fn report_header(
+    md: &mut String,
+    store_dir: &Path,
+    store: &Store,
+    clips: usize,
+    old_cfg: &EgodynConfig,
+    new_cfg: &EgodynConfig,
+    out_config: &Path,
+) -> Result<()> {
     let _ = writeln!(md, "# EgoDyn threshold calibration\n");
     let _ = writeln!(
         md,
@@ -175,7 +235,7 @@ pub fn run(
         store_dir.display(),
         store.meta().source
     );
-    let _ = writeln!(md, "- valid clips: {}", pool.len());
+    let _ = writeln!(md, "- valid clips: {}", clips);
     let _ = writeln!(
         md,
         "- config in: hash `{}`; config out `{}`: hash `{}`",
@@ -190,6 +250,17 @@ pub fn run(
             old_cfg.alpha
         );
     }
+    Ok(())
+}
+
+/// The report's threshold table (every question, old against new) and the percentiles each
+/// recalibrated question was computed from.
+fn report_thresholds(
+    md: &mut String,
+    old_cfg: &EgodynConfig,
+    new_cfg: &EgodynConfig,
+    changes: &[ThresholdChange],
+) {
     let _ = writeln!(md, "\n## Thresholds\n");
     let _ = writeln!(md, "| question | calibration | old | new |");
     let _ = writeln!(md, "|---|---|---|---|");
@@ -206,7 +277,7 @@ pub fn run(
             fmt_params(&new)
         );
     }
-    for c in &changes {
+    for c in changes {
         let _ = writeln!(
             md,
             "\n`{}`: percentiles {:?} of its input → {}",
@@ -215,6 +286,16 @@ pub fn run(
             fmt_list(&c.new)
         );
     }
+}
+
+/// The report's label distribution: per question and label, the clips of `pool` the old and
+/// the new oracle give it.
+fn report_labels(
+    md: &mut String,
+    pool: &[(Kinematics, Features)],
+    old_oracle: &Oracle,
+    new_oracle: &Oracle,
+) {
     let old_classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| old_oracle.classes(k, f)).collect();
     let new_classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| new_oracle.classes(k, f)).collect();
     let _ = writeln!(md, "\n## Label distribution\n");
@@ -234,87 +315,96 @@ pub fn run(
             );
         }
     }
+}
+
+/// Per question, the fraction of clips whose label flips at each α; per α, the clips
+/// violating each consistency rule.
+type Sweep = (Vec<(String, Vec<f64>)>, Vec<Vec<usize>>);
+
+/// The α sweep on `pool` with the new config: per question (in `new_oracle`'s order), the
+/// fraction of clips whose label differs from α = 1 at each α; and per α, the clips violating
+/// each consistency rule (in [`RULES`] order). Fails with the oracle's error detail.
+fn sweep(
+    pool: &[(Kinematics, Features)],
+    new_cfg: &EgodynConfig,
+    new_oracle: &Oracle,
+    alphas: &[f64],
+) -> std::result::Result<Sweep, String> {
+    let n = pool.len() as f64;
     let mut flips: Vec<(String, Vec<f64>)> = new_oracle
         .questions
         .iter()
         .map(|q| (q.id.clone(), Vec::new()))
         .collect();
-    if !alphas.is_empty() {
-        let base = Oracle::with_alpha(&new_cfg, 1.0).map_err(|detail| Error::Config {
-            file: out_config.to_path_buf(),
-            detail,
-        })?;
-        let base_classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| base.classes(k, f)).collect();
-        let mut consistency_rows = Vec::new();
-        for &a in &alphas {
-            let o = Oracle::with_alpha(&new_cfg, a).map_err(|detail| Error::Config {
-                file: out_config.to_path_buf(),
-                detail,
-            })?;
-            let classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| o.classes(k, f)).collect();
-            for (qi, fl) in flips.iter_mut().enumerate() {
-                let changed = classes
-                    .iter()
-                    .zip(&base_classes)
-                    .filter(|(c, b)| c[qi] != b[qi])
-                    .count();
-                fl.1.push(changed as f64 / n);
-            }
-            let mut per_rule = vec![0usize; RULES.len()];
-            for c in &classes {
-                for v in violations(&o, c) {
-                    if let Some(i) = RULES.iter().position(|r| r.name == v) {
-                        per_rule[i] += 1;
-                    }
+    let base = Oracle::with_alpha(new_cfg, 1.0)?;
+    let base_classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| base.classes(k, f)).collect();
+    let mut consistency_rows = Vec::new();
+    for &a in alphas {
+        let o = Oracle::with_alpha(new_cfg, a)?;
+        let classes: Vec<Vec<usize>> = pool.iter().map(|(k, f)| o.classes(k, f)).collect();
+        for (qi, fl) in flips.iter_mut().enumerate() {
+            let changed = classes
+                .iter()
+                .zip(&base_classes)
+                .filter(|(c, b)| c[qi] != b[qi])
+                .count();
+            fl.1.push(changed as f64 / n);
+        }
+        let mut per_rule = vec![0usize; RULES.len()];
+        for c in &classes {
+            for v in violations(&o, c) {
+                if let Some(i) = RULES.iter().position(|r| r.name == v) {
+                    per_rule[i] += 1;
                 }
             }
-            consistency_rows.push(per_rule);
         }
-        let head: Vec<String> = alphas.iter().map(|a| format!("α={a}")).collect();
-        let _ = writeln!(
-            md,
-            "\n## Sensitivity: fraction of labels that flip against α = 1\n"
-        );
-        let _ = writeln!(
-            md,
-            "Thresholds of the new config multiplied by α (keys scaled as in the paper's study).\n"
-        );
-        let _ = writeln!(md, "| question | scaled keys | {} |", head.join(" | "));
-        let _ = writeln!(md, "|---|---|{}", "---|".repeat(alphas.len()));
-        for ((qid, fl), q) in flips.iter().zip(&new_cfg.questions) {
-            let cells: Vec<String> = fl.iter().map(|x| format!("{x:.3}")).collect();
-            let keys = q.rule.scaled_keys().join(", ");
-            let _ = writeln!(
-                md,
-                "| {qid} | {} | {} |",
-                if keys.is_empty() { "—".into() } else { keys },
-                cells.join(" | ")
-            );
-        }
-        let _ = writeln!(
-            md,
-            "\n## Oracle self-consistency: clips violating each rule\n"
-        );
-        let _ = writeln!(md, "| rule | {} |", head.join(" | "));
-        let _ = writeln!(md, "|---|{}", "---|".repeat(alphas.len()));
-        for (ri, r) in RULES.iter().enumerate() {
-            let cells: Vec<String> = consistency_rows
-                .iter()
-                .map(|row| row[ri].to_string())
-                .collect();
-            let _ = writeln!(md, "| {} | {} |", r.name, cells.join(" | "));
-        }
+        consistency_rows.push(per_rule);
     }
-    write_atomic(out_config, new_text.as_bytes())?;
-    write_atomic(report, md.as_bytes())?;
-    Ok(CalibrationSummary {
-        clips: pool.len(),
-        changes,
-        out_config: out_config.to_path_buf(),
-        report: report.to_path_buf(),
-        flips: if alphas.is_empty() { Vec::new() } else { flips },
-        alphas,
-    })
+    Ok((flips, consistency_rows))
+}
+
+/// The report's sensitivity and self-consistency tables from [`sweep`]'s results.
+fn report_sweep(
+    md: &mut String,
+    alphas: &[f64],
+    new_cfg: &EgodynConfig,
+    flips: &[(String, Vec<f64>)],
+    consistency_rows: &[Vec<usize>],
+) {
+    let head: Vec<String> = alphas.iter().map(|a| format!("α={a}")).collect();
+    let _ = writeln!(
+        md,
+        "\n## Sensitivity: fraction of labels that flip against α = 1\n"
+    );
+    let _ = writeln!(
+        md,
+        "Thresholds of the new config multiplied by α (keys scaled as in the paper's study).\n"
+    );
+    let _ = writeln!(md, "| question | scaled keys | {} |", head.join(" | "));
+    let _ = writeln!(md, "|---|---|{}", "---|".repeat(alphas.len()));
+    for ((qid, fl), q) in flips.iter().zip(&new_cfg.questions) {
+        let cells: Vec<String> = fl.iter().map(|x| format!("{x:.3}")).collect();
+        let keys = q.rule.scaled_keys().join(", ");
+        let _ = writeln!(
+            md,
+            "| {qid} | {} | {} |",
+            if keys.is_empty() { "—".into() } else { keys },
+            cells.join(" | ")
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n## Oracle self-consistency: clips violating each rule\n"
+    );
+    let _ = writeln!(md, "| rule | {} |", head.join(" | "));
+    let _ = writeln!(md, "|---|{}", "---|".repeat(alphas.len()));
+    for (ri, r) in RULES.iter().enumerate() {
+        let cells: Vec<String> = consistency_rows
+            .iter()
+            .map(|row| row[ri].to_string())
+            .collect();
+        let _ = writeln!(md, "| {} | {} |", r.name, cells.join(" | "));
+    }
 }
 
 /// The thresholds of a rule as `name=value` pairs.

@@ -77,9 +77,21 @@ pub fn extract(
     source: &str,
     cfg: &ClipConfig,
 ) -> (Vec<RawClip>, Vec<ClipReject>) {
-    let scene_id = scene.scene.scene_id.as_str();
-    // The camera's images in time order (ties broken by id, so the order never depends on
-    // how the store happened to list them).
+    let (camera, cams) = clip_camera(scene, cfg);
+    let poses = clip_poses(scene, cfg, &cams);
+    match cfg.anchoring {
+        Anchoring::KeyframeBackward => keyframe_clips(scene, source, cfg, camera, &cams, &poses),
+        Anchoring::Sliding => (
+            sliding_clips(&scene.scene.scene_id, source, cfg, &cams, &poses),
+            Vec::new(),
+        ),
+    }
+}
+
+/// The clip camera's name (the configured one, else the first alias the scene has) and its
+/// images in time order, ties broken by id so the order never depends on how the store
+/// happened to list them.
+fn clip_camera<'a>(scene: &'a SceneData, cfg: &'a ClipConfig) -> (&'a str, Vec<&'a CameraRow>) {
     let camera = std::iter::once(&cfg.camera)
         .chain(&cfg.camera_aliases)
         .find(|n| scene.cameras.iter().any(|c| &c.camera == *n))
@@ -94,6 +106,11 @@ pub fn extract(
             .cmp(&b.timestamp_us)
             .then_with(|| a.camera_frame_id.cmp(&b.camera_frame_id))
     });
+    (camera, cams)
+}
+
+/// The scene's poses from the configured source, in time order.
+fn clip_poses(scene: &SceneData, cfg: &ClipConfig, cams: &[&CameraRow]) -> Vec<PoseSample> {
     let mut poses: Vec<PoseSample> = match cfg.pose_source {
         PoseSource::Camera => cams
             .iter()
@@ -112,136 +129,157 @@ pub fn extract(
     };
     // A stable sort keeps duplicate timestamps in input order; validation rejects them later.
     poses.sort_by_key(|p| p.timestamp_us);
-    let image = |c: &&CameraRow| ClipImage {
+    poses
+}
+
+fn clip_image(c: &&CameraRow) -> ClipImage {
+    ClipImage {
         camera: c.camera.clone(),
         camera_frame_id: c.camera_frame_id.clone(),
         timestamp_us: c.timestamp_us,
-    };
-    let images_in = |lo: i64, hi: i64| -> Vec<ClipImage> {
-        let a = cams.partition_point(|c| c.timestamp_us < lo);
-        let b = cams.partition_point(|c| c.timestamp_us <= hi);
-        cams[a..b.max(a)].iter().map(image).collect()
-    };
-    let poses_in = |lo: i64, hi: i64| -> Vec<PoseSample> {
-        let a = poses.partition_point(|p| p.timestamp_us < lo);
-        let b = poses.partition_point(|p| p.timestamp_us <= hi);
-        poses[a..b.max(a)].to_vec()
-    };
+    }
+}
+
+/// The images of `cams` (in time order) with timestamps in `[lo, hi]`.
+fn images_in(cams: &[&CameraRow], lo: i64, hi: i64) -> Vec<ClipImage> {
+    let a = cams.partition_point(|c| c.timestamp_us < lo);
+    let b = cams.partition_point(|c| c.timestamp_us <= hi);
+    cams[a..b.max(a)].iter().map(clip_image).collect()
+}
+
+/// The poses (in time order) with timestamps in `[lo, hi]`.
+fn poses_in(poses: &[PoseSample], lo: i64, hi: i64) -> Vec<PoseSample> {
+    let a = poses.partition_point(|p| p.timestamp_us < lo);
+    let b = poses.partition_point(|p| p.timestamp_us <= hi);
+    poses[a..b.max(a)].to_vec()
+}
+
+/// `keyframe_backward` anchoring: one candidate per keyframe, ending at it; refused without
+/// the keyframe's own camera image, with too few poses or with too short a span.
+fn keyframe_clips(
+    scene: &SceneData,
+    source: &str,
+    cfg: &ClipConfig,
+    camera: &str,
+    cams: &[&CameraRow],
+    poses: &[PoseSample],
+) -> (Vec<RawClip>, Vec<ClipReject>) {
+    let scene_id = scene.scene.scene_id.as_str();
     let mut clips = Vec::new();
     let mut rejects = Vec::new();
-    match cfg.anchoring {
-        Anchoring::KeyframeBackward => {
-            let span_us = (cfg.duration_s * 1e6).round() as i64;
-            let mut keyframes: Vec<_> = scene.frames.iter().filter(|f| f.is_keyframe).collect();
-            keyframes.sort_by_key(|f| (f.timestamp_us, f.frame_idx));
-            for kf in keyframes {
-                let clip_id = format!("{scene_id}_kf{:04}", kf.frame_idx);
-                let t_end = kf.timestamp_us;
-                let t_start = t_end - span_us;
-                // The reference walks back from the keyframe's own image of the camera, so
-                // no later image (and no pose after it) belongs to the clip.
-                let own = cams
-                    .iter()
-                    .filter(|c| c.is_keyframe && c.frame_idx == kf.frame_idx)
-                    .map(|c| c.timestamp_us)
-                    .max();
-                let Some(own) = own else {
-                    rejects.push(ClipReject {
-                        clip_id,
-                        kind: "no_anchor_image",
-                        reason: format!("keyframe {} has no {camera} image", kf.frame_idx),
-                    });
-                    continue;
-                };
-                let hi = t_end.min(own);
-                let samples = poses_in(t_start, hi);
-                if samples.len() < cfg.min_frames {
-                    rejects.push(ClipReject {
-                        clip_id,
-                        kind: "too_few_poses",
-                        reason: format!(
-                            "only {} poses in the {} s before keyframe {} (need {})",
-                            samples.len(),
-                            cfg.duration_s,
-                            kf.frame_idx,
-                            cfg.min_frames
-                        ),
-                    });
-                    continue;
-                }
-                let span = span_s(&samples);
-                let min_span = cfg.duration_s * cfg.min_span_fraction;
-                if span < min_span {
-                    rejects.push(ClipReject {
-                        clip_id,
-                        kind: "short_span",
-                        reason: format!(
-                            "poses span {span:.3} s, under the minimum {min_span:.3} s"
-                        ),
-                    });
-                    continue;
-                }
-                let images = match cfg.pose_source {
-                    PoseSource::Camera => cams_to_images(&cams, &samples, &image),
-                    _ => images_in(t_start, hi),
-                };
-                clips.push(RawClip {
-                    clip_id,
-                    scene_id: scene_id.to_string(),
-                    source: source.to_string(),
-                    anchor_timestamp_us: t_end,
-                    anchor_frame_idx: Some(kf.frame_idx),
-                    duration_s: cfg.duration_s,
-                    samples,
-                    images,
-                });
-            }
+    let span_us = (cfg.duration_s * 1e6).round() as i64;
+    let mut keyframes: Vec<_> = scene.frames.iter().filter(|f| f.is_keyframe).collect();
+    keyframes.sort_by_key(|f| (f.timestamp_us, f.frame_idx));
+    for kf in keyframes {
+        let clip_id = format!("{scene_id}_kf{:04}", kf.frame_idx);
+        let t_end = kf.timestamp_us;
+        let t_start = t_end - span_us;
+        // The reference walks back from the keyframe's own image of the camera, so
+        // no later image (and no pose after it) belongs to the clip.
+        let own = cams
+            .iter()
+            .filter(|c| c.is_keyframe && c.frame_idx == kf.frame_idx)
+            .map(|c| c.timestamp_us)
+            .max();
+        let Some(own) = own else {
+            rejects.push(ClipReject {
+                clip_id,
+                kind: "no_anchor_image",
+                reason: format!("keyframe {} has no {camera} image", kf.frame_idx),
+            });
+            continue;
+        };
+        let hi = t_end.min(own);
+        let samples = poses_in(poses, t_start, hi);
+        if samples.len() < cfg.min_frames {
+            rejects.push(ClipReject {
+                clip_id,
+                kind: "too_few_poses",
+                reason: format!(
+                    "only {} poses in the {} s before keyframe {} (need {})",
+                    samples.len(),
+                    cfg.duration_s,
+                    kf.frame_idx,
+                    cfg.min_frames
+                ),
+            });
+            continue;
         }
-        Anchoring::Sliding => {
-            let mut w = 0usize;
-            while w * cfg.stride + cfg.window_samples <= poses.len() {
-                let start = w * cfg.stride;
-                let samples = poses[start..start + cfg.window_samples].to_vec();
-                let (first, last) = (
-                    samples[0].timestamp_us,
-                    samples[samples.len() - 1].timestamp_us,
-                );
-                let images = match cfg.pose_source {
-                    PoseSource::Camera => cams[start..start + cfg.window_samples]
-                        .iter()
-                        .map(image)
-                        .collect(),
-                    _ => images_in(first, last),
-                };
-                clips.push(RawClip {
-                    clip_id: format!("{scene_id}__w{w}"),
-                    scene_id: scene_id.to_string(),
-                    source: source.to_string(),
-                    anchor_timestamp_us: last,
-                    anchor_frame_idx: None,
-                    duration_s: span_s(&samples),
-                    samples,
-                    images,
-                });
-                w += 1;
-            }
+        let span = span_s(&samples);
+        let min_span = cfg.duration_s * cfg.min_span_fraction;
+        if span < min_span {
+            rejects.push(ClipReject {
+                clip_id,
+                kind: "short_span",
+                reason: format!("poses span {span:.3} s, under the minimum {min_span:.3} s"),
+            });
+            continue;
         }
+        let images = match cfg.pose_source {
+            PoseSource::Camera => cams_to_images(cams, &samples),
+            _ => images_in(cams, t_start, hi),
+        };
+        clips.push(RawClip {
+            clip_id,
+            scene_id: scene_id.to_string(),
+            source: source.to_string(),
+            anchor_timestamp_us: t_end,
+            anchor_frame_idx: Some(kf.frame_idx),
+            duration_s: cfg.duration_s,
+            samples,
+            images,
+        });
     }
     (clips, rejects)
 }
 
-/// The images whose poses are `samples` (pose source = camera): matched by timestamp.
-fn cams_to_images(
+/// `sliding` anchoring: every whole window of `window_samples` poses, `stride` apart.
+fn sliding_clips(
+    scene_id: &str,
+    source: &str,
+    cfg: &ClipConfig,
     cams: &[&CameraRow],
-    samples: &[PoseSample],
-    image: &dyn Fn(&&CameraRow) -> ClipImage,
-) -> Vec<ClipImage> {
+    poses: &[PoseSample],
+) -> Vec<RawClip> {
+    let mut clips = Vec::new();
+    let mut w = 0usize;
+    while w * cfg.stride + cfg.window_samples <= poses.len() {
+        let start = w * cfg.stride;
+        let samples = poses[start..start + cfg.window_samples].to_vec();
+        let (first, last) = (
+            samples[0].timestamp_us,
+            samples[samples.len() - 1].timestamp_us,
+        );
+        let images = match cfg.pose_source {
+            PoseSource::Camera => cams[start..start + cfg.window_samples]
+                .iter()
+                .map(clip_image)
+                .collect(),
+            _ => images_in(cams, first, last),
+        };
+        clips.push(RawClip {
+            clip_id: format!("{scene_id}__w{w}"),
+            scene_id: scene_id.to_string(),
+            source: source.to_string(),
+            anchor_timestamp_us: last,
+            anchor_frame_idx: None,
+            duration_s: span_s(&samples),
+            samples,
+            images,
+        });
+        w += 1;
+    }
+    clips
+}
+
+/// The images whose poses are `samples` (pose source = camera): matched by timestamp.
+fn cams_to_images(cams: &[&CameraRow], samples: &[PoseSample]) -> Vec<ClipImage> {
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return Vec::new();
     };
     let a = cams.partition_point(|c| c.timestamp_us < first.timestamp_us);
     let b = cams.partition_point(|c| c.timestamp_us <= last.timestamp_us);
-    cams[a..b.max(a)].iter().map(image).collect()
+    cams[a..b.max(a)].iter().map(clip_image).collect()
 }
 
 fn span_s(samples: &[PoseSample]) -> f64 {

@@ -9,7 +9,7 @@
 use super::config::CoordinatesFrame;
 use super::kinematics::{Features, Kinematics};
 use super::oracle::inputs::{Agg, Channel, Input};
-use super::oracle::{fmt_num, Op, Rule};
+use super::oracle::{fmt_num, Condition, Event, Op, Rule};
 use crate::qa::prompt::{and_list, quoted as q, short_number as num};
 use crate::qa::{Layout, Prompt};
 
@@ -204,7 +204,6 @@ pub fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
         return String::new();
     }
     let c: Vec<String> = choices.iter().map(|s| q(s)).collect();
-    let measured = |input: &str| Input::parse(input).ok().map(|i| input_words(&i));
     match rule {
         Rule::Threshold {
             input,
@@ -214,66 +213,13 @@ pub fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
             if stated {
                 return String::new();
             }
-            let Some((what, unit)) = measured(input) else {
-                return String::new();
-            };
-            format!(
-                "Here {} means {what} {}, and {} otherwise.",
-                c[0],
-                holds_words(*op, *threshold, unit),
-                c[1]
-            )
+            threshold_definition(&c, input, *op, *threshold)
         }
         Rule::MultiThreshold {
             input,
             op,
             thresholds,
-        } => {
-            let Some((what, unit)) = measured(input) else {
-                return String::new();
-            };
-            let n = thresholds.len();
-            let mut parts = Vec::with_capacity(n + 1);
-            match op {
-                Op::LessThan | Op::LessEqual => {
-                    let strict = *op == Op::LessThan;
-                    for (i, t) in thresholds.iter().enumerate() {
-                        let upper = if strict {
-                            format!("under {}", with_unit(*t, unit))
-                        } else {
-                            format!("at most {}", with_unit(*t, unit))
-                        };
-                        parts.push(if i == 0 {
-                            format!("{} means {what} is {upper}", c[0])
-                        } else {
-                            let lower = if strict {
-                                num(thresholds[i - 1])
-                            } else {
-                                format!("above {}", num(thresholds[i - 1]))
-                            };
-                            format!("{} that it is {lower} to {upper}", c[i])
-                        });
-                    }
-                    let last = with_unit(thresholds[n - 1], unit);
-                    parts.push(if strict {
-                        format!("{} that it is {last} or more", c[n])
-                    } else {
-                        format!("{} that it is above {last}", c[n])
-                    });
-                }
-                _ => {
-                    for (i, t) in thresholds.iter().enumerate() {
-                        parts.push(if i == 0 {
-                            format!("{} means {what} {}", c[0], holds_words(*op, *t, unit))
-                        } else {
-                            format!("else {} that it {}", c[i], holds_words(*op, *t, unit))
-                        });
-                    }
-                    parts.push(format!("{} that none of these holds", c[n]));
-                }
-            }
-            format!("Here {}.", and_list(&parts))
-        }
+        } => multi_threshold_definition(&c, input, *op, thresholds),
         Rule::DeadzoneSign {
             input,
             threshold_positive,
@@ -283,141 +229,33 @@ pub fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
             input,
             threshold_positive,
             threshold_negative,
-        } => {
-            let Some((what, unit)) = measured(input) else {
-                return String::new();
-            };
-            format!(
-                "Here {} means {what} is above {}, {} that it is below {}, and {} that it is from {} to {}.",
-                c[0],
-                with_unit(*threshold_positive, unit),
-                c[1],
-                with_unit(*threshold_negative, unit),
-                c[2],
-                num(*threshold_negative),
-                with_unit(*threshold_positive, unit),
-            )
-        }
-        Rule::OrEvent { conditions } => {
-            let mut any = Vec::with_capacity(conditions.len());
-            for cond in conditions {
-                let Some((what, unit)) = measured(&cond.input) else {
-                    return String::new();
-                };
-                any.push(format!(
-                    "{what} {}",
-                    holds_words(cond.op, cond.threshold, unit)
-                ));
-            }
-            let none = match any.len() {
-                1 => "that it does not",
-                2 => "that neither holds",
-                _ => "that none of these holds",
-            };
-            format!(
-                "Here {} means {}, and {} {none}.",
-                c[0],
-                any.join(" or "),
-                c[1]
-            )
-        }
+        } => deadzone_definition(&c, input, *threshold_positive, *threshold_negative),
+        Rule::OrEvent { conditions } => or_event_definition(&c, conditions),
         Rule::SequentialEvent {
             first,
             second,
             min_gap_s,
             max_gap_s,
             min_gap_floor_s,
-        } => {
-            let event = |e: &super::oracle::Event| -> Option<String> {
-                let ch = Channel::parse(&e.channel).ok()?;
-                let (noun, _, _, unit) = channel_words(ch);
-                Some(format!(
-                    "the {noun}{} {}",
-                    note(ch, true),
-                    holds_words(e.op, e.threshold, unit)
-                ))
-            };
-            let (Some(a), Some(b)) = (event(first), event(second)) else {
-                return String::new();
-            };
-            let gap = if min_gap_s <= min_gap_floor_s {
-                format!("later but within {} of it", with_unit(*max_gap_s, "s"))
-            } else {
-                format!(
-                    "{} to {} later",
-                    num(*min_gap_s),
-                    with_unit(*max_gap_s, "s")
-                )
-            };
-            format!(
-                "Here {} means that at some moment {a} and, {gap}, {b}, and {} that this does not happen.",
-                c[0], c[1]
-            )
-        }
+        } => sequential_definition(&c, first, second, *min_gap_s, *max_gap_s, *min_gap_floor_s),
         Rule::StateMachine {
             channel,
             stop_threshold,
             go_threshold,
             min_cycles,
-        } => {
-            let Ok(ch) = Channel::parse(channel) else {
-                return String::new();
-            };
-            let (noun, _, _, unit) = channel_words(ch);
-            let times = match min_cycles {
-                0 => return format!("Here {} always applies.", c[0]),
-                1 => String::new(),
-                n => format!(", at least {n} times over"),
-            };
-            format!(
-                "Here {} means the {noun} is below {} at some moment and rises above {} after that{times}, and {} otherwise.",
-                c[0],
-                with_unit(*stop_threshold, unit),
-                with_unit(*go_threshold, unit),
-                c[1]
-            )
-        }
+        } => state_machine_definition(&c, channel, *stop_threshold, *go_threshold, *min_cycles),
         Rule::PeakHalf {
             channel,
             prominence_ratio,
             min_peak_value,
             ..
-        } => {
-            let Ok(ch) = Channel::parse(channel) else {
-                return String::new();
-            };
-            let (noun, _, _, unit) = channel_words(ch);
-            let small = min_peak_value
-                .map(|m| format!(" or below {}", with_unit(m, unit)))
-                .unwrap_or_default();
-            format!(
-                "Here {} and {} name the half of the clip in which the {noun} first reaches its maximum, and {} means that maximum is less than {}% above the clip's mean {noun}{small}.",
-                c[0],
-                c[1],
-                c[2],
-                num(prominence_ratio * 100.0)
-            )
-        }
+        } => peak_half_definition(&c, channel, *prominence_ratio, *min_peak_value),
         Rule::HalfComparison {
             channel,
             agg,
             similarity_threshold,
             ..
-        } => {
-            let (Ok(ch), Ok(agg)) = (Channel::parse(channel), Agg::parse(agg)) else {
-                return String::new();
-            };
-            let (noun, _, _, _) = channel_words(ch);
-            let (adj, _) = agg_words(agg);
-            format!(
-                "Here {} and {} name the half of the clip with the larger {adj} {noun}{}, and {} means the two halves' values differ by less than {}% of the larger one.",
-                c[0],
-                c[1],
-                note(ch, false),
-                c[2],
-                num(similarity_threshold * 100.0)
-            )
-        }
+        } => half_comparison_definition(&c, channel, agg, *similarity_threshold),
         Rule::DominantAxis {
             longitudinal,
             lateral,
@@ -426,34 +264,273 @@ pub fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
             deadzone_lat,
             ratio_threshold,
             ..
-        } => {
-            let (Ok(lo), Ok(la), Ok(agg)) = (
-                Channel::parse(longitudinal),
-                Channel::parse(lateral),
-                Agg::parse(agg),
-            ) else {
-                return String::new();
-            };
-            let (adj, _) = agg_words(agg);
-            let (lo_noun, _, _, lo_unit) = channel_words(lo);
-            let (la_noun, _, _, la_unit) = channel_words(la);
-            let lo_words = format!("the {adj} {lo_noun} over the clip{}", note(lo, false));
-            let la_words = format!("the {adj} {la_noun} over the clip{}", note(la, false));
-            let more = if *ratio_threshold == 1.0 {
-                "larger than the former".to_string()
+        } => dominant_axis_definition(
+            &c,
+            longitudinal,
+            lateral,
+            agg,
+            *deadzone_long,
+            *deadzone_lat,
+            *ratio_threshold,
+        ),
+    }
+}
+
+/// A rule input in words and its unit; `None` when the config's spelling does not parse (the
+/// question then gets no definition rather than a wrong one).
+fn measured(input: &str) -> Option<(String, &'static str)> {
+    Input::parse(input).ok().map(|i| input_words(&i))
+}
+
+/// `threshold`: the first choice when the condition holds, the second otherwise.
+fn threshold_definition(c: &[String], input: &str, op: Op, threshold: f64) -> String {
+    let Some((what, unit)) = measured(input) else {
+        return String::new();
+    };
+    format!(
+        "Here {} means {what} {}, and {} otherwise.",
+        c[0],
+        holds_words(op, threshold, unit),
+        c[1]
+    )
+}
+
+/// `multi_threshold`: ordered bins. Upper-bound operators read as ranges ("0.5 to under 5");
+/// the others as a chain of "else" conditions, first match wins, as the rule tests them.
+fn multi_threshold_definition(c: &[String], input: &str, op: Op, thresholds: &[f64]) -> String {
+    let Some((what, unit)) = measured(input) else {
+        return String::new();
+    };
+    let n = thresholds.len();
+    let mut parts = Vec::with_capacity(n + 1);
+    match op {
+        Op::LessThan | Op::LessEqual => {
+            let strict = op == Op::LessThan;
+            for (i, t) in thresholds.iter().enumerate() {
+                let upper = if strict {
+                    format!("under {}", with_unit(*t, unit))
+                } else {
+                    format!("at most {}", with_unit(*t, unit))
+                };
+                parts.push(if i == 0 {
+                    format!("{} means {what} is {upper}", c[0])
+                } else {
+                    let lower = if strict {
+                        num(thresholds[i - 1])
+                    } else {
+                        format!("above {}", num(thresholds[i - 1]))
+                    };
+                    format!("{} that it is {lower} to {upper}", c[i])
+                });
+            }
+            let last = with_unit(thresholds[n - 1], unit);
+            parts.push(if strict {
+                format!("{} that it is {last} or more", c[n])
             } else {
-                format!("more than {} times the former", num(*ratio_threshold))
-            };
-            format!(
-                "Here {} means {lo_words} is below {} and {la_words} is below {}; otherwise {} means the latter is {more}, and {} that it is not.",
-                c[2],
-                with_unit(*deadzone_long, lo_unit),
-                with_unit(*deadzone_lat, la_unit),
-                c[1],
-                c[0]
-            )
+                format!("{} that it is above {last}", c[n])
+            });
+        }
+        _ => {
+            for (i, t) in thresholds.iter().enumerate() {
+                parts.push(if i == 0 {
+                    format!("{} means {what} {}", c[0], holds_words(op, *t, unit))
+                } else {
+                    format!("else {} that it {}", c[i], holds_words(op, *t, unit))
+                });
+            }
+            parts.push(format!("{} that none of these holds", c[n]));
         }
     }
+    format!("Here {}.", and_list(&parts))
+}
+
+/// `deadzone_sign` and `trend`: above, below, or within the deadzone.
+fn deadzone_definition(
+    c: &[String],
+    input: &str,
+    threshold_positive: f64,
+    threshold_negative: f64,
+) -> String {
+    let Some((what, unit)) = measured(input) else {
+        return String::new();
+    };
+    format!(
+        "Here {} means {what} is above {}, {} that it is below {}, and {} that it is from {} to {}.",
+        c[0],
+        with_unit(threshold_positive, unit),
+        c[1],
+        with_unit(threshold_negative, unit),
+        c[2],
+        num(threshold_negative),
+        with_unit(threshold_positive, unit),
+    )
+}
+
+/// `or_event`: any of the conditions, or none.
+fn or_event_definition(c: &[String], conditions: &[Condition]) -> String {
+    let mut any = Vec::with_capacity(conditions.len());
+    for cond in conditions {
+        let Some((what, unit)) = measured(&cond.input) else {
+            return String::new();
+        };
+        any.push(format!(
+            "{what} {}",
+            holds_words(cond.op, cond.threshold, unit)
+        ));
+    }
+    let none = match any.len() {
+        1 => "that it does not",
+        2 => "that neither holds",
+        _ => "that none of these holds",
+    };
+    format!(
+        "Here {} means {}, and {} {none}.",
+        c[0],
+        any.join(" or "),
+        c[1]
+    )
+}
+
+/// `sequential_event`: one event followed by another within the gap. A minimum gap at the
+/// floor only means "strictly later", so it is worded as such.
+fn sequential_definition(
+    c: &[String],
+    first: &Event,
+    second: &Event,
+    min_gap_s: f64,
+    max_gap_s: f64,
+    min_gap_floor_s: f64,
+) -> String {
+    let event = |e: &Event| -> Option<String> {
+        let ch = Channel::parse(&e.channel).ok()?;
+        let (noun, _, _, unit) = channel_words(ch);
+        Some(format!(
+            "the {noun}{} {}",
+            note(ch, true),
+            holds_words(e.op, e.threshold, unit)
+        ))
+    };
+    let (Some(a), Some(b)) = (event(first), event(second)) else {
+        return String::new();
+    };
+    let gap = if min_gap_s <= min_gap_floor_s {
+        format!("later but within {} of it", with_unit(max_gap_s, "s"))
+    } else {
+        format!("{} to {} later", num(min_gap_s), with_unit(max_gap_s, "s"))
+    };
+    format!(
+        "Here {} means that at some moment {a} and, {gap}, {b}, and {} that this does not happen.",
+        c[0], c[1]
+    )
+}
+
+/// `state_machine`: enough stop→go cycles, or not.
+fn state_machine_definition(
+    c: &[String],
+    channel: &str,
+    stop_threshold: f64,
+    go_threshold: f64,
+    min_cycles: u32,
+) -> String {
+    let Ok(ch) = Channel::parse(channel) else {
+        return String::new();
+    };
+    let (noun, _, _, unit) = channel_words(ch);
+    let times = match min_cycles {
+        0 => return format!("Here {} always applies.", c[0]),
+        1 => String::new(),
+        n => format!(", at least {n} times over"),
+    };
+    format!(
+        "Here {} means the {noun} is below {} at some moment and rises above {} after that{times}, and {} otherwise.",
+        c[0],
+        with_unit(stop_threshold, unit),
+        with_unit(go_threshold, unit),
+        c[1]
+    )
+}
+
+/// `peak_half`: the half holding the first maximum, or no prominent peak.
+fn peak_half_definition(
+    c: &[String],
+    channel: &str,
+    prominence_ratio: f64,
+    min_peak_value: Option<f64>,
+) -> String {
+    let Ok(ch) = Channel::parse(channel) else {
+        return String::new();
+    };
+    let (noun, _, _, unit) = channel_words(ch);
+    let small = min_peak_value
+        .map(|m| format!(" or below {}", with_unit(m, unit)))
+        .unwrap_or_default();
+    format!(
+        "Here {} and {} name the half of the clip in which the {noun} first reaches its maximum, and {} means that maximum is less than {}% above the clip's mean {noun}{small}.",
+        c[0],
+        c[1],
+        c[2],
+        num(prominence_ratio * 100.0)
+    )
+}
+
+/// `half_comparison`: the half with the larger aggregate, or similar halves.
+fn half_comparison_definition(
+    c: &[String],
+    channel: &str,
+    agg: &str,
+    similarity_threshold: f64,
+) -> String {
+    let (Ok(ch), Ok(agg)) = (Channel::parse(channel), Agg::parse(agg)) else {
+        return String::new();
+    };
+    let (noun, _, _, _) = channel_words(ch);
+    let (adj, _) = agg_words(agg);
+    format!(
+        "Here {} and {} name the half of the clip with the larger {adj} {noun}{}, and {} means the two halves' values differ by less than {}% of the larger one.",
+        c[0],
+        c[1],
+        note(ch, false),
+        c[2],
+        num(similarity_threshold * 100.0)
+    )
+}
+
+/// `dominant_axis`: longitudinal, lateral, or neither above its deadzone. The deadzone case
+/// comes first in the sentence because the rule tests it first.
+fn dominant_axis_definition(
+    c: &[String],
+    longitudinal: &str,
+    lateral: &str,
+    agg: &str,
+    deadzone_long: f64,
+    deadzone_lat: f64,
+    ratio_threshold: f64,
+) -> String {
+    let (Ok(lo), Ok(la), Ok(agg)) = (
+        Channel::parse(longitudinal),
+        Channel::parse(lateral),
+        Agg::parse(agg),
+    ) else {
+        return String::new();
+    };
+    let (adj, _) = agg_words(agg);
+    let (lo_noun, _, _, lo_unit) = channel_words(lo);
+    let (la_noun, _, _, la_unit) = channel_words(la);
+    let lo_words = format!("the {adj} {lo_noun} over the clip{}", note(lo, false));
+    let la_words = format!("the {adj} {la_noun} over the clip{}", note(la, false));
+    let more = if ratio_threshold == 1.0 {
+        "larger than the former".to_string()
+    } else {
+        format!("more than {} times the former", num(ratio_threshold))
+    };
+    format!(
+        "Here {} means {lo_words} is below {} and {la_words} is below {}; otherwise {} means the latter is {more}, and {} that it is not.",
+        c[2],
+        with_unit(deadzone_long, lo_unit),
+        with_unit(deadzone_lat, la_unit),
+        c[1],
+        c[0]
+    )
 }
 
 /// The "Vision + Dynamics" prompt: `trajectory` shown after the frame sentence (or first,

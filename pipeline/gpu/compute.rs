@@ -168,7 +168,7 @@ impl Gpu {
         let groups = self.workgroups(name, &k, n)?;
         self.scoped(name, || {
             let mut enc = self.encoder(name);
-            encode(&self.device, &mut enc, &k, bindings, groups);
+            record_pass(&self.device, &mut enc, &k, name, bindings, [groups, 1]);
             self.queue.submit([enc.finish()]);
         })
     }
@@ -206,7 +206,14 @@ impl Gpu {
             let groups = self.workgroups(name, &k, part.len())?;
             let mut enc = self.encoder(name);
             self.scoped(name, || {
-                encode(&self.device, &mut enc, &k, &[&uniform, &src, &dst], groups)
+                record_pass(
+                    &self.device,
+                    &mut enc,
+                    &k,
+                    name,
+                    &[&uniform, &src, &dst],
+                    [groups, 1],
+                )
             })?;
             out.extend(self.finish_and_read::<O>(name, enc, &dst, part.len())?);
         }
@@ -313,13 +320,15 @@ impl Gpu {
     }
 }
 
-/// Records one dispatch of `k` with `bindings` in order into `enc`.
-fn encode(
+/// Records one compute pass of `k`: `bindings[i]` at `@group(0) @binding(i)`, over
+/// `groups` = `[x, y]` workgroups. Every kernel dispatch of drivegen is recorded here.
+pub(crate) fn record_pass(
     device: &wgpu::Device,
     enc: &mut wgpu::CommandEncoder,
     k: &Kernel,
+    label: &str,
     bindings: &[&wgpu::Buffer],
-    groups: u32,
+    groups: [u32; 2],
 ) {
     let entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
         .iter()
@@ -330,15 +339,15 @@ fn encode(
         })
         .collect();
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
+        label: Some(label),
         layout: &k.pipeline.get_bind_group_layout(0),
         entries: &entries,
     });
     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: None,
+        label: Some(label),
         timestamp_writes: None,
     });
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, &group, &[]);
-    pass.dispatch_workgroups(groups, 1, 1);
+    pass.dispatch_workgroups(groups[0], groups[1], 1);
 }

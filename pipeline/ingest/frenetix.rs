@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::geometry::quat_from_yaw;
+use crate::ingest::limits::Kind;
 use crate::ingest::nuscenes::IngestSummary;
+use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{FrenetixRules, SourcesConfig};
-use crate::ingest::waymo::reject;
-use crate::store::rejects::RejectLog;
-use crate::store::{EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta, StoreWriter};
+use crate::store::{EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -140,20 +140,40 @@ pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
 
 /// Ingests every log under `opts.root`.
 pub fn run(opts: &Options) -> Result<IngestSummary> {
-    let files = logs(&opts.root)?;
-    let rules = &opts.config.frenetix;
-    let meta = StoreMeta::new("frenetix", "csv", &opts.root.to_string_lossy());
-    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
-    let mut writer = StoreWriter::create(&opts.out, meta)?;
-    let mut rejects = RejectLog::new();
-    let mut summary = IngestSummary {
-        scenes_total: files.len(),
-        out: opts.out.clone(),
-        ..Default::default()
+    let source = Source {
+        opts,
+        dataset: crate::store::paths::Root::new(&opts.root),
     };
-    let mut ids = crate::ingest::SceneIds::default();
-    let dataset = crate::store::paths::Root::new(&opts.root);
-    for f in &files {
+    crate::ingest::ingest(&source, &opts.out, |_, ()| {})
+}
+
+/// A folder of scene folders holding logs; a unit is a log file.
+struct Source<'a> {
+    opts: &'a Options,
+    dataset: crate::store::paths::Root,
+}
+
+impl SceneSource for Source<'_> {
+    type Unit = LogFile;
+    type Stats = ();
+
+    fn label(&self) -> &'static str {
+        "ingest frenetix logs"
+    }
+
+    fn root(&self) -> &Path {
+        &self.opts.root
+    }
+
+    fn meta(&self) -> StoreMeta {
+        StoreMeta::new("frenetix", "csv", &self.opts.root.to_string_lossy())
+    }
+
+    fn units(&self) -> Result<Vec<LogFile>> {
+        logs(&self.opts.root)
+    }
+
+    fn admit(&self, f: &LogFile, ids: &mut SceneIds) -> std::result::Result<String, Refusal> {
         let id = format!("{}__{}", f.scene, f.behavior);
         let named = crate::ingest::utf8_name(&f.path)
             .and_then(|_| {
@@ -161,63 +181,62 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
                     .parent()
                     .map_or(Ok(String::new()), crate::ingest::utf8_name)
             })
-            .and_then(|_| dataset.holds(&f.path))
+            .and_then(|_| self.dataset.holds(&f.path))
             .and_then(|_| ids.admit(&id, &f.path));
-        if let Err(why) = named {
-            rejects.push(reject("ingest", &id, &Error::input(&f.path, "log", why)));
-            continue;
-        }
-        match read_log(&f.path, rules) {
-            Ok(states) => {
-                let mut data = SceneData {
-                    scene: SceneRow {
-                        scene_id: id.clone(),
-                        source: "carla".into(),
-                        source_scene_id: f.scene.clone(),
-                        description: format!("Frenetix log, behaviour {}", f.behavior),
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                };
-                for (k, s) in states.iter().enumerate() {
-                    let ts = (k as f64 * rules.dt_s * 1e6).round() as i64;
-                    let ego = Pose {
-                        t: [s[0], s[1], 0.0],
-                        q: quat_from_yaw(s[2]),
-                    };
-                    data.frames.push(FrameRow {
-                        scene_id: id.clone(),
-                        frame_idx: k as u32,
-                        timestamp_us: ts,
-                        is_keyframe: true,
-                        source_frame_id: format!("{id}/{k}"),
-                        ego,
-                    });
-                    data.ego_poses.push(EgoPoseRow {
-                        scene_id: id.clone(),
-                        timestamp_us: ts,
-                        source_pose_id: format!("{id}/{k}"),
-                        sensor: None,
-                        ego,
-                    });
-                }
-                data.update_counts();
-                if let Err(e) = crate::ingest::limits::check(&data, &|_| f.path.clone()) {
-                    log::info!("frenetix log {id} rejected: {e}");
-                    rejects.push(reject("ingest", &id, &e));
-                    continue;
-                }
-                writer.write_scene(&data)?;
-                summary.scenes_written += 1;
-            }
-            Err(e) => {
-                log::info!("frenetix log {id} rejected: {e}");
-                rejects.push(reject("ingest", &id, &e));
+        match named {
+            Ok(()) => Ok(id),
+            Err(why) => {
+                let e = Error::input(&f.path, "log", why);
+                Err((id, e))
             }
         }
     }
-    let meta = writer.finish(&rejects)?;
-    summary.counts = meta.counts;
-    summary.rejects = rejects.items().to_vec();
-    Ok(summary)
+
+    fn assemble(&self, f: &LogFile, id: &str) -> Result<(SceneData, ())> {
+        let rules = &self.opts.config.frenetix;
+        let states = read_log(&f.path, rules)?;
+        Ok((scene_of(f, id, &states, rules.dt_s), ()))
+    }
+
+    fn limit_file(&self, f: &LogFile, _: Kind) -> PathBuf {
+        f.path.clone()
+    }
+}
+
+/// The ego-only scene of a log's `[x, y, theta]` states, one keyframe every `dt_s`.
+fn scene_of(f: &LogFile, id: &str, states: &[[f64; 3]], dt_s: f64) -> SceneData {
+    let mut data = SceneData {
+        scene: SceneRow {
+            scene_id: id.to_string(),
+            source: "carla".into(),
+            source_scene_id: f.scene.clone(),
+            description: format!("Frenetix log, behaviour {}", f.behavior),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    for (k, s) in states.iter().enumerate() {
+        let ts = (k as f64 * dt_s * 1e6).round() as i64;
+        let ego = Pose {
+            t: [s[0], s[1], 0.0],
+            q: quat_from_yaw(s[2]),
+        };
+        data.frames.push(FrameRow {
+            scene_id: id.to_string(),
+            frame_idx: k as u32,
+            timestamp_us: ts,
+            is_keyframe: true,
+            source_frame_id: format!("{id}/{k}"),
+            ego,
+        });
+        data.ego_poses.push(EgoPoseRow {
+            scene_id: id.to_string(),
+            timestamp_us: ts,
+            source_pose_id: format!("{id}/{k}"),
+            sensor: None,
+            ego,
+        });
+    }
+    data.update_counts();
+    data
 }

@@ -122,13 +122,20 @@ impl MetavqaConfig {
 
     /// Fails with a message naming the bad key.
     pub fn validate(&self, file: &Path) -> Result<()> {
-        let bad = |detail: String| {
-            Err(Error::Config {
+        self.check_numbers()
+            .and_then(|()| self.check_bins())
+            .and_then(|()| self.check_rules())
+            .and_then(|()| self.check_rollout())
+            .and_then(|()| self.check_weights())
+            .map_err(|detail| Error::Config {
                 file: file.to_path_buf(),
                 detail,
             })
-        };
-        let positive = |v: f64| v.is_finite() && v > 0.0;
+    }
+
+    /// The scalar lengths, thresholds and rollout limits: positive, or at least finite and ≥ 0
+    /// where zero is meaningful.
+    fn check_numbers(&self) -> Check {
         for (name, v) in [
             ("ego.width_m", self.ego.width_m),
             ("ego.length_m", self.ego.length_m),
@@ -141,7 +148,7 @@ impl MetavqaConfig {
             ("rollout.max_decel_mps2", self.rollout.max_decel_mps2),
         ] {
             if !positive(v) {
-                return bad(format!("{name} must be a positive number, got {v}"));
+                return Err(format!("{name} must be a positive number, got {v}"));
             }
         }
         for (name, v) in [
@@ -150,12 +157,17 @@ impl MetavqaConfig {
             ("rules.order_min_gap_m", self.rules.order_min_gap_m),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return bad(format!("{name} must be a finite number ≥ 0, got {v}"));
+                return Err(format!("{name} must be a finite number ≥ 0, got {v}"));
             }
         }
         if self.rollout.max_steer_deg >= 90.0 {
-            return bad("rollout.max_steer_deg must be below 90".into());
+            return Err("rollout.max_steer_deg must be below 90".into());
         }
+        Ok(())
+    }
+
+    /// The distance, speed and heading bins: edges, and one name and range text per bin.
+    fn check_bins(&self) -> Check {
         let b = &self.bins;
         for (name, edges, names, ranges) in [
             (
@@ -175,60 +187,70 @@ impl MetavqaConfig {
                 || edges.iter().any(|e| !positive(*e))
                 || edges.windows(2).any(|w| w[0] >= w[1])
             {
-                return bad(format!(
+                return Err(format!(
                     "{name}_edges must be positive and strictly increasing"
                 ));
             }
             if names.len() != edges.len() + 1 || ranges.len() != edges.len() + 1 {
-                return bad(format!(
+                return Err(format!(
                     "{name}_names and {name}_ranges need {} entries (one more than the edges)",
                     edges.len() + 1
                 ));
             }
             let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
             if distinct.len() != names.len() {
-                return bad(format!("{name}_names must be distinct"));
+                return Err(format!("{name}_names must be distinct"));
             }
         }
         if b.distance_names.len() < 2 {
-            return bad("bins.distance_names needs at least 2 bins".into());
+            return Err("bins.distance_names needs at least 2 bins".into());
         }
         let h = &b.heading_edges_deg;
         if h.len() != 8
             || h.iter().any(|e| !(e.is_finite() && *e > 0.0 && *e < 360.0))
             || h.windows(2).any(|w| w[0] >= w[1])
         {
-            return bad(
+            return Err(
                 "bins.heading_edges_deg must be 8 strictly increasing angles in (0, 360)".into(),
             );
         }
+        Ok(())
+    }
+
+    /// The question rules' counts and vocabularies.
+    fn check_rules(&self) -> Check {
         let r = &self.rules;
         if r.crash_steps == 0 || r.crash_steps > 10_000 {
-            return bad(format!(
+            return Err(format!(
                 "rules.crash_steps must be within 1..=10000, got {}",
                 r.crash_steps
             ));
         }
         let colors: std::collections::BTreeSet<&String> = r.colors.iter().collect();
         if colors.len() != r.colors.len() || r.colors.len() < 4 {
-            return bad("rules.colors must hold at least 4 distinct names".into());
+            return Err("rules.colors must hold at least 4 distinct names".into());
         }
         for s in &r.describe_sectors {
             if super::relations::Pos::from_code(s).is_none() {
-                return bad(format!(
+                return Err(format!(
                     "rules.describe_sectors: unknown sector {s:?} (l, r, f, b, lf, rf, lb, rb)"
                 ));
             }
         }
         if !(4..=1000).contains(&r.grounding_labels) {
-            return bad(format!(
+            return Err(format!(
                 "rules.grounding_labels must be within 4..=1000, got {}",
                 r.grounding_labels
             ));
         }
         if r.embodied_per_image > 100 || r.grounding_per_image > 100 {
-            return bad("rules.embodied_per_image and grounding_per_image must be ≤ 100".into());
+            return Err("rules.embodied_per_image and grounding_per_image must be ≤ 100".into());
         }
+        Ok(())
+    }
+
+    /// The rollout model: actions, durations, substeps and one speed list per speed bin.
+    fn check_rollout(&self) -> Check {
         let ro = &self.rollout;
         if ro.actions.is_empty()
             || ro.actions.iter().any(|a| {
@@ -239,32 +261,37 @@ impl MetavqaConfig {
                     || a.throttle.abs() > 1.0
             })
         {
-            return bad(
+            return Err(
                 "rollout.actions: each needs a name and steer, throttle within [-1, 1]".into(),
             );
         }
         if ro.duration_steps.is_empty() || ro.duration_steps.iter().any(|&d| d == 0 || d > 1000) {
-            return bad("rollout.duration_steps must be within 1..=1000".into());
+            return Err("rollout.duration_steps must be within 1..=1000".into());
         }
         if !(1..=100).contains(&ro.collision_substeps) {
-            return bad("rollout.collision_substeps must be within 1..=100".into());
+            return Err("rollout.collision_substeps must be within 1..=100".into());
         }
-        if ro.speeds_mps.len() != b.speed_names.len()
+        if ro.speeds_mps.len() != self.bins.speed_names.len()
             || ro
                 .speeds_mps
                 .iter()
                 .any(|s| s.is_empty() || s.iter().any(|v| !(v.is_finite() && *v >= 0.0)))
         {
-            return bad(format!(
+            return Err(format!(
                 "rollout.speeds_mps needs one non-empty list of speeds ≥ 0 per speed bin ({})",
-                b.speed_names.len()
+                self.bins.speed_names.len()
             ));
         }
+        Ok(())
+    }
+
+    /// A weight ≥ 0 for every question type, and none for an unknown one.
+    fn check_weights(&self) -> Check {
         for t in QuestionType::ALL {
             match self.weights.get(t.name()) {
                 Some(w) if w.is_finite() && *w >= 0.0 => {}
-                Some(w) => return bad(format!("weights.{}: must be ≥ 0, got {w}", t.name())),
-                None => return bad(format!("weights.{} is missing", t.name())),
+                Some(w) => return Err(format!("weights.{}: must be ≥ 0, got {w}", t.name())),
+                None => return Err(format!("weights.{} is missing", t.name())),
             }
         }
         if let Some(k) = self
@@ -272,10 +299,18 @@ impl MetavqaConfig {
             .keys()
             .find(|k| QuestionType::parse(k).is_none())
         {
-            return bad(format!("weights.{k}: not a MetaVQA question type"));
+            return Err(format!("weights.{k}: not a MetaVQA question type"));
         }
         Ok(())
     }
+}
+
+/// One group of checks: the detail of the first failure.
+type Check = std::result::Result<(), String>;
+
+/// A finite number above zero.
+fn positive(v: f64) -> bool {
+    v.is_finite() && v > 0.0
 }
 
 #[cfg(test)]

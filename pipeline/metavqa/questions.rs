@@ -236,348 +236,22 @@ impl Gen<'_> {
         (opts, 0)
     }
 
+    /// Asks the questions of type `q` its graph supports, drawing from the shared generator in
+    /// a fixed order so an image's questions stay reproducible.
     fn ask(&mut self, q: Q) {
-        let n = self.n();
-        let cfg = self.cfg;
-        let rules = &cfg.rules;
         match q {
-            Q::IdentifyColor => {
-                let colored: Vec<usize> = (0..n)
-                    .filter(|&i| self.g.nodes[i].color.is_some())
-                    .collect();
-                let Some(&i) = sample(&mut self.rng, &colored, 1).first() else {
-                    if n > 0 {
-                        self.skips.no_color += 1;
-                    }
-                    return;
-                };
-                let answer = self.g.nodes[i].color.clone().unwrap_or_default();
-                let mut present: Vec<String> = self
-                    .g
-                    .nodes
-                    .iter()
-                    .filter_map(|x| x.color.clone())
-                    .collect();
-                present.sort();
-                present.dedup();
-                let rest = rules.colors.clone();
-                let opts = self.text_options(&answer, present, rest);
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![i],
-                    cat(vec![t("Specify the color of object "), o(i), t(".")]),
-                    opts,
-                    "node_color",
-                    json!({"colors": rules.colors}),
-                    json!({"color": answer}),
-                );
-            }
-            Q::IdentifyType => {
-                let Some(&i) = self.sample_all(1).first() else {
-                    return;
-                };
-                let answer = self.g.nodes[i].type_name.clone();
-                let mut present: Vec<String> =
-                    self.g.nodes.iter().map(|x| x.type_name.clone()).collect();
-                present.sort();
-                present.dedup();
-                let mut rest: Vec<String> = self.cfg.class_names.values().cloned().collect();
-                rest.sort();
-                rest.dedup();
-                let opts = self.text_options(&answer, present, rest);
-                let class = self.g.nodes[i].class.clone();
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![i],
-                    cat(vec![t("Specify the type of object "), o(i), t(".")]),
-                    opts,
-                    "node_class",
-                    json!({}),
-                    json!({"class": class, "type": answer}),
-                );
-            }
-            Q::IdentifyDistance => {
-                let Some(&i) = self.sample_all(1).first() else {
-                    return;
-                };
-                let nd = &self.g.nodes[i];
-                let (d, b) = (nd.distance, nd.distance_bin);
-                let opts = self.distance_options(b);
-                let params = self.bins_params();
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![i],
-                    cat(vec![
-                        t("Please tell me how far object "),
-                        o(i),
-                        t(" is from us."),
-                    ]),
-                    opts,
-                    "bev_distance_bin",
-                    params,
-                    json!({"distance_m": d}),
-                );
-            }
-            Q::IdentifyPosition => {
-                let Some(&i) = self.sample_all(1).first() else {
-                    return;
-                };
-                let p = self.g.nodes[i].sector;
-                let opts = self.positions(p);
-                let c = self.g.nodes[i].center;
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![i],
-                    cat(vec![
-                        t("Please tell me the relative position of object "),
-                        o(i),
-                        t(" with respect to us."),
-                    ]),
-                    opts,
-                    "box_extent_sidedness(ego, object)",
-                    json!({"ego_box": self.g.ego}),
-                    json!({"position": p.code(), "center_m": c, "quad_m": self.g.nodes[i].quad}),
-                );
-            }
-            Q::IdentifyHeading => {
-                let pool = self.g.with_heading();
-                let Some(&i) = sample(&mut self.rng, &pool, 1).first() else {
-                    return;
-                };
-                let s = self.g.nodes[i].heading_sector;
-                let set: [Pos; 4] = if s.is_diagonal() {
-                    [Pos::Rf, Pos::Rb, Pos::Lb, Pos::Lf]
-                } else {
-                    [Pos::F, Pos::R, Pos::B, Pos::L]
-                };
-                let correct = set.iter().position(|p| *p == s).unwrap_or(0);
-                let opts = set.iter().map(|p| t(pos_text(*p))).collect();
-                let yaw = self.g.nodes[i].yaw;
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![i],
-                    cat(vec![
-                        t("Please describe the heading direction of object "),
-                        o(i),
-                        t("."),
-                    ]),
-                    (opts, correct),
-                    "heading_sector",
-                    json!({"heading_edges_deg": self.cfg.bins.heading_edges_deg}),
-                    json!({"clockwise_deg": super::relations::clockwise_deg(yaw), "sector": s.code()}),
-                );
-            }
-            Q::PickCloser => {
-                let pair = self.sample_all(2);
-                let [a, b] = pair[..] else { return };
-                let (da, db) = (self.g.nodes[a].distance, self.g.nodes[b].distance);
-                let correct = if (da - db).abs() <= rules.same_distance_m {
-                    2
-                } else if da < db {
-                    0
-                } else {
-                    1
-                };
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("Which object is closer to us, object "),
-                        o(a),
-                        t(" or object "),
-                        o(b),
-                        t("?"),
-                    ]),
-                    (vec![o(a), o(b), t(SAME_DISTANCE)], correct),
-                    "closer_bev_distance",
-                    json!({"same_distance_m": rules.same_distance_m}),
-                    json!({"distance_m": [da, db]}),
-                );
-            }
-            Q::RelativeDistance => {
-                let pair = self.sample_all(2);
-                let [a, b] = pair[..] else { return };
-                let (ca, cb) = (self.g.nodes[a].center, self.g.nodes[b].center);
-                let d = (ca[0] - cb[0]).hypot(ca[1] - cb[1]);
-                let bin = super::relations::bin(d, &self.cfg.bins.distance_edges_m);
-                let opts = self.distance_options(bin);
-                let params = self.bins_params();
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("How close are object "),
-                        o(a),
-                        t(" and object "),
-                        o(b),
-                        t(" positioned?"),
-                    ]),
-                    opts,
-                    "centre_distance_bin",
-                    params,
-                    json!({"distance_m": d}),
-                );
-            }
-            Q::RelativePosition => {
-                let pair = self.sample_all(2);
-                let [a, b] = pair[..] else { return };
-                let p = self.g.relation(b, a);
-                let opts = self.positions(p);
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("How is object "),
-                        o(a),
-                        t(" positioned relative to object "),
-                        o(b),
-                        t("?"),
-                    ]),
-                    opts,
-                    "box_extent_sidedness(object2, object1) along our heading",
-                    json!({}),
-                    json!({"position": p.code(), "quads_m": [self.g.nodes[a].quad, self.g.nodes[b].quad]}),
-                );
-            }
-            Q::RelativeHeading => {
-                let pool = self.g.with_heading();
-                let pair = sample(&mut self.rng, &pool, 2);
-                let [a, b] = pair[..] else { return };
-                let diff = wrap_deg((self.g.nodes[a].yaw - self.g.nodes[b].yaw).to_degrees());
-                let yes = diff.abs() < rules.same_heading_deg;
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("Is object "),
-                        o(a),
-                        t(" heading toward roughly the same direction as object "),
-                        o(b),
-                        t("?"),
-                    ]),
-                    yes_no(yes),
-                    "abs(wrapped heading difference) < same_heading_deg",
-                    json!({"same_heading_deg": rules.same_heading_deg}),
-                    json!({"heading_difference_deg": diff}),
-                );
-            }
-            Q::RelativePredictCrashStill => {
-                let movers = self.g.with_heading();
-                let Some(&a) = sample(&mut self.rng, &movers, 1).first() else {
-                    return;
-                };
-                let others: Vec<usize> = (0..n).filter(|&i| i != a).collect();
-                let Some(&b) = sample(&mut self.rng, &others, 1).first() else {
-                    return;
-                };
-                let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
-                let hit = crash_still(
-                    &na.quad,
-                    na.yaw,
-                    &nb.quad,
-                    rules.crash_steps,
-                    rules.crash_step_m,
-                );
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("Suppose object "),
-                        o(a),
-                        t(" proceeds along its current heading. Will it collide into object "),
-                        o(b),
-                        t(" if object "),
-                        o(b),
-                        t(" stays still?"),
-                    ]),
-                    yes_no(hit.is_some()),
-                    "sweep(object1, crash_steps × crash_step_m) ∩ object2 (SAT)",
-                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
-                    json!({"first_overlap_step": hit}),
-                );
-            }
-            Q::RelativePredictCrashDynamic => {
-                let pool = self.g.with_heading();
-                let pair = sample(&mut self.rng, &pool, 2);
-                let [a, b] = pair[..] else { return };
-                let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
-                let hit = crash_dynamic(
-                    &na.quad,
-                    na.yaw,
-                    &nb.quad,
-                    nb.yaw,
-                    rules.crash_steps,
-                    rules.crash_step_m,
-                );
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a, b],
-                    cat(vec![
-                        t("Suppose object "),
-                        o(a),
-                        t(" and object "),
-                        o(b),
-                        t(" proceed along their current headings with the same speed. Will they collide into each other?"),
-                    ]),
-                    yes_no(hit.is_some()),
-                    "sweep(object1) ∩ sweep(object2) at the same step (SAT)",
-                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
-                    json!({"first_overlap_step": hit}),
-                );
-            }
-            Q::PredictCrashEgoStill | Q::PredictCrashEgoDynamic => {
-                let pool = self.g.with_heading();
-                let Some(&a) = sample(&mut self.rng, &pool, 1).first() else {
-                    return;
-                };
-                let na = &self.g.nodes[a];
-                let (hit, stem_tail, rule) = if q == Q::PredictCrashEgoStill {
-                    (
-                        crash_still(&na.quad, na.yaw, &self.g.ego, rules.crash_steps, rules.crash_step_m),
-                        " proceeds along its current heading. Will it collide into us if we stay still?",
-                        "sweep(object) ∩ ego box (SAT)",
-                    )
-                } else {
-                    (
-                        crash_dynamic(&na.quad, na.yaw, &self.g.ego, 0.0, rules.crash_steps, rules.crash_step_m),
-                        " and we proceed along our current headings with the same speed. Will we collide into each other?",
-                        "sweep(object) ∩ sweep(ego) at the same step (SAT)",
-                    )
-                };
-                self.push(
-                    q,
-                    String::new(),
-                    Labels::Qa,
-                    vec![a],
-                    cat(vec![t("Suppose object "), o(a), t(stem_tail)]),
-                    yes_no(hit.is_some()),
-                    rule,
-                    json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m, "ego_box": self.g.ego}),
-                    json!({"first_overlap_step": hit}),
-                );
-            }
+            Q::IdentifyColor => self.identify_color(),
+            Q::IdentifyType => self.identify_type(),
+            Q::IdentifyDistance => self.identify_distance(),
+            Q::IdentifyPosition => self.identify_position(),
+            Q::IdentifyHeading => self.identify_heading(),
+            Q::PickCloser => self.pick_closer(),
+            Q::RelativeDistance => self.relative_distance(),
+            Q::RelativePosition => self.relative_position(),
+            Q::RelativeHeading => self.relative_heading(),
+            Q::RelativePredictCrashStill => self.relative_crash_still(),
+            Q::RelativePredictCrashDynamic => self.relative_crash_dynamic(),
+            Q::PredictCrashEgoStill | Q::PredictCrashEgoDynamic => self.ego_crash(q),
             Q::OrderClosest
             | Q::OrderLeftmost
             | Q::OrderRightmost
@@ -588,45 +262,8 @@ impl Gen<'_> {
             | Q::IdentifyRightmost
             | Q::IdentifyFrontmost
             | Q::IdentifyBackmost => self.extreme(q),
-            Q::DescribeSector => {
-                for code in rules.describe_sectors.clone() {
-                    let Some(p) = Pos::from_code(&code) else {
-                        continue;
-                    };
-                    let members: Vec<usize> =
-                        (0..n).filter(|&i| self.g.nodes[i].sector == p).collect();
-                    let stem = t(format!(
-                        "What labeled objects fall into our {} sector?",
-                        p.text()
-                    ));
-                    self.describe(q, code.clone(), members, stem, json!({"sector": code}));
-                }
-            }
-            Q::DescribeDistance => {
-                let b = &cfg.bins;
-                let ranges: Vec<String> = b
-                    .distance_names
-                    .iter()
-                    .zip(&b.distance_ranges)
-                    .map(|(nm, r)| format!("\"{nm}\"({r})"))
-                    .collect();
-                for (k, name) in b.distance_names.iter().enumerate() {
-                    let members: Vec<usize> = (0..n)
-                        .filter(|&i| self.g.nodes[i].distance_bin == k)
-                        .collect();
-                    let stem = t(format!(
-                        "What labeled objects fall within \"{name}\" range from us? We classify distance into: {}.",
-                        ranges.join("; ")
-                    ));
-                    self.describe(
-                        q,
-                        name.clone(),
-                        members,
-                        stem,
-                        json!({"bin": name, "distance_edges_m": b.distance_edges_m}),
-                    );
-                }
-            }
+            Q::DescribeSector => self.describe_sectors(),
+            Q::DescribeDistance => self.describe_distances(),
             Q::DescribeScenario => self.scenario(),
             Q::EmbodiedDistance | Q::EmbodiedSideness | Q::EmbodiedCollision => {
                 for k in 0..self.cfg.rules.embodied_per_image {
@@ -634,6 +271,453 @@ impl Gen<'_> {
                 }
             }
             Q::Grounding => self.grounding(),
+        }
+    }
+
+    /// `identify_color`: one coloured object's colour. Distractors come from the image's other
+    /// colours first, then from the configured palette.
+    fn identify_color(&mut self) {
+        let q = Q::IdentifyColor;
+        let n = self.n();
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let colored: Vec<usize> = (0..n)
+            .filter(|&i| self.g.nodes[i].color.is_some())
+            .collect();
+        let Some(&i) = sample(&mut self.rng, &colored, 1).first() else {
+            if n > 0 {
+                self.skips.no_color += 1;
+            }
+            return;
+        };
+        let answer = self.g.nodes[i].color.clone().unwrap_or_default();
+        let mut present: Vec<String> = self
+            .g
+            .nodes
+            .iter()
+            .filter_map(|x| x.color.clone())
+            .collect();
+        present.sort();
+        present.dedup();
+        let rest = rules.colors.clone();
+        let opts = self.text_options(&answer, present, rest);
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![i],
+            cat(vec![t("Specify the color of object "), o(i), t(".")]),
+            opts,
+            "node_color",
+            json!({"colors": rules.colors}),
+            json!({"color": answer}),
+        );
+    }
+
+    /// `identify_type`: one object's type name. Distractors come from the image's other types
+    /// first, then from every configured display name.
+    fn identify_type(&mut self) {
+        let q = Q::IdentifyType;
+        let Some(&i) = self.sample_all(1).first() else {
+            return;
+        };
+        let answer = self.g.nodes[i].type_name.clone();
+        let mut present: Vec<String> = self.g.nodes.iter().map(|x| x.type_name.clone()).collect();
+        present.sort();
+        present.dedup();
+        let mut rest: Vec<String> = self.cfg.class_names.values().cloned().collect();
+        rest.sort();
+        rest.dedup();
+        let opts = self.text_options(&answer, present, rest);
+        let class = self.g.nodes[i].class.clone();
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![i],
+            cat(vec![t("Specify the type of object "), o(i), t(".")]),
+            opts,
+            "node_class",
+            json!({}),
+            json!({"class": class, "type": answer}),
+        );
+    }
+
+    /// `identify_distance`: the distance bin of one object from us.
+    fn identify_distance(&mut self) {
+        let q = Q::IdentifyDistance;
+        let Some(&i) = self.sample_all(1).first() else {
+            return;
+        };
+        let nd = &self.g.nodes[i];
+        let (d, b) = (nd.distance, nd.distance_bin);
+        let opts = self.distance_options(b);
+        let params = self.bins_params();
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![i],
+            cat(vec![
+                t("Please tell me how far object "),
+                o(i),
+                t(" is from us."),
+            ]),
+            opts,
+            "bev_distance_bin",
+            params,
+            json!({"distance_m": d}),
+        );
+    }
+
+    /// `identify_position`: the sector one object occupies around the ego box.
+    fn identify_position(&mut self) {
+        let q = Q::IdentifyPosition;
+        let Some(&i) = self.sample_all(1).first() else {
+            return;
+        };
+        let p = self.g.nodes[i].sector;
+        let opts = self.positions(p);
+        let c = self.g.nodes[i].center;
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![i],
+            cat(vec![
+                t("Please tell me the relative position of object "),
+                o(i),
+                t(" with respect to us."),
+            ]),
+            opts,
+            "box_extent_sidedness(ego, object)",
+            json!({"ego_box": self.g.ego}),
+            json!({"position": p.code(), "center_m": c, "quad_m": self.g.nodes[i].quad}),
+        );
+    }
+
+    /// `identify_heading`: the heading sector of one object that has a heading. The options are
+    /// the four diagonal or the four axis sectors, whichever set holds the answer.
+    fn identify_heading(&mut self) {
+        let q = Q::IdentifyHeading;
+        let pool = self.g.with_heading();
+        let Some(&i) = sample(&mut self.rng, &pool, 1).first() else {
+            return;
+        };
+        let s = self.g.nodes[i].heading_sector;
+        let set: [Pos; 4] = if s.is_diagonal() {
+            [Pos::Rf, Pos::Rb, Pos::Lb, Pos::Lf]
+        } else {
+            [Pos::F, Pos::R, Pos::B, Pos::L]
+        };
+        let correct = set.iter().position(|p| *p == s).unwrap_or(0);
+        let opts = set.iter().map(|p| t(pos_text(*p))).collect();
+        let yaw = self.g.nodes[i].yaw;
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![i],
+            cat(vec![
+                t("Please describe the heading direction of object "),
+                o(i),
+                t("."),
+            ]),
+            (opts, correct),
+            "heading_sector",
+            json!({"heading_edges_deg": self.cfg.bins.heading_edges_deg}),
+            json!({"clockwise_deg": super::relations::clockwise_deg(yaw), "sector": s.code()}),
+        );
+    }
+
+    /// `pick_closer`: which of two objects is nearer to us, or neither within `same_distance_m`.
+    fn pick_closer(&mut self) {
+        let q = Q::PickCloser;
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let pair = self.sample_all(2);
+        let [a, b] = pair[..] else { return };
+        let (da, db) = (self.g.nodes[a].distance, self.g.nodes[b].distance);
+        let correct = if (da - db).abs() <= rules.same_distance_m {
+            2
+        } else if da < db {
+            0
+        } else {
+            1
+        };
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("Which object is closer to us, object "),
+                o(a),
+                t(" or object "),
+                o(b),
+                t("?"),
+            ]),
+            (vec![o(a), o(b), t(SAME_DISTANCE)], correct),
+            "closer_bev_distance",
+            json!({"same_distance_m": rules.same_distance_m}),
+            json!({"distance_m": [da, db]}),
+        );
+    }
+
+    /// `relative_distance`: the distance bin between two objects' centres.
+    fn relative_distance(&mut self) {
+        let q = Q::RelativeDistance;
+        let pair = self.sample_all(2);
+        let [a, b] = pair[..] else { return };
+        let (ca, cb) = (self.g.nodes[a].center, self.g.nodes[b].center);
+        let d = (ca[0] - cb[0]).hypot(ca[1] - cb[1]);
+        let bin = super::relations::bin(d, &self.cfg.bins.distance_edges_m);
+        let opts = self.distance_options(bin);
+        let params = self.bins_params();
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("How close are object "),
+                o(a),
+                t(" and object "),
+                o(b),
+                t(" positioned?"),
+            ]),
+            opts,
+            "centre_distance_bin",
+            params,
+            json!({"distance_m": d}),
+        );
+    }
+
+    /// `relative_position`: where one object lies relative to another, along our heading.
+    fn relative_position(&mut self) {
+        let q = Q::RelativePosition;
+        let pair = self.sample_all(2);
+        let [a, b] = pair[..] else { return };
+        let p = self.g.relation(b, a);
+        let opts = self.positions(p);
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("How is object "),
+                o(a),
+                t(" positioned relative to object "),
+                o(b),
+                t("?"),
+            ]),
+            opts,
+            "box_extent_sidedness(object2, object1) along our heading",
+            json!({}),
+            json!({"position": p.code(), "quads_m": [self.g.nodes[a].quad, self.g.nodes[b].quad]}),
+        );
+    }
+
+    /// `relative_heading`: whether two objects with headings point roughly the same way.
+    fn relative_heading(&mut self) {
+        let q = Q::RelativeHeading;
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let pool = self.g.with_heading();
+        let pair = sample(&mut self.rng, &pool, 2);
+        let [a, b] = pair[..] else { return };
+        let diff = wrap_deg((self.g.nodes[a].yaw - self.g.nodes[b].yaw).to_degrees());
+        let yes = diff.abs() < rules.same_heading_deg;
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("Is object "),
+                o(a),
+                t(" heading toward roughly the same direction as object "),
+                o(b),
+                t("?"),
+            ]),
+            yes_no(yes),
+            "abs(wrapped heading difference) < same_heading_deg",
+            json!({"same_heading_deg": rules.same_heading_deg}),
+            json!({"heading_difference_deg": diff}),
+        );
+    }
+
+    /// `relative_predict_crash_still`: whether an object driving on along its heading hits
+    /// another that stays still.
+    fn relative_crash_still(&mut self) {
+        let q = Q::RelativePredictCrashStill;
+        let n = self.n();
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let movers = self.g.with_heading();
+        let Some(&a) = sample(&mut self.rng, &movers, 1).first() else {
+            return;
+        };
+        let others: Vec<usize> = (0..n).filter(|&i| i != a).collect();
+        let Some(&b) = sample(&mut self.rng, &others, 1).first() else {
+            return;
+        };
+        let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
+        let hit = crash_still(
+            &na.quad,
+            na.yaw,
+            &nb.quad,
+            rules.crash_steps,
+            rules.crash_step_m,
+        );
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("Suppose object "),
+                o(a),
+                t(" proceeds along its current heading. Will it collide into object "),
+                o(b),
+                t(" if object "),
+                o(b),
+                t(" stays still?"),
+            ]),
+            yes_no(hit.is_some()),
+            "sweep(object1, crash_steps × crash_step_m) ∩ object2 (SAT)",
+            json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
+            json!({"first_overlap_step": hit}),
+        );
+    }
+
+    /// `relative_predict_crash_dynamic`: whether two objects driving on along their headings at
+    /// the same speed meet.
+    fn relative_crash_dynamic(&mut self) {
+        let q = Q::RelativePredictCrashDynamic;
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let pool = self.g.with_heading();
+        let pair = sample(&mut self.rng, &pool, 2);
+        let [a, b] = pair[..] else { return };
+        let (na, nb) = (&self.g.nodes[a], &self.g.nodes[b]);
+        let hit = crash_dynamic(
+            &na.quad,
+            na.yaw,
+            &nb.quad,
+            nb.yaw,
+            rules.crash_steps,
+            rules.crash_step_m,
+        );
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a, b],
+            cat(vec![
+                t("Suppose object "),
+                o(a),
+                t(" and object "),
+                o(b),
+                t(" proceed along their current headings with the same speed. Will they collide into each other?"),
+            ]),
+            yes_no(hit.is_some()),
+            "sweep(object1) ∩ sweep(object2) at the same step (SAT)",
+            json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m}),
+            json!({"first_overlap_step": hit}),
+        );
+    }
+
+    /// `predict_crash_ego_still` and `predict_crash_ego_dynamic`: whether an object driving on
+    /// along its heading hits us; the two differ only in whether we move and in the wording.
+    fn ego_crash(&mut self, q: Q) {
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        let pool = self.g.with_heading();
+        let Some(&a) = sample(&mut self.rng, &pool, 1).first() else {
+            return;
+        };
+        let na = &self.g.nodes[a];
+        let (hit, stem_tail, rule) = if q == Q::PredictCrashEgoStill {
+            (
+                crash_still(
+                    &na.quad,
+                    na.yaw,
+                    &self.g.ego,
+                    rules.crash_steps,
+                    rules.crash_step_m,
+                ),
+                " proceeds along its current heading. Will it collide into us if we stay still?",
+                "sweep(object) ∩ ego box (SAT)",
+            )
+        } else {
+            (
+                crash_dynamic(&na.quad, na.yaw, &self.g.ego, 0.0, rules.crash_steps, rules.crash_step_m),
+                " and we proceed along our current headings with the same speed. Will we collide into each other?",
+                "sweep(object) ∩ sweep(ego) at the same step (SAT)",
+            )
+        };
+        self.push(
+            q,
+            String::new(),
+            Labels::Qa,
+            vec![a],
+            cat(vec![t("Suppose object "), o(a), t(stem_tail)]),
+            yes_no(hit.is_some()),
+            rule,
+            json!({"crash_steps": rules.crash_steps, "crash_step_m": rules.crash_step_m, "ego_box": self.g.ego}),
+            json!({"first_overlap_step": hit}),
+        );
+    }
+
+    /// `describe_sector`: one question per configured sector, listing the objects in it.
+    fn describe_sectors(&mut self) {
+        let q = Q::DescribeSector;
+        let n = self.n();
+        let cfg = self.cfg;
+        let rules = &cfg.rules;
+        for code in rules.describe_sectors.clone() {
+            let Some(p) = Pos::from_code(&code) else {
+                continue;
+            };
+            let members: Vec<usize> = (0..n).filter(|&i| self.g.nodes[i].sector == p).collect();
+            let stem = t(format!(
+                "What labeled objects fall into our {} sector?",
+                p.text()
+            ));
+            self.describe(q, code.clone(), members, stem, json!({"sector": code}));
+        }
+    }
+
+    /// `describe_distance`: one question per distance bin, listing the objects in it; the stem
+    /// spells out every bin's range so the bin names need no definition.
+    fn describe_distances(&mut self) {
+        let q = Q::DescribeDistance;
+        let n = self.n();
+        let cfg = self.cfg;
+        let b = &cfg.bins;
+        let ranges: Vec<String> = b
+            .distance_names
+            .iter()
+            .zip(&b.distance_ranges)
+            .map(|(nm, r)| format!("\"{nm}\"({r})"))
+            .collect();
+        for (k, name) in b.distance_names.iter().enumerate() {
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| self.g.nodes[i].distance_bin == k)
+                .collect();
+            let stem = t(format!(
+                "What labeled objects fall within \"{name}\" range from us? We classify distance into: {}.",
+                ranges.join("; ")
+            ));
+            self.describe(
+                q,
+                name.clone(),
+                members,
+                stem,
+                json!({"bin": name, "distance_edges_m": b.distance_edges_m}),
+            );
         }
     }
 

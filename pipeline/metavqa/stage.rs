@@ -311,19 +311,7 @@ pub fn image_questions(
     let seed = image_seed(cfg.seed, &g.scene_id, &g.camera_frame_id);
     let (drafts, skips) = generate(g, cfg, ro, seed);
     let (drafts, capped) = cap_drafts(drafts, cfg.per_frame as usize, cfg, seed);
-    // The question set's referenced objects, numbered in full-label order.
-    let mut qa_nodes: Vec<usize> = drafts
-        .iter()
-        .filter(|d| d.labels == Labels::Qa)
-        .flat_map(|d| {
-            refs(&d.stem)
-                .chain(d.options.iter().flat_map(refs))
-                .chain(d.objects.iter().copied())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    qa_nodes.sort_unstable();
-    qa_nodes.dedup();
+    let qa_nodes = qa_nodes(&drafts);
     let qa_label: HashMap<usize, u32> = qa_nodes
         .iter()
         .enumerate()
@@ -385,45 +373,8 @@ pub fn image_questions(
             }
             Labels::Unmarked => (Box::new(|i| i as u32), "{}".to_string(), String::new()),
         };
-        let stem = render(&d.stem, &*label);
-        let canonical: Vec<String> = d.options.iter().map(|o| render(o, &*label)).collect();
-        let tracks: Vec<String> = d
-            .objects
-            .iter()
-            .map(|&i| g.nodes[i].track_id.clone())
-            .collect();
-        let frame = g.frame_idx.to_string();
-        let mut refs_v: Vec<&str> = vec![
-            &g.source,
-            &g.scene_id,
-            &frame,
-            &g.camera_frame_id,
-            &d.variant,
-        ];
-        refs_v.extend(tracks.iter().map(String::as_str));
-        let mut r = QaRecord {
-            qa_id: record::qa_id(FAMILY, d.qtype.name(), &refs_v, None, cfg.seed),
-            family: FAMILY.into(),
-            question_type: d.qtype.name().into(),
-            source: g.source.clone(),
-            scene_id: g.scene_id.clone(),
-            frame_idx: Some(g.frame_idx),
-            clip_id: None,
-            cameras: vec![g.camera.clone()],
-            camera_frame_ids: vec![g.camera_frame_id.clone()],
-            objects: tracks,
-            marks: marks_str,
-            corruption: None,
-            severity: None,
-            rule: d.rule.into(),
-            params: d.params.to_string(),
-            evidence: d.evidence.to_string(),
-            seed: cfg.seed,
-            ..Default::default()
-        };
-        record::set_answer(&mut r, &canonical, d.correct, true)?;
-        r.prompt = d.prompt(stem);
-        out.records.push(r);
+        out.records
+            .push(draft_record(g, cfg.seed, d, &*label, marks_str)?);
         out.images.push(image);
     }
     if !qa_nodes.is_empty() {
@@ -433,6 +384,74 @@ pub fn image_questions(
         out.renders.insert(0, Render::Full);
     }
     Ok(out)
+}
+
+/// The objects the `Qa`-labelled drafts refer to (in text, options or `objects`), ascending:
+/// their position is their label on the `_qa` image.
+fn qa_nodes(drafts: &[Draft]) -> Vec<usize> {
+    let mut qa_nodes: Vec<usize> = drafts
+        .iter()
+        .filter(|d| d.labels == Labels::Qa)
+        .flat_map(|d| {
+            refs(&d.stem)
+                .chain(d.options.iter().flat_map(refs))
+                .chain(d.objects.iter().copied())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    qa_nodes.sort_unstable();
+    qa_nodes.dedup();
+    qa_nodes
+}
+
+/// The record of one draft, its object references rendered with `label` (the numbers its
+/// image shows) and `marks` the JSON of that image's labels.
+fn draft_record(
+    g: &SceneGraph,
+    seed: u64,
+    d: &Draft,
+    label: &dyn Fn(usize) -> u32,
+    marks: String,
+) -> Result<QaRecord> {
+    let stem = render(&d.stem, label);
+    let canonical: Vec<String> = d.options.iter().map(|o| render(o, label)).collect();
+    let tracks: Vec<String> = d
+        .objects
+        .iter()
+        .map(|&i| g.nodes[i].track_id.clone())
+        .collect();
+    let frame = g.frame_idx.to_string();
+    let mut refs_v: Vec<&str> = vec![
+        &g.source,
+        &g.scene_id,
+        &frame,
+        &g.camera_frame_id,
+        &d.variant,
+    ];
+    refs_v.extend(tracks.iter().map(String::as_str));
+    let mut r = QaRecord {
+        qa_id: record::qa_id(FAMILY, d.qtype.name(), &refs_v, None, seed),
+        family: FAMILY.into(),
+        question_type: d.qtype.name().into(),
+        source: g.source.clone(),
+        scene_id: g.scene_id.clone(),
+        frame_idx: Some(g.frame_idx),
+        clip_id: None,
+        cameras: vec![g.camera.clone()],
+        camera_frame_ids: vec![g.camera_frame_id.clone()],
+        objects: tracks,
+        marks,
+        corruption: None,
+        severity: None,
+        rule: d.rule.into(),
+        params: d.params.to_string(),
+        evidence: d.evidence.to_string(),
+        seed,
+        ..Default::default()
+    };
+    record::set_answer(&mut r, &canonical, d.correct, true)?;
+    r.prompt = d.prompt(stem);
+    Ok(r)
 }
 
 /// Builds the scene graphs of one scene: one per keyframe camera image with kept rows, in
@@ -551,15 +570,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         "MetaVQA output",
         "questions, rollouts and images",
     )?;
-    let ro_json = serde_json::to_vec(&serde_json::json!({
-        "model": "kinematic bicycle, rear-axle reference (see drivegen::metavqa::rollout)",
-        "parameters": cfg.rollout,
-        "ego": cfg.ego,
-        "distance_edges_m": cfg.bins.distance_edges_m,
-        "table": ro,
-    }))
-    .map_err(|e| Error::Usage(format!("rollouts.json: {e}")))?;
-    write_atomic(&opts.out.join("rollouts.json"), &ro_json)?;
+    write_rollouts(&opts.out, cfg, &ro)?;
     let out_file = opts.out.join("metavqa_qa.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&out_file)?, &qa_schema())?;
     let mut s = Summary {
@@ -588,72 +599,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
         let graphs = scene_graphs(&data, rows, cfg, &opts.visibility)?;
         let done: Vec<ImageDone> = graphs
             .par_iter()
-            .map(|g| {
-                let q = image_questions(g, cfg, &ro)?;
-                let (mut written, mut overlaps) = (0, 0);
-                if opts.images && !q.renders.is_empty() {
-                    let cam = data
-                        .cameras
-                        .iter()
-                        .find(|c| c.camera_frame_id == g.camera_frame_id)
-                        .ok_or_else(|| {
-                            Error::Usage(format!("no camera image {}", g.camera_frame_id))
-                        })?;
-                    let base = match marks::read_image(&images, cam, g.width, g.height) {
-                        Ok(base) => base,
-                        Err(e) => {
-                            return Reject::bad_image(STAGE, &sid, &g.camera_frame_id, &e)
-                                .map(ImageDone::Skipped)
-                                .ok_or(e)
-                        }
-                    };
-                    for r in &q.renders {
-                        let (specs, white) = r.specs(g);
-                        let (px, o) =
-                            marks::draw(g, &base, &specs, white, &opts.som, gpu.as_deref())?;
-                        marks::write_png(&opts.out.join(r.path(g)), &px, g.width, g.height)?;
-                        written += 1;
-                        overlaps += o;
-                    }
-                }
-                Ok(ImageDone::Asked(q, written, overlaps))
-            })
+            .map(|g| ask_and_draw(g, &data, &images, opts, gpu.as_deref(), &ro))
             .collect::<Result<_>>()?;
-        let mut records = Vec::new();
-        let mut images = Vec::new();
-        let mut keyframes = std::collections::BTreeSet::new();
-        for (g, d) in graphs.iter().zip(done) {
-            let (q, written, overlaps) = match d {
-                ImageDone::Asked(q, written, overlaps) => (q, written, overlaps),
-                ImageDone::Skipped(r) => {
-                    s.rejected_images += 1;
-                    rejects.push(r);
-                    continue;
-                }
-            };
-            keyframes.insert(g.frame_idx);
-            s.camera_images += 1;
-            s.images_written += written;
-            s.overlapping_labels += overlaps;
-            s.skipped_no_color += q.skips.no_color;
-            s.skipped_tied_rollouts += q.skips.tied_rollouts;
-            s.capped += q.capped;
-            for r in &q.records {
-                *s.by_type.entry(r.question_type.clone()).or_default() += 1;
-            }
-            // The release shows the marked image (relative to this stage's folder) instead of
-            // the store's; unmarked questions (and `--no-images` runs) show the store's.
-            for (mut r, image) in q.records.into_iter().zip(q.images) {
-                if opts.images && !image.is_empty() {
-                    r.image_paths = vec![image.clone()];
-                }
-                records.push(r);
-                images.push(image);
-            }
-        }
-        s.keyframes += keyframes.len() as u64;
-        s.questions += records.len() as u64;
-        writer.write(&to_batch(&records, &images)?)?;
+        let (records, paths) = tally(&mut s, &mut rejects, &graphs, done, opts.images);
+        writer.write(&to_batch(&records, &paths)?)?;
         s.scenes += 1;
     }
     if let Some(x) = opts.scene.as_ref().filter(|_| !found) {
@@ -670,4 +619,102 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     s.seconds = start.elapsed().as_secs_f64();
     Ok(s)
+}
+
+/// Writes `rollouts.json`: the rollout table with the model parameters it was computed from,
+/// so the embodied answers can be checked without rerunning the stage.
+fn write_rollouts(out: &Path, cfg: &MetavqaConfig, ro: &Rollouts) -> Result<()> {
+    let ro_json = serde_json::to_vec(&serde_json::json!({
+        "model": "kinematic bicycle, rear-axle reference (see drivegen::metavqa::rollout)",
+        "parameters": cfg.rollout,
+        "ego": cfg.ego,
+        "distance_edges_m": cfg.bins.distance_edges_m,
+        "table": ro,
+    }))
+    .map_err(|e| Error::Usage(format!("rollouts.json: {e}")))?;
+    write_atomic(&out.join("rollouts.json"), &ro_json)
+}
+
+/// One camera image's questions and, with `opts.images`, its marked images. An unusable
+/// source image skips the image, as its questions would show marks that cannot be drawn; any
+/// other error fails the run.
+fn ask_and_draw(
+    g: &SceneGraph,
+    data: &SceneData,
+    images: &ImageReader,
+    opts: &Options,
+    gpu: Option<&crate::gpu::Gpu>,
+    ro: &Rollouts,
+) -> Result<ImageDone> {
+    let q = image_questions(g, &opts.config, ro)?;
+    let (mut written, mut overlaps) = (0, 0);
+    if opts.images && !q.renders.is_empty() {
+        let cam = data
+            .cameras
+            .iter()
+            .find(|c| c.camera_frame_id == g.camera_frame_id)
+            .ok_or_else(|| Error::Usage(format!("no camera image {}", g.camera_frame_id)))?;
+        let base = match marks::read_image(images, cam, g.width, g.height) {
+            Ok(base) => base,
+            Err(e) => {
+                return Reject::bad_image(STAGE, &data.scene.scene_id, &g.camera_frame_id, &e)
+                    .map(ImageDone::Skipped)
+                    .ok_or(e)
+            }
+        };
+        for r in &q.renders {
+            let (specs, white) = r.specs(g);
+            let (px, o) = marks::draw(g, &base, &specs, white, &opts.som, gpu)?;
+            marks::write_png(&opts.out.join(r.path(g)), &px, g.width, g.height)?;
+            written += 1;
+            overlaps += o;
+        }
+    }
+    Ok(ImageDone::Asked(q, written, overlaps))
+}
+
+/// Adds one scene's images to the summary and the reject log, and returns its records with
+/// their image paths, in graph order: the scene's record batch.
+fn tally(
+    s: &mut Summary,
+    rejects: &mut RejectLog,
+    graphs: &[SceneGraph],
+    done: Vec<ImageDone>,
+    with_images: bool,
+) -> (Vec<QaRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut images = Vec::new();
+    let mut keyframes = std::collections::BTreeSet::new();
+    for (g, d) in graphs.iter().zip(done) {
+        let (q, written, overlaps) = match d {
+            ImageDone::Asked(q, written, overlaps) => (q, written, overlaps),
+            ImageDone::Skipped(r) => {
+                s.rejected_images += 1;
+                rejects.push(r);
+                continue;
+            }
+        };
+        keyframes.insert(g.frame_idx);
+        s.camera_images += 1;
+        s.images_written += written;
+        s.overlapping_labels += overlaps;
+        s.skipped_no_color += q.skips.no_color;
+        s.skipped_tied_rollouts += q.skips.tied_rollouts;
+        s.capped += q.capped;
+        for r in &q.records {
+            *s.by_type.entry(r.question_type.clone()).or_default() += 1;
+        }
+        // The release shows the marked image (relative to this stage's folder) instead of
+        // the store's; unmarked questions (and `--no-images` runs) show the store's.
+        for (mut r, image) in q.records.into_iter().zip(q.images) {
+            if with_images && !image.is_empty() {
+                r.image_paths = vec![image.clone()];
+            }
+            records.push(r);
+            images.push(image);
+        }
+    }
+    s.keyframes += keyframes.len() as u64;
+    s.questions += records.len() as u64;
+    (records, images)
 }

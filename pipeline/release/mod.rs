@@ -194,32 +194,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 
 /// Writes the release.
 pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
-    if opts.rows_per_shard == 0 {
-        return Err(Error::Usage("rows per shard must be at least 1".into()));
-    }
-    if opts.split.is_empty()
-        || !opts
-            .split
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(Error::Usage(format!(
-            "split name `{}` must be letters, digits or `_` (datasets derives it from file names)",
-            opts.split
-        )));
-    }
-    for q in &opts.qa {
-        disjoint(q, "a QA table", &opts.out, "the release")?;
-    }
-    for s in &opts.stores {
-        disjoint(s, "a store", &opts.out, "the release")?;
-    }
-    for d in &opts.image_dirs {
-        disjoint(d, "an image folder", &opts.out, "the release")?;
-    }
-    if let Some(r) = &opts.images_root {
-        disjoint(r, "the images root", &opts.out, "the release")?;
-    }
+    check_options(opts)?;
     let stores: Vec<Store> = opts
         .stores
         .iter()
@@ -265,6 +240,56 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     }
     // Shards of an earlier run with another count or split would be picked up by `data/*`.
     remove_stale_shards(&opts.out, &shards)?;
+    let summary = ReleaseSummary {
+        rows: total,
+        images: images_total,
+        counts,
+        shards,
+        options_hash: options_hash(opts),
+    };
+    write_manifest(opts, &stores, &splits, screened.dropped.len(), &summary)?;
+    write_atomic(
+        &opts.out.join("README.md"),
+        card::dataset_card(opts, &summary).as_bytes(),
+    )?;
+    Ok(summary)
+}
+
+/// Refuses options that cannot give a release before anything is opened or claimed: an empty
+/// shard size, a split name `datasets` cannot derive from file names, and inputs inside the
+/// output folder.
+fn check_options(opts: &ReleaseOptions) -> Result<()> {
+    if opts.rows_per_shard == 0 {
+        return Err(Error::Usage("rows per shard must be at least 1".into()));
+    }
+    if opts.split.is_empty()
+        || !opts
+            .split
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(Error::Usage(format!(
+            "split name `{}` must be letters, digits or `_` (datasets derives it from file names)",
+            opts.split
+        )));
+    }
+    for q in &opts.qa {
+        disjoint(q, "a QA table", &opts.out, "the release")?;
+    }
+    for s in &opts.stores {
+        disjoint(s, "a store", &opts.out, "the release")?;
+    }
+    for d in &opts.image_dirs {
+        disjoint(d, "an image folder", &opts.out, "the release")?;
+    }
+    if let Some(r) = &opts.images_root {
+        disjoint(r, "the images root", &opts.out, "the release")?;
+    }
+    Ok(())
+}
+
+/// The first 16 hex digits of the hash of the options that shape the files.
+fn options_hash(opts: &ReleaseOptions) -> String {
     // What shapes the files, not where they go: the same release written elsewhere has the
     // same hash.
     let shaping = serde_json::json!({
@@ -277,13 +302,18 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "text_only_controls": opts.text_only_controls,
     });
     let options_json = shaping.to_string();
-    let summary = ReleaseSummary {
-        rows: total,
-        images: images_total,
-        counts,
-        shards,
-        options_hash: hex(&Sha256::digest(options_json.as_bytes()))[..16].to_string(),
-    };
+    hex(&Sha256::digest(options_json.as_bytes()))[..16].to_string()
+}
+
+/// Writes `manifest.json`: the options and their hash, the inputs' digests, the stores and
+/// what `summary` says was written.
+fn write_manifest(
+    opts: &ReleaseOptions,
+    stores: &[Store],
+    splits: &[(String, bool)],
+    rejected_rows: usize,
+    summary: &ReleaseSummary,
+) -> Result<()> {
     let inputs: Vec<serde_json::Value> = opts
         .qa
         .iter()
@@ -309,9 +339,9 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "splits": splits.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>(),
         "options_hash": summary.options_hash,
         "inputs": inputs,
-        "store": store_summary(&stores),
+        "store": store_summary(stores),
         "rows": summary.rows,
-        "rejected_rows": screened.dropped.len(),
+        "rejected_rows": rejected_rows,
         "images": summary.images,
         "counts": summary.counts,
         "shards": summary.shards,
@@ -319,12 +349,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     write_atomic(
         &opts.out.join("manifest.json"),
         (serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n").as_bytes(),
-    )?;
-    write_atomic(
-        &opts.out.join("README.md"),
-        card::dataset_card(opts, &summary).as_bytes(),
-    )?;
-    Ok(summary)
+    )
 }
 
 /// Source, version and summed counts of the stores (the same for one store and for the

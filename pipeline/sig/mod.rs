@@ -23,7 +23,7 @@ pub use config::SigConfig;
 pub use frame::{SigFrame, SigObject};
 
 use crate::store::atomic::AtomicFile;
-use crate::store::{CameraRow, ObjectRow, Store};
+use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 
 pub const FRAMES_FILE: &str = "sig_frames.arrow";
@@ -174,95 +174,8 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     let grid = frame::grid_json(cfg).to_string();
     for scene in store.scenes()? {
         let scene = scene?;
-        let sid = scene.scene.scene_id.clone();
-        let source = if scene.scene.source.is_empty() {
-            store.meta().source.clone()
-        } else {
-            scene.scene.source.clone()
-        };
-        let objects: HashMap<&str, &ObjectRow> = scene
-            .objects
-            .iter()
-            .map(|o| (o.annotation_id.as_str(), o))
-            .collect();
-        let cams: HashMap<&str, &CameraRow> = scene
-            .cameras
-            .iter()
-            .map(|c| (c.camera_frame_id.as_str(), c))
-            .collect();
-        // Images in (frame, camera) order; rows of an image in table order.
-        let mut images: Vec<(u32, String, String)> = Vec::new();
-        let mut rows_of: HashMap<String, Vec<&Kept>> = HashMap::new();
-        for k in kept.get(&sid).map(Vec::as_slice).unwrap_or(&[]) {
-            let e = rows_of.entry(k.camera_frame_id.clone()).or_default();
-            if e.is_empty() {
-                images.push((k.frame_idx, k.camera.clone(), k.camera_frame_id.clone()));
-            }
-            e.push(k);
-        }
-        images.sort();
-        let mut frames = Vec::new();
-        let mut questions = Vec::new();
-        for (frame_idx, camera, image) in images {
-            let Some(cam) = cams.get(image.as_str()) else {
-                return Err(Error::input(
-                    &opts.visibility,
-                    format!("image {image}"),
-                    format!("not a camera image of scene {sid} in this store (wrong --store?)"),
-                ));
-            };
-            let mut cands = Vec::new();
-            for k in &rows_of[&image] {
-                let Some(o) = objects.get(k.annotation_id.as_str()) else {
-                    return Err(Error::input(
-                        &opts.visibility,
-                        format!("annotation {}", k.annotation_id),
-                        format!("not an object of scene {sid} in this store"),
-                    ));
-                };
-                let b = k.bbox;
-                let (x0, x1) = (b[0].max(0.0), b[2].min(f64::from(cam.width)));
-                let (y0, y1) = (b[1].max(0.0), b[3].min(f64::from(cam.height)));
-                if (x1 - x0).max(0.0) * (y1 - y0).max(0.0) < cfg.objects.min_box_area_px {
-                    if cfg.objects.types.contains_key(&o.class) {
-                        summary.small_boxes += 1;
-                    }
-                    continue;
-                }
-                let (lateral, forward) = camera_ground(cam, o);
-                cands.push(frame::Candidate {
-                    track_id: o.track_id.clone(),
-                    class: o.class.clone(),
-                    colour: None,
-                    lateral_m: lateral,
-                    forward_m: forward,
-                    u: 0.5 * (x0 + x1),
-                });
-            }
-            let sig = frame::build(cfg, &cands);
-            summary.images += 1;
-            summary.vehicles += sig.objects.len() as u64;
-            summary.outside_grid += u64::from(sig.outside);
-            summary.relations += sig.relations.len() as u64;
-            let img = qa::ImageRef {
-                source: &source,
-                scene_id: &sid,
-                frame_idx,
-                camera: &camera,
-                camera_frame_id: &image,
-            };
-            let qs = qa::frame_questions(cfg, &img, &sig, opts.seed, &config_hash)?;
-            summary.questions += qs.len() as u64;
-            questions.extend(qs);
-            frames.push(output::FrameRow {
-                scene_id: sid.clone(),
-                frame_idx,
-                camera,
-                camera_frame_id: image,
-                source: source.clone(),
-                sig,
-            });
-        }
+        let (frames, questions) =
+            scene_rows(opts, &store, &kept, &config_hash, &scene, &mut summary)?;
         fw.write(&output::frames_batch(&frames, &grid)?)?;
         qw.write(&output::qa_batch(&questions)?)?;
     }
@@ -271,4 +184,123 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     qw.finish()?;
     qw.into_inner()?.commit()?;
     Ok(summary)
+}
+
+/// The frame rows and questions of one scene, one SIG per kept image, in (frame, camera)
+/// order; counts what it builds in `summary`.
+fn scene_rows(
+    opts: &SigOptions,
+    store: &Store,
+    kept: &HashMap<String, Vec<Kept>>,
+    config_hash: &str,
+    scene: &SceneData,
+    summary: &mut SigSummary,
+) -> Result<(Vec<output::FrameRow>, Vec<qa::SigQuestion>)> {
+    let cfg = &opts.config;
+    let sid = scene.scene.scene_id.clone();
+    let source = if scene.scene.source.is_empty() {
+        store.meta().source.clone()
+    } else {
+        scene.scene.source.clone()
+    };
+    let objects: HashMap<&str, &ObjectRow> = scene
+        .objects
+        .iter()
+        .map(|o| (o.annotation_id.as_str(), o))
+        .collect();
+    let cams: HashMap<&str, &CameraRow> = scene
+        .cameras
+        .iter()
+        .map(|c| (c.camera_frame_id.as_str(), c))
+        .collect();
+    // Images in (frame, camera) order; rows of an image in table order.
+    let mut images: Vec<(u32, String, String)> = Vec::new();
+    let mut rows_of: HashMap<String, Vec<&Kept>> = HashMap::new();
+    for k in kept.get(&sid).map(Vec::as_slice).unwrap_or(&[]) {
+        let e = rows_of.entry(k.camera_frame_id.clone()).or_default();
+        if e.is_empty() {
+            images.push((k.frame_idx, k.camera.clone(), k.camera_frame_id.clone()));
+        }
+        e.push(k);
+    }
+    images.sort();
+    let mut frames = Vec::new();
+    let mut questions = Vec::new();
+    for (frame_idx, camera, image) in images {
+        let Some(cam) = cams.get(image.as_str()) else {
+            return Err(Error::input(
+                &opts.visibility,
+                format!("image {image}"),
+                format!("not a camera image of scene {sid} in this store (wrong --store?)"),
+            ));
+        };
+        let cands = candidates(opts, &sid, cam, &rows_of[&image], &objects, summary)?;
+        let sig = frame::build(cfg, &cands);
+        summary.images += 1;
+        summary.vehicles += sig.objects.len() as u64;
+        summary.outside_grid += u64::from(sig.outside);
+        summary.relations += sig.relations.len() as u64;
+        let img = qa::ImageRef {
+            source: &source,
+            scene_id: &sid,
+            frame_idx,
+            camera: &camera,
+            camera_frame_id: &image,
+        };
+        let qs = qa::frame_questions(cfg, &img, &sig, opts.seed, config_hash)?;
+        summary.questions += qs.len() as u64;
+        questions.extend(qs);
+        frames.push(output::FrameRow {
+            scene_id: sid.clone(),
+            frame_idx,
+            camera,
+            camera_frame_id: image,
+            source: source.clone(),
+            sig,
+        });
+    }
+    Ok((frames, questions))
+}
+
+/// The objects of one image (`rows`, its kept rows) placed in the camera frame, leaving out
+/// those whose box clipped to the image is under the configured area; the ones left out of a
+/// configured type are counted in `summary.small_boxes`.
+fn candidates(
+    opts: &SigOptions,
+    sid: &str,
+    cam: &CameraRow,
+    rows: &[&Kept],
+    objects: &HashMap<&str, &ObjectRow>,
+    summary: &mut SigSummary,
+) -> Result<Vec<frame::Candidate>> {
+    let cfg = &opts.config;
+    let mut cands = Vec::new();
+    for k in rows {
+        let Some(o) = objects.get(k.annotation_id.as_str()) else {
+            return Err(Error::input(
+                &opts.visibility,
+                format!("annotation {}", k.annotation_id),
+                format!("not an object of scene {sid} in this store"),
+            ));
+        };
+        let b = k.bbox;
+        let (x0, x1) = (b[0].max(0.0), b[2].min(f64::from(cam.width)));
+        let (y0, y1) = (b[1].max(0.0), b[3].min(f64::from(cam.height)));
+        if (x1 - x0).max(0.0) * (y1 - y0).max(0.0) < cfg.objects.min_box_area_px {
+            if cfg.objects.types.contains_key(&o.class) {
+                summary.small_boxes += 1;
+            }
+            continue;
+        }
+        let (lateral, forward) = camera_ground(cam, o);
+        cands.push(frame::Candidate {
+            track_id: o.track_id.clone(),
+            class: o.class.clone(),
+            colour: None,
+            lateral_m: lateral,
+            forward_m: forward,
+            u: 0.5 * (x0 + x1),
+        });
+    }
+    Ok(cands)
 }

@@ -95,7 +95,39 @@ pub fn frame_questions(
     seed: u64,
     config_hash: &str,
 ) -> Result<Vec<SigQuestion>> {
-    // Pairs asked about: a vehicle w.r.t. the ego or an earlier vehicle, with a direction.
+    let pool = question_pool(sig, seed, img);
+    let ask = FrameAsk {
+        cfg,
+        img,
+        sig,
+        seed,
+        config_hash,
+        head: preamble(cfg, img),
+    };
+    let mut out = Vec::new();
+    for (k, r) in pool
+        .iter()
+        .cycle()
+        .take(cfg.questions.max_per_frame.min(pool.len() * 4))
+        .enumerate()
+    {
+        // Pass m over the pairs asks pair i its ((i + m) mod 4)-th kind, so no pair is asked
+        // the same kind twice.
+        let (m, i) = (k / pool.len().max(1), k % pool.len().max(1));
+        let kind = [
+            "directional_fill",
+            "proximal_fill",
+            "directional_mc",
+            "proximal_mc",
+        ][(i + m) % 4];
+        out.push(ask.question(r, kind)?);
+    }
+    Ok(out)
+}
+
+/// The pairs asked about: a vehicle w.r.t. the ego or an earlier vehicle, with a direction,
+/// shuffled by a seed of the image's own so each image asks about its pairs in its own order.
+fn question_pool<'s>(sig: &'s SigFrame, seed: u64, img: &ImageRef<'_>) -> Vec<&'s Relation> {
     let index = |k: &str| {
         if k == SELF_KEY {
             0
@@ -119,35 +151,46 @@ pub fn frame_questions(
         let j = rng.below(i as u64 + 1) as usize;
         pool.swap(i, j);
     }
+    pool
+}
+
+/// The text every question of the image starts with: how the grid, the vehicle names and
+/// the direction and distance labels are to be read.
+fn preamble(cfg: &SigConfig, img: &ImageRef<'_>) -> String {
     let b = cfg.relations.proximal_bins;
-    let head = format!(
+    format!(
         "Assume the bird's-eye view of the scene in front of {} is a {}x{} grid: columns run from left to right and rows from near (row 0, where the ego vehicle is) to far. Vehicles are named by their type and their left-to-right order in the image (the left-most is 1). \
          Directions compare two vehicles' cells seen from above with the far rows ahead: \"at the front of\" means the first lies within 22.5 degrees of straight ahead of the second (in farther rows), \"at the back of\" straight behind it (in nearer rows), \"at the left of\" and \"at the right of\" to its sides, and \"at the front left of\", \"at the front right of\", \"at the back left of\" and \"at the back right of\" in the 45-degree sectors between those. \
          Distances are counted in grid cells between the two cells: \"adjacent to\" is under {} cells, \"close to\" {} to {}, \"at a distance from\" {} to {}, \"far from\" {} to {}, and \"far away from\" {} cells or more.",
         img.camera, cfg.grid.columns, cfg.grid.rows, b[0], b[0], b[1], b[1], b[2], b[2], b[3], b[3]
-    );
-    let track = |k: &str| {
-        sig.objects
+    )
+}
+
+/// What every question of one image shares.
+struct FrameAsk<'a> {
+    cfg: &'a SigConfig,
+    img: &'a ImageRef<'a>,
+    sig: &'a SigFrame,
+    seed: u64,
+    config_hash: &'a str,
+    /// The [`preamble`].
+    head: String,
+}
+
+impl FrameAsk<'_> {
+    /// The track of the vehicle `k` names (None for the ego).
+    fn track(&self, k: &str) -> Option<String> {
+        self.sig
+            .objects
             .iter()
             .find(|o| o.key == k)
             .map(|o| o.track_id.clone())
-    };
-    let mut out = Vec::new();
-    for (k, r) in pool
-        .iter()
-        .cycle()
-        .take(cfg.questions.max_per_frame.min(pool.len() * 4))
-        .enumerate()
-    {
-        // Pass m over the pairs asks pair i its ((i + m) mod 4)-th kind, so no pair is asked
-        // the same kind twice.
-        let (m, i) = (k / pool.len().max(1), k % pool.len().max(1));
-        let kind = [
-            "directional_fill",
-            "proximal_fill",
-            "directional_mc",
-            "proximal_mc",
-        ][(i + m) % 4];
+    }
+
+    /// The question of `kind` about relation `r`, its options drawn from a seed of the pair
+    /// and kind.
+    fn question(&self, r: &Relation, kind: &'static str) -> Result<SigQuestion> {
+        let (cfg, img, seed) = (self.cfg, self.img, self.seed);
         let directional = kind.starts_with("directional");
         let (labels, correct): (&[&str], u8) = if directional {
             (&DIRECTIONAL, r.directional.unwrap_or(0))
@@ -170,33 +213,7 @@ pub fn frame_questions(
             .collect();
         let at = ids.iter().position(|&i| i == correct).unwrap_or(0);
         let (s, o) = (name(&r.subject), name(&r.object));
-        let mut rec = QaRecord {
-            qa_id: qa_id(FAMILY, kind, &[img.source, img.scene_id, img.camera_frame_id, &pair_ref], None, seed),
-            family: FAMILY.into(),
-            question_type: kind.into(),
-            source: img.source.into(),
-            scene_id: img.scene_id.into(),
-            frame_idx: Some(img.frame_idx),
-            cameras: vec![img.camera.into()],
-            camera_frame_ids: vec![img.camera_frame_id.into()],
-            objects: [track(&r.subject), track(&r.object)].into_iter().flatten().collect(),
-            marks: {
-                let m: serde_json::Map<String, serde_json::Value> = [&r.subject, &r.object]
-                    .into_iter()
-                    .filter_map(|k| track(k).map(|t| (k.clone(), json!(t))))
-                    .collect();
-                serde_json::Value::Object(m).to_string()
-            },
-            rule: if directional {
-                "sig directional sector of the grid offset".into()
-            } else {
-                "sig proximal bin of the grid distance".into()
-            },
-            params: json!({"config_hash": config_hash, "proximal_bins": cfg.relations.proximal_bins, "grid": [cfg.grid.columns, cfg.grid.rows]}).to_string(),
-            evidence: json!({"subject": r.subject, "object": r.object, "dx": r.dx, "dy": r.dy, "distance": r.distance}).to_string(),
-            seed,
-            ..Default::default()
-        };
+        let mut rec = self.record(r, kind, &pair_ref, directional);
         // Ordered options stay in order: a full circle of directions is rotated when the
         // release balances letters; a run of directions and distances never move, their
         // letters being uniform by construction (`qa::option_order`).
@@ -209,9 +226,9 @@ pub fn frame_questions(
             _ => format!("How far is {s} from {o}? {} is ...", cap(&s)),
         };
         rec.prompt = Prompt::new(Layout::Sig, ask)
-            .preamble(head.clone())
+            .preamble(self.head.clone())
             .postamble("Answer with the letter of the correct option.");
-        out.push(SigQuestion {
+        Ok(SigQuestion {
             record: rec,
             subject: r.subject.clone(),
             object: r.object.clone(),
@@ -221,7 +238,39 @@ pub fn frame_questions(
                 "proximal"
             },
             label_id: correct,
-        });
+        })
     }
-    Ok(out)
+
+    /// The record of a question about `r`, before its options and prompt: ids, provenance,
+    /// the marked vehicles, and the rule, parameters and evidence behind its answer.
+    fn record(&self, r: &Relation, kind: &str, pair_ref: &str, directional: bool) -> QaRecord {
+        let (cfg, img, seed, config_hash) = (self.cfg, self.img, self.seed, self.config_hash);
+        QaRecord {
+            qa_id: qa_id(FAMILY, kind, &[img.source, img.scene_id, img.camera_frame_id, pair_ref], None, seed),
+            family: FAMILY.into(),
+            question_type: kind.into(),
+            source: img.source.into(),
+            scene_id: img.scene_id.into(),
+            frame_idx: Some(img.frame_idx),
+            cameras: vec![img.camera.into()],
+            camera_frame_ids: vec![img.camera_frame_id.into()],
+            objects: [self.track(&r.subject), self.track(&r.object)].into_iter().flatten().collect(),
+            marks: {
+                let m: serde_json::Map<String, serde_json::Value> = [&r.subject, &r.object]
+                    .into_iter()
+                    .filter_map(|k| self.track(k).map(|t| (k.clone(), json!(t))))
+                    .collect();
+                serde_json::Value::Object(m).to_string()
+            },
+            rule: if directional {
+                "sig directional sector of the grid offset".into()
+            } else {
+                "sig proximal bin of the grid distance".into()
+            },
+            params: json!({"config_hash": config_hash, "proximal_bins": cfg.relations.proximal_bins, "grid": [cfg.grid.columns, cfg.grid.rows]}).to_string(),
+            evidence: json!({"subject": r.subject, "object": r.object, "dx": r.dx, "dy": r.dy, "distance": r.distance}).to_string(),
+            seed,
+            ..Default::default()
+        }
+    }
 }

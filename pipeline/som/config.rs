@@ -3,6 +3,7 @@
 //! The file in the repository is embedded as the default. A user's file replaces it whole and
 //! must name every key (unknown or missing keys are errors).
 
+pub use crate::visibility::anchor::AnchorConfig;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -21,17 +22,6 @@ pub struct SomConfig {
     pub anchor: AnchorConfig,
     pub draw: DrawConfig,
     pub layout: LayoutConfig,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnchorConfig {
-    /// Pixels within this distance of the image border count as outside every mask.
-    pub border_px: u32,
-    /// Objects with fewer visible pixels get a ring anchor outside their box.
-    pub small_object_pixels: u32,
-    /// Thickness of that ring (px).
-    pub ring_px: u32,
 }
 
 /// Which rectangle of an object is drawn (and ringed for small objects).

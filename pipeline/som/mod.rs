@@ -10,12 +10,14 @@
 //! * [`stage`]: `drivegen som`, the marked images and `marks.arrow`.
 //! * [`config`]: the settings of `configs/som.toml`.
 
-pub mod anchor;
 pub mod config;
 pub mod draw;
 pub mod font;
 pub mod layout;
 pub mod stage;
 
-pub use anchor::{choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor};
+pub use crate::visibility::anchor::{
+    self, choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor,
+};
 pub use config::SomConfig;
+pub use stage::{run, Options};

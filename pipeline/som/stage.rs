@@ -28,8 +28,7 @@ use arrow::ipc::writer::FileWriter;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
-use super::anchor::{choose_anchor, image_anchors};
-use super::config::{BoxKind, SomConfig};
+use super::config::{BoxKind, DrawConfig, SomConfig};
 use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
@@ -37,6 +36,7 @@ use crate::images::ImageReader;
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::Store;
+use crate::visibility::anchor::{choose_anchor, image_anchors};
 use crate::visibility::config::VisibilityConfig;
 use crate::visibility::output::safe_name;
 use crate::visibility::raster::{RasterOut, Rasteriser};
@@ -221,18 +221,36 @@ fn read_kept(path: &Path) -> Result<Kept> {
     Ok(kept)
 }
 
-/// Marks every keyframe image with kept rows in the visibility table `vis_file` of the store
-/// at `store_dir` (see the module docs). `vis_cfg` must be the config the table was made with
-/// (its projection settings decide the ID maps); `scene` restricts the run to one scene.
-pub fn run(
-    store_dir: &Path,
-    vis_file: &Path,
-    out_dir: &Path,
-    cfg: &SomConfig,
-    vis_cfg: &VisibilityConfig,
-    rasteriser: &dyn Rasteriser,
-    scene: Option<&str>,
-) -> Result<SomSummary> {
+/// What [`run`] marks, where, and with what.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// The scene store (its source root holds the camera images).
+    pub store: &'a Path,
+    /// The store's visibility table: which objects each image keeps.
+    pub visibility: &'a Path,
+    /// The output folder (`marks.arrow`, `<scene>/<camera_frame_id>.png`).
+    pub out: &'a Path,
+    pub config: &'a SomConfig,
+    /// The config the visibility table was made with: its projection settings decide the ID
+    /// maps the anchors come from.
+    pub visibility_config: &'a VisibilityConfig,
+    /// The z-buffer, and with it the device the distance transform and drawing run on.
+    pub rasteriser: &'a dyn Rasteriser,
+    /// Only this scene.
+    pub scene: Option<&'a str>,
+}
+
+/// Marks every keyframe image with kept rows in the visibility table (see the module docs).
+pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
+    let Options {
+        store: store_dir,
+        visibility: vis_file,
+        out: out_dir,
+        config: cfg,
+        visibility_config: vis_cfg,
+        rasteriser,
+        scene,
+    } = *opts;
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
@@ -365,25 +383,7 @@ fn mark_image(
     out_dir: &Path,
 ) -> Result<(Vec<MarkRow>, u64)> {
     let cam = w.cam;
-    // The kept objects, in table order.
-    let index: HashMap<&str, usize> = w
-        .objects
-        .iter()
-        .enumerate()
-        .map(|(k, (o, _))| (o.annotation_id.as_str(), k))
-        .collect();
-    let objs: Vec<usize> = anns
-        .iter()
-        .map(|a| {
-            index.get(a.as_str()).copied().ok_or_else(|| {
-                Error::Usage(format!(
-                    "visibility table: kept row {a} in image {} does not project into it in \
-                     this store (wrong --store or --visibility?)",
-                    cam.camera_frame_id
-                ))
-            })
-        })
-        .collect::<Result<_>>()?;
+    let objs = kept_objects(w, anns)?;
     let boxes: Vec<Option<[u32; 4]>> = (0..w.objects.len())
         .map(|k| Some(object_box(w, out, k, cfg.draw.box_kind)))
         .collect();
@@ -426,37 +426,10 @@ fn mark_image(
             )
         })
         .collect();
-    let mut px: Vec<u32> = img
-        .pixels()
-        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
-        .collect();
-    match rasteriser.gpu() {
-        Some(gpu) => draw_gpu(gpu, &mut px, out.width, out.height, &draws, &cfg.draw)?,
-        None => draw_cpu(&mut px, out.width, out.height, &draws, &cfg.draw)?,
-    }
-    let rgb: Vec<u8> = px
-        .iter()
-        .flat_map(|&p| {
-            let [r, g, b, _] = unpack(p);
-            [r, g, b]
-        })
-        .collect();
     let path = out_dir
         .join(safe_name(&cam.scene_id))
         .join(format!("{}.png", safe_name(&cam.camera_frame_id)));
-    let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
-        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
-    let mut bytes = Vec::new();
-    marked
-        .write_to(
-            &mut std::io::Cursor::new(&mut bytes),
-            image::ImageFormat::Png,
-        )
-        .map_err(|e| Error::Tool {
-            tool: "png".into(),
-            detail: format!("{}: {e}", path.display()),
-        })?;
-    write_atomic(&path, &bytes)?;
+    draw_png(img, out, &draws, &cfg.draw, rasteriser, &path)?;
     let overlapping = labels.iter().filter(|l| l.overlaps).count() as u64;
     let rows = objs
         .iter()
@@ -481,4 +454,65 @@ fn mark_image(
         })
         .collect();
     Ok((rows, overlapping))
+}
+
+/// Indices (into `w.objects`) of the objects the visibility table keeps in this image, in
+/// table order.
+fn kept_objects(w: &ImageWork<'_>, anns: &[String]) -> Result<Vec<usize>> {
+    let index: HashMap<&str, usize> = w
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(k, (o, _))| (o.annotation_id.as_str(), k))
+        .collect();
+    anns.iter()
+        .map(|a| {
+            index.get(a.as_str()).copied().ok_or_else(|| {
+                Error::Usage(format!(
+                    "visibility table: kept row {a} in image {} does not project into it in \
+                     this store (wrong --store or --visibility?)",
+                    w.cam.camera_frame_id
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Draws `draws` over `img` on the rasteriser's device (or the CPU twin) and writes the PNG.
+fn draw_png(
+    img: image::RgbImage,
+    out: &RasterOut,
+    draws: &[DrawMark],
+    draw: &DrawConfig,
+    rasteriser: &dyn Rasteriser,
+    path: &Path,
+) -> Result<()> {
+    let mut px: Vec<u32> = img
+        .pixels()
+        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
+        .collect();
+    match rasteriser.gpu() {
+        Some(gpu) => draw_gpu(gpu, &mut px, out.width, out.height, draws, draw)?,
+        None => draw_cpu(&mut px, out.width, out.height, draws, draw)?,
+    }
+    let rgb: Vec<u8> = px
+        .iter()
+        .flat_map(|&p| {
+            let [r, g, b, _] = unpack(p);
+            [r, g, b]
+        })
+        .collect();
+    let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
+        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
+    let mut bytes = Vec::new();
+    marked
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .map_err(|e| Error::Tool {
+            tool: "png".into(),
+            detail: format!("{}: {e}", path.display()),
+        })?;
+    write_atomic(path, &bytes)
 }

@@ -345,46 +345,9 @@ impl Scenario {
     /// The ordered negatives (`docs/stsbench.md` §5). `ped_pair` selects the pedestrian lists of
     /// OVERTAKE and PASS between two humans.
     pub fn negatives(self, ped_pair: bool) -> Vec<Scenario> {
-        let singles = |s: Scenario| -> Vec<Scenario> {
-            let mut v: Vec<Scenario> = match s {
-                ACCELERATE => vec![
-                    LANE_CHANGE,
-                    LEFT_TURN,
-                    RIGHT_TURN,
-                    U_TURN,
-                    DECELERATE,
-                    REVERSE,
-                    STOP,
-                ],
-                DECELERATE => vec![
-                    STOP,
-                    LEFT_TURN,
-                    RIGHT_TURN,
-                    U_TURN,
-                    LANE_CHANGE,
-                    REVERSE,
-                    ACCELERATE,
-                ],
-                STOP => vec![
-                    DECELERATE,
-                    LEFT_TURN,
-                    RIGHT_TURN,
-                    U_TURN,
-                    LANE_CHANGE,
-                    REVERSE,
-                    ACCELERATE,
-                ],
-                LANE_CHANGE => vec![
-                    DECELERATE, LEFT_TURN, RIGHT_TURN, U_TURN, STOP, REVERSE, ACCELERATE,
-                ],
-                _ => VEHICLE_SINGLE.to_vec(),
-            };
-            v.retain(|x| *x != s);
-            v
-        };
         match self {
             ACCELERATE | DECELERATE | STOP | LANE_CHANGE | LEFT_TURN | RIGHT_TURN | U_TURN
-            | REVERSE => singles(self),
+            | REVERSE => self.single_negatives(),
             WAIT_PED_CROSS => vec![
                 PASS_AGENT,
                 OVERTAKE_AGENT,
@@ -400,6 +363,56 @@ impl Scenario {
                 REVERSE,
                 U_TURN,
             ],
+            _ => self
+                .pedestrian_negatives(ped_pair)
+                .unwrap_or_else(|| self.relation_negatives()),
+        }
+    }
+
+    /// The negatives of a single-vehicle manoeuvre: its own list for the four that have one,
+    /// the other manoeuvres in [`VEHICLE_SINGLE`]'s order for the rest.
+    fn single_negatives(self) -> Vec<Scenario> {
+        let mut v: Vec<Scenario> = match self {
+            ACCELERATE => vec![
+                LANE_CHANGE,
+                LEFT_TURN,
+                RIGHT_TURN,
+                U_TURN,
+                DECELERATE,
+                REVERSE,
+                STOP,
+            ],
+            DECELERATE => vec![
+                STOP,
+                LEFT_TURN,
+                RIGHT_TURN,
+                U_TURN,
+                LANE_CHANGE,
+                REVERSE,
+                ACCELERATE,
+            ],
+            STOP => vec![
+                DECELERATE,
+                LEFT_TURN,
+                RIGHT_TURN,
+                U_TURN,
+                LANE_CHANGE,
+                REVERSE,
+                ACCELERATE,
+            ],
+            LANE_CHANGE => vec![
+                DECELERATE, LEFT_TURN, RIGHT_TURN, U_TURN, STOP, REVERSE, ACCELERATE,
+            ],
+            _ => VEHICLE_SINGLE.to_vec(),
+        };
+        v.retain(|x| *x != self);
+        v
+    }
+
+    /// The negatives of a pedestrian scenario, OVERTAKE and PASS included when `ped_pair`
+    /// says both parties are human; `None` for any other scenario.
+    fn pedestrian_negatives(self, ped_pair: bool) -> Option<Vec<Scenario>> {
+        Some(match self {
             CROSS | JAYWALK | RUN | STAND | WALK => {
                 let mut v: Vec<Scenario> = [CROSS, JAYWALK, RUN, STAND, WALK]
                     .into_iter()
@@ -446,32 +459,37 @@ impl Scenario {
                 CROSS,
                 JAYWALK,
             ],
-            _ => {
-                let Some((rel, ego)) = self.relation() else {
-                    return Vec::new();
-                };
-                let mut v: Vec<Scenario> = relation_order(rel)
-                    .iter()
-                    .filter_map(|r| Scenario::with_suffix(r, ego))
-                    .collect();
-                if ego {
-                    v.extend(VEHICLE_SINGLE);
-                } else {
-                    v.push(WAIT_PED_CROSS);
-                    v.extend([
-                        ACCELERATE,
-                        DECELERATE,
-                        STOP,
-                        LANE_CHANGE,
-                        U_TURN,
-                        REVERSE,
-                        LEFT_TURN,
-                        RIGHT_TURN,
-                    ]);
-                }
-                v
-            }
+            _ => return None,
+        })
+    }
+
+    /// The negatives of an `_AGENT` / `_EGO` relation: the other relations of the same
+    /// suffix in [`relation_order`], then the single-vehicle manoeuvres (and, between agents,
+    /// waiting for a crossing pedestrian). Empty for a scenario that is no relation.
+    fn relation_negatives(self) -> Vec<Scenario> {
+        let Some((rel, ego)) = self.relation() else {
+            return Vec::new();
+        };
+        let mut v: Vec<Scenario> = relation_order(rel)
+            .iter()
+            .filter_map(|r| Scenario::with_suffix(r, ego))
+            .collect();
+        if ego {
+            v.extend(VEHICLE_SINGLE);
+        } else {
+            v.push(WAIT_PED_CROSS);
+            v.extend([
+                ACCELERATE,
+                DECELERATE,
+                STOP,
+                LANE_CHANGE,
+                U_TURN,
+                REVERSE,
+                LEFT_TURN,
+                RIGHT_TURN,
+            ]);
         }
+        v
     }
 
     /// Whether the scenario involves a second object (the ego counts for `_EGO` types).

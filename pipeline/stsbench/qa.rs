@@ -217,26 +217,9 @@ pub fn question(
         };
         option_text(sc, &actor, o)
     };
-    // Negatives that read the same as the positive or as a closer negative are no options.
-    let mut seen = vec![text(inst.scenario)];
-    let distinct: Vec<Scenario> = inst
-        .negatives
-        .iter()
-        .copied()
-        .filter(|sc| {
-            let t = text(*sc);
-            let new = !seen.contains(&t);
-            seen.push(t);
-            new
-        })
-        .collect();
-    if distinct.len() < cfg.mcq.min_negatives {
+    let Some(drawn) = draw_distractors(cfg, inst, &id, &text) else {
         return Ok(None);
-    }
-    let mut rng = SplitMix64::new(crate::qa::record::shuffle_seed(&format!(
-        "negatives\u{0}{id}"
-    )));
-    let drawn = draw_negatives(&distinct, cfg.mcq.negatives, &mut rng);
+    };
     let mut shown_types = vec![inst.scenario];
     shown_types.extend(&drawn);
     let canonical: Vec<String> = shown_types.iter().map(|sc| text(*sc)).collect();
@@ -271,8 +254,53 @@ pub fn question(
         ..Default::default()
     };
     set_answer(&mut r, &canonical, 0, true)?;
-    // The prompt: who is who, the question, the options, and a definition per option (shown
-    // in the options' order, so the glossary does not give the answer away).
+    r.prompt = prompt(inst, &q, &actor, &other, &canonical, &shown_types);
+    Ok(Some(r))
+}
+
+/// The distractors of the question `id` asks: drawn from the negatives that read differently
+/// from the positive and from every closer negative (as `text` writes them), or `None` when
+/// too few such remain.
+fn draw_distractors(
+    cfg: &StsConfig,
+    inst: &Instance,
+    id: &str,
+    text: &impl Fn(Scenario) -> String,
+) -> Option<Vec<Scenario>> {
+    let mut seen = vec![text(inst.scenario)];
+    let distinct: Vec<Scenario> = inst
+        .negatives
+        .iter()
+        .copied()
+        .filter(|sc| {
+            let t = text(*sc);
+            let new = !seen.contains(&t);
+            seen.push(t);
+            new
+        })
+        .collect();
+    if distinct.len() < cfg.mcq.min_negatives {
+        return None;
+    }
+    let mut rng = SplitMix64::new(crate::qa::record::shuffle_seed(&format!(
+        "negatives\u{0}{id}"
+    )));
+    Some(draw_negatives(&distinct, cfg.mcq.negatives, &mut rng))
+}
+
+/// The prompt: who is who, the question, the options, and a definition per option (shown in
+/// the options' order, so the glossary does not give the answer away).
+fn prompt(
+    inst: &Instance,
+    q: &QuestionInput<'_>,
+    actor: &str,
+    other: &str,
+    canonical: &[String],
+    shown_types: &[Scenario],
+) -> Prompt {
+    let tracks = q.tracks;
+    let actor_tr = &tracks[inst.actor];
+    let other_tr = inst.other.map(|o| &tracks[o]);
     let ego = &tracks[0];
     let mut lines = vec![format!(
         "You are driving the ego vehicle. The clip shows {} keyframes over {:.1} s.",
@@ -281,40 +309,47 @@ pub fn question(
     )];
     let mut agents: Vec<(&str, &Track)> = Vec::new();
     if !actor_tr.is_ego {
-        agents.push((&actor, actor_tr));
+        agents.push((actor, actor_tr));
     }
     if let Some(o) = other_tr.filter(|t| !t.is_ego) {
-        agents.push((&other, o));
+        agents.push((other, o));
     }
     for (k, (name, tr)) in agents.iter().enumerate() {
         let cam = q.shown.first_cameras.get(k).cloned().flatten();
-        lines.push(describe_agent(name, tr, ego, f0, cam.as_deref()));
+        lines.push(describe_agent(
+            name,
+            tr,
+            ego,
+            inst.frames[0],
+            cam.as_deref(),
+        ));
     }
-    // A scenario of two parties is defined with "the first"/"the second"; one of a single
-    // party is named by what it describes, without a subject ("stopping: …").
-    let generic = |sc: Scenario| {
-        if sc.short().contains("{other}") {
-            option_text(sc, "the first", "the second")
-        } else {
-            let s = sc
-                .short()
-                .replace("{actor} is ", "")
-                .replace("{actor} ", "");
-            let mut c = s.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_default()
-        }
-    };
     let mut prompt = Prompt::new(
         Layout::StsBench,
         "Which of the following scenarios occurs in the clip?",
     )
     .preamble(lines.join("\n"))
     .postamble("Answer with the letter of the correct option.");
-    for (c, sc) in canonical.iter().zip(&shown_types) {
-        prompt = prompt.note(c.clone(), format!("{}: {}", generic(*sc), sc.long()));
+    for (c, sc) in canonical.iter().zip(shown_types) {
+        prompt = prompt.note(c.clone(), format!("{}: {}", generic_text(*sc), sc.long()));
     }
-    r.prompt = prompt;
-    Ok(Some(r))
+    prompt
+}
+
+/// `sc` defined without the question's names: a scenario of two parties with "the first" and
+/// "the second"; one of a single party by what it describes, without a subject ("stopping:
+/// …").
+fn generic_text(sc: Scenario) -> String {
+    if sc.short().contains("{other}") {
+        option_text(sc, "the first", "the second")
+    } else {
+        let s = sc
+            .short()
+            .replace("{actor} is ", "")
+            .replace("{actor} ", "");
+        let mut c = s.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
+    }
 }

@@ -191,127 +191,196 @@ fn behind_then_ahead(rel: &[[f64; 2]]) -> bool {
 
 /// Two-object rules (no class gate); thresholds that differ for humans follow the actor.
 fn pair(cfg: &StsConfig, sc: Scenario, a: &View<'_>, b: &View<'_>) -> Verdict {
-    let d = distances(a, b);
-    let rel = relative(a, b);
-    let dy = yaw_diffs_deg(a, b);
-    let (va, vb) = (a.v(), b.v());
-    let human = a.tr.kind == Kind::Human;
-    let all = |f: &dyn Fn(usize) -> bool| (0..d.len()).all(f);
+    let p = PairSeries::new(a, b);
     let stem = sc
         .name()
         .trim_end_matches("_AGENT")
         .trim_end_matches("_EGO");
     match stem {
-        "OVERTAKE" => {
-            let c = &cfg.overtake;
-            let (md, ms) = if human {
-                (c.human_max_distance, c.human_min_speed)
-            } else {
-                (c.vehicle_max_distance, c.vehicle_min_speed)
-            };
-            verdict(
-                all(&|k| d[k] < md && va[k] - vb[k] > 0.0 && dy[k] < c.max_yaw_diff_deg)
-                    && min(va) > ms
-                    && min(vb) > ms
-                    && behind_then_ahead(&rel),
-            )
-        }
-        "PASS" => {
-            let c = &cfg.pass;
-            let (md, ms) = if human {
-                (c.human_max_distance, c.human_min_speed)
-            } else {
-                (c.vehicle_max_distance, c.vehicle_min_speed)
-            };
-            verdict(
-                max(&d) < md
-                    && min(va) > ms
-                    && max(vb) < ms
-                    && all(&|k| dy[k] < c.max_yaw_diff_deg)
-                    && behind_then_ahead(&rel),
-            )
-        }
-        "FOLLOW" | "LEAD" => {
-            let c = &cfg.follow;
-            let ahead = stem == "LEAD";
-            verdict(
-                all(&|k| {
-                    rel[k][1].abs() < c.max_lateral
-                        && if ahead {
-                            rel[k][0] > 0.0
-                        } else {
-                            rel[k][0] < 0.0
-                        }
-                        && d[k] < c.max_distance
-                        && (va[k] - vb[k]).abs() < c.max_speed_diff
-                }) && min(va) > c.min_speed
-                    && min(vb) > c.min_speed,
-            )
-        }
-        "WAIT_PED_CROSS" => {
-            let c = &cfg.wait_ped_cross;
-            let Some(pc) = b.ped_crossing() else {
-                return Verdict::NeedsMap(Layer::PedCrossing);
-            };
-            verdict(
-                mean(va) < c.max_mean_speed && max(&d) < c.max_distance && pc.iter().any(|x| *x),
-            )
-        }
+        "OVERTAKE" => p.overtake(cfg),
+        "PASS" => p.pass(cfg),
+        "FOLLOW" | "LEAD" => p.follow(cfg, stem == "LEAD"),
+        "WAIT_PED_CROSS" => p.wait_ped_cross(cfg, b),
         "STATIONARY_BEHIND"
         | "STATIONARY_IN_FRONT_OF"
         | "STATIONARY_LEFT_OF"
-        | "STATIONARY_RIGHT_OF" => {
-            let c = &cfg.stationary;
-            let place = |r: [f64; 2]| match stem {
-                "STATIONARY_BEHIND" => r[1].abs() < c.max_lateral && r[0] < -c.min_longitudinal,
-                "STATIONARY_IN_FRONT_OF" => r[1].abs() < c.max_lateral && r[0] > c.min_longitudinal,
-                "STATIONARY_LEFT_OF" => {
-                    r[0].abs() < c.side_max_longitudinal && r[1] > c.side_min_lateral
-                }
-                _ => r[0].abs() < c.side_max_longitudinal && r[1] < -c.side_min_lateral,
-            };
-            verdict(
-                all(&|k| place(rel[k]) && d[k] < c.max_distance && dy[k] < c.max_yaw_diff_deg)
-                    && max(va) < c.max_speed
-                    && max(vb) < c.max_speed,
-            )
-        }
-        "MOVING_LEFT_OF" | "MOVING_RIGHT_OF" => {
-            let c = &cfg.moving_beside;
-            let left = stem == "MOVING_LEFT_OF";
-            verdict(
-                all(&|k| {
-                    rel[k][0].abs() < c.max_longitudinal
-                        && if left {
-                            rel[k][1] > c.min_lateral
-                        } else {
-                            rel[k][1] < -c.min_lateral
-                        }
-                        && d[k] < c.max_distance
-                        && dy[k] < c.max_yaw_diff_deg
-                }) && min(va) > c.min_speed
-                    && min(vb) > c.min_speed,
-            )
-        }
-        "WALK_ALONGSIDE" => {
-            let c = &cfg.walk_pair;
-            verdict(
-                max(&d) < c.alongside_max_distance
-                    && min(va) > c.min_speed
-                    && min(vb) > c.min_speed
-                    && all(&|k| dy[k] < c.alongside_max_yaw_diff_deg),
-            )
-        }
-        "WALK_OPPOSITE" => {
-            let c = &cfg.walk_pair;
-            verdict(
-                max(&d) < c.opposite_max_distance
-                    && min(va) > c.min_speed
-                    && min(vb) > c.min_speed
-                    && all(&|k| dy[k] > c.opposite_min_yaw_diff_deg),
-            )
-        }
+        | "STATIONARY_RIGHT_OF" => p.stationary(cfg, stem),
+        "MOVING_LEFT_OF" | "MOVING_RIGHT_OF" => p.moving_beside(cfg, stem == "MOVING_LEFT_OF"),
+        "WALK_ALONGSIDE" => p.walk_alongside(cfg),
+        "WALK_OPPOSITE" => p.walk_opposite(cfg),
         _ => Verdict::NotApplicable,
+    }
+}
+
+/// The per-keyframe series the two-object rules read, computed once per pair so that each
+/// rule below is only its thresholds.
+struct PairSeries<'a> {
+    /// Centre distances.
+    d: Vec<f64>,
+    /// The actor in the other's body frame.
+    rel: Vec<[f64; 2]>,
+    /// Heading differences in degrees, in [0, 180].
+    dy: Vec<f64>,
+    va: &'a [f64],
+    vb: &'a [f64],
+    /// Whether the actor is a human (its thresholds differ).
+    human: bool,
+}
+
+impl<'a> PairSeries<'a> {
+    fn new(a: &View<'a>, b: &View<'a>) -> Self {
+        let d = distances(a, b);
+        let rel = relative(a, b);
+        let dy = yaw_diffs_deg(a, b);
+        let (va, vb) = (a.v(), b.v());
+        let human = a.tr.kind == Kind::Human;
+        Self {
+            d,
+            rel,
+            dy,
+            va,
+            vb,
+            human,
+        }
+    }
+
+    /// Whether `f` holds at every keyframe.
+    fn all(&self, f: &dyn Fn(usize) -> bool) -> bool {
+        (0..self.d.len()).all(f)
+    }
+
+    fn overtake(&self, cfg: &StsConfig) -> Verdict {
+        let Self {
+            d, rel, dy, va, vb, ..
+        } = self;
+        let c = &cfg.overtake;
+        let (md, ms) = if self.human {
+            (c.human_max_distance, c.human_min_speed)
+        } else {
+            (c.vehicle_max_distance, c.vehicle_min_speed)
+        };
+        verdict(
+            self.all(&|k| d[k] < md && va[k] - vb[k] > 0.0 && dy[k] < c.max_yaw_diff_deg)
+                && min(va) > ms
+                && min(vb) > ms
+                && behind_then_ahead(rel),
+        )
+    }
+
+    fn pass(&self, cfg: &StsConfig) -> Verdict {
+        let Self {
+            d, rel, dy, va, vb, ..
+        } = self;
+        let c = &cfg.pass;
+        let (md, ms) = if self.human {
+            (c.human_max_distance, c.human_min_speed)
+        } else {
+            (c.vehicle_max_distance, c.vehicle_min_speed)
+        };
+        verdict(
+            max(d) < md
+                && min(va) > ms
+                && max(vb) < ms
+                && self.all(&|k| dy[k] < c.max_yaw_diff_deg)
+                && behind_then_ahead(rel),
+        )
+    }
+
+    /// FOLLOW, or LEAD when `ahead`.
+    fn follow(&self, cfg: &StsConfig, ahead: bool) -> Verdict {
+        let Self { d, rel, va, vb, .. } = self;
+        let c = &cfg.follow;
+        verdict(
+            self.all(&|k| {
+                rel[k][1].abs() < c.max_lateral
+                    && if ahead {
+                        rel[k][0] > 0.0
+                    } else {
+                        rel[k][0] < 0.0
+                    }
+                    && d[k] < c.max_distance
+                    && (va[k] - vb[k]).abs() < c.max_speed_diff
+            }) && min(va) > c.min_speed
+                && min(vb) > c.min_speed,
+        )
+    }
+
+    /// WAIT_PED_CROSS, the other object `b` being the pedestrian whose crossing flags it
+    /// reads.
+    fn wait_ped_cross(&self, cfg: &StsConfig, b: &View<'_>) -> Verdict {
+        let c = &cfg.wait_ped_cross;
+        let Some(pc) = b.ped_crossing() else {
+            return Verdict::NeedsMap(Layer::PedCrossing);
+        };
+        verdict(
+            mean(self.va) < c.max_mean_speed
+                && max(&self.d) < c.max_distance
+                && pc.iter().any(|x| *x),
+        )
+    }
+
+    /// The four STATIONARY_* relations, `stem` naming which.
+    fn stationary(&self, cfg: &StsConfig, stem: &str) -> Verdict {
+        let Self {
+            d, rel, dy, va, vb, ..
+        } = self;
+        let c = &cfg.stationary;
+        let place = |r: [f64; 2]| match stem {
+            "STATIONARY_BEHIND" => r[1].abs() < c.max_lateral && r[0] < -c.min_longitudinal,
+            "STATIONARY_IN_FRONT_OF" => r[1].abs() < c.max_lateral && r[0] > c.min_longitudinal,
+            "STATIONARY_LEFT_OF" => {
+                r[0].abs() < c.side_max_longitudinal && r[1] > c.side_min_lateral
+            }
+            _ => r[0].abs() < c.side_max_longitudinal && r[1] < -c.side_min_lateral,
+        };
+        verdict(
+            self.all(&|k| place(rel[k]) && d[k] < c.max_distance && dy[k] < c.max_yaw_diff_deg)
+                && max(va) < c.max_speed
+                && max(vb) < c.max_speed,
+        )
+    }
+
+    /// MOVING_LEFT_OF, or MOVING_RIGHT_OF unless `left`.
+    fn moving_beside(&self, cfg: &StsConfig, left: bool) -> Verdict {
+        let Self {
+            d, rel, dy, va, vb, ..
+        } = self;
+        let c = &cfg.moving_beside;
+        verdict(
+            self.all(&|k| {
+                rel[k][0].abs() < c.max_longitudinal
+                    && if left {
+                        rel[k][1] > c.min_lateral
+                    } else {
+                        rel[k][1] < -c.min_lateral
+                    }
+                    && d[k] < c.max_distance
+                    && dy[k] < c.max_yaw_diff_deg
+            }) && min(va) > c.min_speed
+                && min(vb) > c.min_speed,
+        )
+    }
+
+    fn walk_alongside(&self, cfg: &StsConfig) -> Verdict {
+        let Self { d, dy, va, vb, .. } = self;
+        let c = &cfg.walk_pair;
+        verdict(
+            max(d) < c.alongside_max_distance
+                && min(va) > c.min_speed
+                && min(vb) > c.min_speed
+                && self.all(&|k| dy[k] < c.alongside_max_yaw_diff_deg),
+        )
+    }
+
+    fn walk_opposite(&self, cfg: &StsConfig) -> Verdict {
+        let Self { d, dy, va, vb, .. } = self;
+        let c = &cfg.walk_pair;
+        verdict(
+            max(d) < c.opposite_max_distance
+                && min(va) > c.min_speed
+                && min(vb) > c.min_speed
+                && self.all(&|k| dy[k] > c.opposite_min_yaw_diff_deg),
+        )
     }
 }
 

@@ -27,7 +27,7 @@ use super::render::{Canvas, Ground};
 use super::tokens::Rng;
 use super::uniform::{annotated, frame_times, lidar_points, render_jpeg, scene_time};
 use super::waymo::FormatSummary;
-use super::world::{SceneWorld, EGO_CENTER_AHEAD, EGO_SIZE};
+use super::world::{Agent, AgentState, SceneWorld, EGO_CENTER_AHEAD, EGO_SIZE};
 use super::SynthOptions;
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
@@ -284,6 +284,148 @@ fn nuscenes_camera(
     ))
 }
 
+/// A Bench2Drive rig camera as its sensor entry, and its right-handed OpenCV pose and
+/// intrinsics (for rendering); `ego_yaw_deg` is the ego's CARLA yaw.
+fn carla_camera(
+    cam: &B2dCamera,
+    e: &super::world::EgoState,
+    ego_m: &Matrix4<f64>,
+    ego_yaw_deg: f64,
+    (w, h): (u32, u32),
+) -> Result<(Value, CameraView)> {
+    let cam2ego = carla_matrix(cam.mount, [0.0, 0.0, cam.yaw_deg]);
+    let cam_world = ego_m * cam2ego;
+    let f = f64::from(w) / (2.0 * (cam.fov_deg.to_radians() / 2.0).tan());
+    let (cx, cy) = (f64::from(w) / 2.0, f64::from(h) / 2.0);
+    let sensor = json!({
+        "location": [cam_world[(0, 3)], cam_world[(1, 3)], cam_world[(2, 3)]],
+        "rotation": [0.0, 0.0, ego_yaw_deg + cam.yaw_deg],
+        "intrinsic": [[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]],
+        "world2cam": mat_json(&inverse(&cam_world)?),
+        "cam2ego": mat_json(&cam2ego),
+        "fov": cam.fov_deg,
+        "image_size_x": w,
+        "image_size_y": h,
+    });
+    // For rendering: the camera in the right-handed world with OpenCV axes.
+    let yaw = e.yaw - cam.yaw_deg.to_radians();
+    let p = ego_m * Vector4::new(cam.mount[0], cam.mount[1], cam.mount[2], 1.0);
+    let fwd = Vector3::new(yaw.cos(), yaw.sin(), 0.0);
+    let right = Vector3::new(yaw.sin(), -yaw.cos(), 0.0);
+    let down = -Vector3::z();
+    let rot = nalgebra::Rotation3::from_basis_unchecked(&[right, down, fwd]);
+    let view = (
+        nalgebra::Isometry3::from_parts(
+            nalgebra::Translation3::new(p.x, -p.y, p.z),
+            nalgebra::UnitQuaternion::from_rotation_matrix(&rot),
+        ),
+        [f, f, cx, cy],
+    );
+    Ok((sensor, view))
+}
+
+/// The ego's own box entry (`hero`), from its CARLA location, rotation and matrix.
+fn ego_box(
+    e: &super::world::EgoState,
+    ego_m: &Matrix4<f64>,
+    ego_loc: [f64; 3],
+    ego_rot: [f64; 3],
+) -> Result<Value> {
+    let [ew, el, eh] = EGO_SIZE;
+    let ego_center = ego_m * Vector4::new(EGO_CENTER_AHEAD, 0.0, eh / 2.0, 1.0);
+    Ok(box_json(
+        "ego_vehicle",
+        "hero",
+        "vehicle.lincoln.mkz_2020",
+        ego_loc,
+        ego_rot,
+        [ego_center.x, ego_center.y, ego_center.z],
+        [EGO_CENTER_AHEAD, 0.0, eh / 2.0],
+        [el / 2.0, ew / 2.0, eh / 2.0],
+        json!({"world2ego": mat_json(&inverse(ego_m)?), "speed": e.speed}),
+    ))
+}
+
+/// An annotated agent's box entry, `None` for classes CARLA lacks; `e` is the ego at the
+/// frame's time (for the distance).
+fn agent_box(
+    world: &SceneWorld,
+    seed: u64,
+    e: &super::world::EgoState,
+    agent: &Agent,
+    st: &AgentState,
+) -> Result<Option<Value>> {
+    let Some((class, type_id, base_type)) = blueprint(agent.class()) else {
+        return Ok(None);
+    };
+    let [bw, bl, bh] = agent.size;
+    let loc = [st.center[0], -st.center[1], 0.0];
+    let rot = [0.0, 0.0, -st.yaw.to_degrees()];
+    let m = carla_matrix(loc, rot);
+    let center = [st.center[0], -st.center[1], st.center[2]];
+    let dist = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
+    let id = format!("{}", 1000 + agent.id);
+    let extra = if class == "walker" {
+        json!({"world2ped": mat_json(&inverse(&m)?), "speed": 0.0, "gender": "female", "age": "adult"})
+    } else {
+        let mut rng = Rng::new(seed, &format!("b2d/color/{}/{}", world.index, agent.id));
+        json!({
+            "world2vehicle": mat_json(&inverse(&m)?),
+            "speed": st.speed,
+            "state": if agent.parked { "static" } else { "dynamic" },
+            "base_type": base_type,
+            "num_points": lidar_points(agent.size, dist),
+            "brake": 0.0,
+            "light_state": "NONE",
+            "color": format!("{},{},{}", rng.below(256), rng.below(256), rng.below(256)),
+        })
+    };
+    // Bench2Drive's static vehicles carry a wrong location and rotation (its own
+    // docs/anno.md; `docs/formats.md` §3.2).
+    let (loc_w, rot_w) = if class == "vehicle" && agent.parked {
+        ([0.0; 3], [0.0; 3])
+    } else {
+        (loc, rot)
+    };
+    let mut b = box_json(
+        class,
+        &id,
+        type_id,
+        loc_w,
+        rot_w,
+        center,
+        [0.0, 0.0, bh / 2.0],
+        [bl / 2.0, bw / 2.0, bh / 2.0],
+        extra,
+    );
+    b["world_cord"] = json!(world_cord(center, rot, [bl / 2.0, bw / 2.0, bh / 2.0]));
+    b["distance"] = json!(dist);
+    Ok(Some(b))
+}
+
+/// A box's eight vertices in the world from its true pose (CARLA axes), in Bench2Drive's
+/// `world_cord` order.
+fn world_cord(center: [f64; 3], rot: [f64; 3], ext: [f64; 3]) -> Vec<Vec<f64>> {
+    let signs = [
+        [1.0, 1.0, 1.0],
+        [1.0, 1.0, -1.0],
+        [1.0, -1.0, 1.0],
+        [1.0, -1.0, -1.0],
+        [-1.0, 1.0, 1.0],
+        [-1.0, 1.0, -1.0],
+        [-1.0, -1.0, 1.0],
+        [-1.0, -1.0, -1.0],
+    ];
+    let cm = carla_matrix(center, rot);
+    signs
+        .iter()
+        .map(|s| {
+            let v = cm * Vector4::new(s[0] * ext[0], s[1] * ext[1], s[2] * ext[2], 1.0);
+            vec![v.x, v.y, v.z]
+        })
+        .collect()
+}
+
 /// One frame's annotation, and each camera's right-handed OpenCV pose and intrinsics (for
 /// rendering).
 fn frame_anno(
@@ -301,43 +443,12 @@ fn frame_anno(
     let mut sensors = serde_json::Map::new();
     let mut views = Vec::new();
     for cam in &CAMERAS {
-        if rig == Rig::NuScenes {
-            let (sensor, view) = nuscenes_camera(cam.key, &e, &ego_m, w, h)?;
-            sensors.insert(cam.key.into(), sensor);
-            views.push(view);
-            continue;
-        }
-        let cam2ego = carla_matrix(cam.mount, [0.0, 0.0, cam.yaw_deg]);
-        let cam_world = ego_m * cam2ego;
-        let f = f64::from(w) / (2.0 * (cam.fov_deg.to_radians() / 2.0).tan());
-        let (cx, cy) = (f64::from(w) / 2.0, f64::from(h) / 2.0);
-        sensors.insert(
-            cam.key.into(),
-            json!({
-                "location": [cam_world[(0, 3)], cam_world[(1, 3)], cam_world[(2, 3)]],
-                "rotation": [0.0, 0.0, ego_rot[2] + cam.yaw_deg],
-                "intrinsic": [[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]],
-                "world2cam": mat_json(&inverse(&cam_world)?),
-                "cam2ego": mat_json(&cam2ego),
-                "fov": cam.fov_deg,
-                "image_size_x": w,
-                "image_size_y": h,
-            }),
-        );
-        // For rendering: the camera in the right-handed world with OpenCV axes.
-        let yaw = e.yaw - cam.yaw_deg.to_radians();
-        let p = ego_m * Vector4::new(cam.mount[0], cam.mount[1], cam.mount[2], 1.0);
-        let fwd = Vector3::new(yaw.cos(), yaw.sin(), 0.0);
-        let right = Vector3::new(yaw.sin(), -yaw.cos(), 0.0);
-        let down = -Vector3::z();
-        let rot = nalgebra::Rotation3::from_basis_unchecked(&[right, down, fwd]);
-        views.push((
-            nalgebra::Isometry3::from_parts(
-                nalgebra::Translation3::new(p.x, -p.y, p.z),
-                nalgebra::UnitQuaternion::from_rotation_matrix(&rot),
-            ),
-            [f, f, cx, cy],
-        ));
+        let (sensor, view) = match rig {
+            Rig::NuScenes => nuscenes_camera(cam.key, &e, &ego_m, w, h)?,
+            Rig::Carla => carla_camera(cam, &e, &ego_m, ego_rot[2], (w, h))?,
+        };
+        sensors.insert(cam.key.into(), sensor);
+        views.push(view);
     }
     let lidar2ego = carla_matrix(LIDAR_MOUNT, [0.0; 3]);
     sensors.insert(
@@ -347,86 +458,11 @@ fn frame_anno(
             "lidar2ego": mat_json(&lidar2ego),
         }),
     );
-    let [ew, el, eh] = EGO_SIZE;
-    let ego_center = ego_m * Vector4::new(EGO_CENTER_AHEAD, 0.0, eh / 2.0, 1.0);
-    let mut boxes = vec![box_json(
-        "ego_vehicle",
-        "hero",
-        "vehicle.lincoln.mkz_2020",
-        ego_loc,
-        ego_rot,
-        [ego_center.x, ego_center.y, ego_center.z],
-        [EGO_CENTER_AHEAD, 0.0, eh / 2.0],
-        [el / 2.0, ew / 2.0, eh / 2.0],
-        json!({"world2ego": mat_json(&inverse(&ego_m)?), "speed": e.speed}),
-    )];
+    let mut boxes = vec![ego_box(&e, &ego_m, ego_loc, ego_rot)?];
     for (agent, st) in annotated(world, t) {
-        let Some((class, type_id, base_type)) = blueprint(agent.class()) else {
-            continue;
-        };
-        let [bw, bl, bh] = agent.size;
-        let loc = [st.center[0], -st.center[1], 0.0];
-        let rot = [0.0, 0.0, -st.yaw.to_degrees()];
-        let m = carla_matrix(loc, rot);
-        let center = [st.center[0], -st.center[1], st.center[2]];
-        let dist = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
-        let id = format!("{}", 1000 + agent.id);
-        let extra = if class == "walker" {
-            json!({"world2ped": mat_json(&inverse(&m)?), "speed": 0.0, "gender": "female", "age": "adult"})
-        } else {
-            let mut rng = Rng::new(seed, &format!("b2d/color/{}/{}", world.index, agent.id));
-            json!({
-                "world2vehicle": mat_json(&inverse(&m)?),
-                "speed": st.speed,
-                "state": if agent.parked { "static" } else { "dynamic" },
-                "base_type": base_type,
-                "num_points": lidar_points(agent.size, dist),
-                "brake": 0.0,
-                "light_state": "NONE",
-                "color": format!("{},{},{}", rng.below(256), rng.below(256), rng.below(256)),
-            })
-        };
-        // Bench2Drive's static vehicles carry a wrong location and rotation (its own
-        // docs/anno.md; `docs/formats.md` §3.2).
-        let (loc_w, rot_w) = if class == "vehicle" && agent.parked {
-            ([0.0; 3], [0.0; 3])
-        } else {
-            (loc, rot)
-        };
-        let mut b = box_json(
-            class,
-            &id,
-            type_id,
-            loc_w,
-            rot_w,
-            center,
-            [0.0, 0.0, bh / 2.0],
-            [bl / 2.0, bw / 2.0, bh / 2.0],
-            extra,
-        );
-        // world_cord from the true pose, in Bench2Drive's vertex order.
-        let ext = [bl / 2.0, bw / 2.0, bh / 2.0];
-        let signs = [
-            [1.0, 1.0, 1.0],
-            [1.0, 1.0, -1.0],
-            [1.0, -1.0, 1.0],
-            [1.0, -1.0, -1.0],
-            [-1.0, 1.0, 1.0],
-            [-1.0, 1.0, -1.0],
-            [-1.0, -1.0, 1.0],
-            [-1.0, -1.0, -1.0],
-        ];
-        let cm = carla_matrix(center, rot);
-        let cord: Vec<Vec<f64>> = signs
-            .iter()
-            .map(|s| {
-                let v = cm * Vector4::new(s[0] * ext[0], s[1] * ext[1], s[2] * ext[2], 1.0);
-                vec![v.x, v.y, v.z]
-            })
-            .collect();
-        b["world_cord"] = json!(cord);
-        b["distance"] = json!(dist);
-        boxes.push(b);
+        if let Some(b) = agent_box(world, seed, &e, agent, &st)? {
+            boxes.push(b);
+        }
     }
     let anno = json!({
         "x": ego_loc[0],

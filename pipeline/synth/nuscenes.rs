@@ -411,12 +411,9 @@ fn facing_faces(center: [f64; 3], yaw: f64, size: [f64; 3], from: Vector3<f64>) 
     out
 }
 
-/// Writes the dataroot.
-pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
-    opts.validate()?;
-    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
-    let started = Instant::now();
-    let seed = opts.seed;
+/// The tables that do not depend on the scenes: categories, attributes, visibility bins and
+/// sensors.
+fn fixed_tables(seed: u64) -> Tables {
     let tok = |name: &str| token(seed, name);
     let mut t = Tables::default();
     for k in &KINDS {
@@ -449,34 +446,41 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
             modality: if ch == LIDAR { "lidar" } else { "camera" }.into(),
         });
     }
+    t
+}
 
-    let mut lidar_files = 0usize;
-    let mut images = 0usize;
-    let mut job_count = 0usize;
-    let render_ns = AtomicU64::new(0);
-    let (w, h) = (opts.image_width, opts.image_height);
-    // Worlds are built, drawn and written a few scenes at a time, and their table rows go to
-    // disk after each chunk, so memory stays flat however many scenes are asked for. Only the
-    // road layout of each world is kept, for the map masks and layers written at the end.
-    let chunk = (2 * rayon::current_num_threads()).max(1);
-    let mut streams = TableStreams::create(&out.join(&opts.version))?;
-    let mut log_locations: Vec<(String, String)> = Vec::new();
-    let mut layouts: Vec<SceneWorld> = Vec::new();
-    let bar = crate::progress::bar(opts.scenes as u64, "synth scenes");
-    for start in (0..opts.scenes).step_by(chunk) {
-        let end = (start + chunk).min(opts.scenes);
-        let worlds: Vec<SceneWorld> = (start..end)
+/// A few scenes built, drawn and written together (see [`write`]), index for index.
+struct Chunk {
+    worlds: Vec<SceneWorld>,
+    plans: Vec<ScenePlan>,
+    grounds: Vec<Ground>,
+}
+
+/// Per scene of a chunk, per sample, per camera: what the keyframe image shows of each box.
+type KeyframeCoverage = Vec<Vec<Vec<Vec<ObjectPixels>>>>;
+
+impl Chunk {
+    /// Builds scenes `scenes` in parallel.
+    fn build(opts: &SynthOptions, scenes: std::ops::Range<usize>) -> Result<Self> {
+        let worlds: Vec<SceneWorld> = scenes
             .into_par_iter()
-            .map(|k| SceneWorld::build(seed, k, opts.duration_s))
+            .map(|k| SceneWorld::build(opts.seed, k, opts.duration_s))
             .collect::<Result<_>>()?;
         let plans: Vec<ScenePlan> = worlds.iter().map(|w| plan_scene(w, opts)).collect();
         let grounds: Vec<Ground> = worlds
             .iter()
             .map(|w| Ground::new(&w.roads, &w.junctions))
             .collect();
+        Ok(Self {
+            worlds,
+            plans,
+            grounds,
+        })
+    }
 
-        // Images: every camera reading, in parallel, each one independent of the others.
-        let jobs: Vec<Job> = plans
+    /// Every camera reading of the chunk, scene by scene and camera by camera.
+    fn jobs(&self) -> Vec<Job> {
+        self.plans
             .iter()
             .enumerate()
             .flat_map(|(scene, p)| {
@@ -484,29 +488,42 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
                     (0..p.readings[ch].len()).map(move |idx| Job { scene, ch, idx })
                 })
             })
-            .collect();
-        job_count += jobs.len();
+            .collect()
+    }
+
+    /// Renders and writes the images of `jobs`, in parallel, each one independent of the
+    /// others; adds the time spent to `render_ns`.
+    fn render_images(
+        &self,
+        out: &Path,
+        opts: &SynthOptions,
+        jobs: &[Job],
+        render_ns: &AtomicU64,
+    ) -> Result<()> {
+        let (w, h) = (opts.image_width, opts.image_height);
         jobs.par_iter().try_for_each(|job| -> Result<()> {
             let t_job = Instant::now();
-            let world = &worlds[job.scene];
-            let plan = &plans[job.scene];
+            let world = &self.worlds[job.scene];
+            let plan = &self.plans[job.scene];
             let r = &plan.readings[job.ch][job.idx];
             let t = scene_time(plan, r.ts);
             let view = camera_view(world, &CAMERAS[job.ch], t, w, h);
             let solids = solids_at(world, t);
             let jpeg = CANVAS.with(|c| {
                 let mut canvas = c.borrow_mut();
-                render::render_into(&mut canvas, &view, &grounds[job.scene], &solids, false);
+                render::render_into(&mut canvas, &view, &self.grounds[job.scene], &solids, false);
                 render::encode_jpeg(&canvas.rgb, w, h, opts.jpeg_quality)
             })?;
             write_atomic(&out.join(&r.filename), &jpeg)?;
             render_ns.fetch_add(t_job.elapsed().as_nanos() as u64, Ordering::Relaxed);
             Ok(())
-        })?;
+        })
+    }
 
-        // Visibility: how much of each box the six keyframe images show, from a depth-only pass
-        // at a fixed resolution so that the tables do not depend on the image size chosen.
-        // kf[scene][sample][camera] = pixel counts.
+    /// How much of each box the six keyframe images show, from a depth-only pass at a fixed
+    /// resolution so that the tables do not depend on the image size chosen.
+    fn keyframe_coverage(&self, jobs: &[Job]) -> KeyframeCoverage {
+        let (worlds, plans) = (&self.worlds, &self.plans);
         let keys: Vec<&Job> = jobs
             .iter()
             .filter(|j| plans[j.scene].readings[j.ch][j.idx].key)
@@ -521,272 +538,390 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
                 CANVAS.with(|c| render::coverage_into(&mut c.borrow_mut(), &view, &solids))
             })
             .collect();
-        let mut kf: Vec<Vec<Vec<Vec<ObjectPixels>>>> = plans
+        let mut kf: KeyframeCoverage = plans
             .iter()
             .map(|p| vec![vec![Vec::new(); 6]; p.sample_ts.len()])
             .collect();
         for (job, c) in keys.iter().zip(counts) {
             kf[job.scene][plans[job.scene].readings[job.ch][job.idx].sample][job.ch] = c;
         }
+        kf
+    }
+}
 
-        for (local, (world, plan)) in worlds.iter().zip(&plans).enumerate() {
-            let k = start + local;
-            let scene_tok = tok(&format!("scene/{k}"));
-            let log_tok = tok(&format!("log/{k}"));
-            log_locations.push((world.place.location.to_string(), log_tok.clone()));
-            t.log.push(Log {
-                token: log_tok.clone(),
-                logfile: plan.logfile.clone(),
-                vehicle: world.place.vehicle.into(),
-                date_captured: plan.date.clone(),
-                location: world.place.location.into(),
-            });
-            let cs_tok: Vec<String> = (0..7)
-                .map(|ch| tok(&format!("calibrated_sensor/{k}/{}", channel_name(ch))))
-                .collect();
-            for ch in 0..7 {
-                let (translation, rotation, camera_intrinsic) = if ch == LIDAR {
-                    (rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION, None)
+/// One scene's table rows and point clouds, with the tokens its tables share.
+struct SceneRows<'a> {
+    seed: u64,
+    /// The scene's index in the corpus.
+    k: usize,
+    world: &'a SceneWorld,
+    plan: &'a ScenePlan,
+    /// Image width and height.
+    size: (u32, u32),
+    sample_tok: Vec<String>,
+}
+
+impl<'a> SceneRows<'a> {
+    fn new(
+        seed: u64,
+        k: usize,
+        world: &'a SceneWorld,
+        plan: &'a ScenePlan,
+        size: (u32, u32),
+    ) -> Self {
+        let sample_tok = (0..plan.sample_ts.len())
+            .map(|i| token(seed, &format!("sample/{k}/{i}")))
+            .collect();
+        Self {
+            seed,
+            k,
+            world,
+            plan,
+            size,
+            sample_tok,
+        }
+    }
+
+    fn tok(&self, name: &str) -> String {
+        token(self.seed, name)
+    }
+
+    /// The scene's log, scene and sample rows; returns the log's token.
+    fn push_scene(&self, t: &mut Tables) -> String {
+        let (k, world, plan) = (self.k, self.world, self.plan);
+        let sample_tok = &self.sample_tok;
+        let scene_tok = self.tok(&format!("scene/{k}"));
+        let log_tok = self.tok(&format!("log/{k}"));
+        t.log.push(Log {
+            token: log_tok.clone(),
+            logfile: plan.logfile.clone(),
+            vehicle: world.place.vehicle.into(),
+            date_captured: plan.date.clone(),
+            location: world.place.location.into(),
+        });
+        let n_samples = plan.sample_ts.len();
+        t.scene.push(Scene {
+            token: scene_tok.clone(),
+            log_token: log_tok.clone(),
+            nbr_samples: n_samples as u32,
+            first_sample_token: sample_tok[0].clone(),
+            last_sample_token: sample_tok[n_samples - 1].clone(),
+            name: world.name.clone(),
+            description: format!(
+                "synthetic: {} [{}]",
+                world.script.description, world.script.name
+            ),
+        });
+        for (i, &ts) in plan.sample_ts.iter().enumerate() {
+            t.sample.push(Sample {
+                token: sample_tok[i].clone(),
+                timestamp: ts,
+                prev: if i > 0 {
+                    sample_tok[i - 1].clone()
                 } else {
-                    let c = &CAMERAS[ch];
-                    (c.translation, c.rotation, Some(c.intrinsic(w, h)))
-                };
-                t.calibrated_sensor.push(CalibratedSensor {
-                    token: cs_tok[ch].clone(),
-                    sensor_token: tok(&format!("sensor/{}", channel_name(ch))),
-                    translation,
-                    rotation,
-                    camera_intrinsic,
-                });
-            }
-            let n_samples = plan.sample_ts.len();
-            let sample_tok: Vec<String> = (0..n_samples)
-                .map(|i| tok(&format!("sample/{k}/{i}")))
-                .collect();
-            t.scene.push(Scene {
-                token: scene_tok.clone(),
-                log_token: log_tok,
-                nbr_samples: n_samples as u32,
-                first_sample_token: sample_tok[0].clone(),
-                last_sample_token: sample_tok[n_samples - 1].clone(),
-                name: world.name.clone(),
-                description: format!(
-                    "synthetic: {} [{}]",
-                    world.script.description, world.script.name
-                ),
+                    String::new()
+                },
+                next: sample_tok.get(i + 1).cloned().unwrap_or_default(),
+                scene_token: scene_tok.clone(),
             });
-            for (i, &ts) in plan.sample_ts.iter().enumerate() {
-                t.sample.push(Sample {
-                    token: sample_tok[i].clone(),
-                    timestamp: ts,
+        }
+        log_tok
+    }
+
+    /// The scene's calibrated sensors, one per channel; returns their tokens by channel.
+    fn push_calibrated_sensors(&self, t: &mut Tables) -> Vec<String> {
+        let k = self.k;
+        let (w, h) = self.size;
+        let cs_tok: Vec<String> = (0..7)
+            .map(|ch| self.tok(&format!("calibrated_sensor/{k}/{}", channel_name(ch))))
+            .collect();
+        for ch in 0..7 {
+            let (translation, rotation, camera_intrinsic) = if ch == LIDAR {
+                (rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION, None)
+            } else {
+                let c = &CAMERAS[ch];
+                (c.translation, c.rotation, Some(c.intrinsic(w, h)))
+            };
+            t.calibrated_sensor.push(CalibratedSensor {
+                token: cs_tok[ch].clone(),
+                sensor_token: self.tok(&format!("sensor/{}", channel_name(ch))),
+                translation,
+                rotation,
+                camera_intrinsic,
+            });
+        }
+        cs_tok
+    }
+
+    /// sample_data and their ego poses, channel by channel; returns the number of images.
+    fn push_sample_data(&self, t: &mut Tables, cs_tok: &[String]) -> usize {
+        let (k, world, plan) = (self.k, self.world, self.plan);
+        let (w, h) = self.size;
+        let mut images = 0;
+        for (ch, list) in plan.readings.iter().enumerate() {
+            let name = channel_name(ch);
+            let sd_tok = |r: &Reading| self.tok(&format!("sample_data/{k}/{name}/{}", r.n));
+            for (i, r) in list.iter().enumerate() {
+                let ep_tok = self.tok(&format!("ego_pose/{k}/{name}/{}", r.n));
+                let e = world.ego_state(scene_time(plan, r.ts));
+                t.ego_pose.push(EgoPose {
+                    token: ep_tok.clone(),
+                    timestamp: r.ts,
+                    rotation: quat_from_yaw(e.yaw),
+                    translation: [e.x, e.y, 0.0],
+                });
+                let (fileformat, width, height) = if ch == LIDAR {
+                    ("pcd", 0, 0)
+                } else {
+                    ("jpg", w, h)
+                };
+                t.sample_data.push(SampleData {
+                    token: sd_tok(r),
+                    sample_token: self.sample_tok[r.sample].clone(),
+                    ego_pose_token: ep_tok,
+                    calibrated_sensor_token: cs_tok[ch].clone(),
+                    timestamp: r.ts,
+                    fileformat: fileformat.into(),
+                    is_key_frame: r.key,
+                    height,
+                    width,
+                    filename: r.filename.clone(),
                     prev: if i > 0 {
-                        sample_tok[i - 1].clone()
+                        sd_tok(&list[i - 1])
                     } else {
                         String::new()
                     },
-                    next: sample_tok.get(i + 1).cloned().unwrap_or_default(),
-                    scene_token: scene_tok.clone(),
+                    next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
                 });
-            }
-            // sample_data and their ego poses, channel by channel.
-            for (ch, list) in plan.readings.iter().enumerate() {
-                let name = channel_name(ch);
-                let sd_tok = |r: &Reading| tok(&format!("sample_data/{k}/{name}/{}", r.n));
-                for (i, r) in list.iter().enumerate() {
-                    let ep_tok = tok(&format!("ego_pose/{k}/{name}/{}", r.n));
-                    let e = world.ego_state(scene_time(plan, r.ts));
-                    t.ego_pose.push(EgoPose {
-                        token: ep_tok.clone(),
-                        timestamp: r.ts,
-                        rotation: quat_from_yaw(e.yaw),
-                        translation: [e.x, e.y, 0.0],
-                    });
-                    let (fileformat, width, height) = if ch == LIDAR {
-                        ("pcd", 0, 0)
-                    } else {
-                        ("jpg", w, h)
-                    };
-                    t.sample_data.push(SampleData {
-                        token: sd_tok(r),
-                        sample_token: sample_tok[r.sample].clone(),
-                        ego_pose_token: ep_tok,
-                        calibrated_sensor_token: cs_tok[ch].clone(),
-                        timestamp: r.ts,
-                        fileformat: fileformat.into(),
-                        is_key_frame: r.key,
-                        height,
-                        width,
-                        filename: r.filename.clone(),
-                        prev: if i > 0 {
-                            sd_tok(&list[i - 1])
-                        } else {
-                            String::new()
-                        },
-                        next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
-                    });
-                    if ch != LIDAR {
-                        images += 1;
-                    }
+                if ch != LIDAR {
+                    images += 1;
                 }
-            }
-
-            // Which samples annotate each agent: from its first to its last in-range sample.
-            let mut per_agent: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-            for (i, &ts) in plan.sample_ts.iter().enumerate() {
-                let tt = scene_time(plan, ts);
-                let e = world.ego_state(tt);
-                for a in &world.agents {
-                    let st = a.state(tt);
-                    let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
-                    if d <= ANNOTATION_RANGE {
-                        per_agent.entry(a.id).or_default().push(i);
-                    }
-                }
-            }
-            // Lidar points per sample, gathered while annotating.
-            let mut clouds: Vec<Vec<[f32; 5]>> = vec![Vec::new(); n_samples];
-            let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
-            for (&id, samples) in &per_agent {
-                let agent = &world.agents[id as usize];
-                let (first, last) = (samples[0], samples[samples.len() - 1]);
-                let ann_tok = |i: usize| tok(&format!("sample_annotation/{k}/{id}/{i}"));
-                let inst_tok = tok(&format!("instance/{k}/{id}"));
-                t.instance.push(Instance {
-                    token: inst_tok.clone(),
-                    category_token: tok(&format!("category/{}", agent.kind.category)),
-                    nbr_annotations: (last - first + 1) as u32,
-                    first_annotation_token: ann_tok(first),
-                    last_annotation_token: ann_tok(last),
-                });
-                for i in first..=last {
-                    let tt = scene_time(plan, plan.sample_ts[i]);
-                    let st = agent.state(tt);
-                    let (vis, sil) = kf[local][i]
-                        .iter()
-                        .flatten()
-                        .filter(|o| o.id == id)
-                        .fold((0u64, 0u64), |(v, s), o| {
-                            (v + u64::from(o.visible), s + u64::from(o.silhouette))
-                        });
-                    let frac = if sil > 0 {
-                        vis as f64 / sil as f64
-                    } else {
-                        0.0
-                    };
-                    let lidar_to_global = ego_iso(world, tt) * lidar_cs;
-                    let lidar_pos = lidar_to_global.translation.vector;
-                    let dist = (Vector3::from(st.center) - lidar_pos).norm();
-                    let faces = facing_faces(st.center, st.yaw, agent.size, lidar_pos);
-                    let exposed: f64 = faces.iter().map(|f| f.3).sum();
-                    let n_lidar = if dist > LIDAR_RANGE || frac < 0.05 {
-                        0
-                    } else {
-                        (LIDAR_DENSITY * frac * exposed / (dist * dist)).round() as usize
-                    };
-                    let is_vehicle = agent.kind.category.starts_with("vehicle.");
-                    let n_radar = if is_vehicle && dist < 80.0 && frac > 0.1 {
-                        (2.0 + 40.0 * frac / dist.max(1.0)).round() as i64
-                    } else {
-                        0
-                    };
-                    if n_lidar > 0 {
-                        let mut rng = Rng::new(seed, &format!("lidar/{k}/{i}/{id}"));
-                        let inv = lidar_to_global.inverse();
-                        let total: f64 = exposed.max(1e-9);
-                        for _ in 0..n_lidar {
-                            let mut pick = rng.unit() * total;
-                            let mut face = &faces[0];
-                            for f in &faces {
-                                face = f;
-                                if pick < f.3 {
-                                    break;
-                                }
-                                pick -= f.3;
-                            }
-                            // Slightly inside the box so that `points_in_box` counts it.
-                            let p = face.0 * 1.0
-                                + face.1 * rng.range(-0.96, 0.96)
-                                + face.2 * rng.range(-0.96, 0.96);
-                            let inward = (Vector3::from(st.center) - face.0) * 0.02;
-                            let pl = inv * Point3::from(p + inward);
-                            let elev = (pl.z / (pl.x * pl.x + pl.y * pl.y).sqrt().max(0.1))
-                                .atan()
-                                .to_degrees();
-                            let ring = ((elev + 30.0) / 40.0 * 31.0).clamp(0.0, 31.0).round();
-                            clouds[i].push([
-                                pl.x as f32,
-                                pl.y as f32,
-                                pl.z as f32,
-                                rng.range(5.0, 90.0).round() as f32,
-                                ring as f32,
-                            ]);
-                        }
-                    }
-                    t.sample_annotation.push(SampleAnnotation {
-                        token: ann_tok(i),
-                        sample_token: sample_tok[i].clone(),
-                        instance_token: inst_tok.clone(),
-                        visibility_token: visibility_token(frac).into(),
-                        attribute_tokens: attribute_names(agent, st.speed)
-                            .iter()
-                            .map(|n| tok(&format!("attribute/{n}")))
-                            .collect(),
-                        translation: st.center,
-                        size: agent.size,
-                        rotation: quat_from_yaw(st.yaw),
-                        prev: if i > first {
-                            ann_tok(i - 1)
-                        } else {
-                            String::new()
-                        },
-                        next: if i < last {
-                            ann_tok(i + 1)
-                        } else {
-                            String::new()
-                        },
-                        num_lidar_pts: n_lidar as i64,
-                        num_radar_pts: n_radar,
-                    });
-                }
-            }
-            // Point clouds: the object returns plus a few rings of ground just below z = 0.
-            for r in &plan.readings[LIDAR] {
-                let tt = scene_time(plan, r.ts);
-                let lidar_to_global = ego_iso(world, tt) * lidar_cs;
-                let inv = lidar_to_global.inverse();
-                // Object returns only on keyframe sweeps (where the boxes are); sweeps get ground.
-                let mut pts = if r.key {
-                    std::mem::take(&mut clouds[r.sample])
-                } else {
-                    Vec::new()
-                };
-                for ring in 0..4 {
-                    let radius = 4.0 + 3.0 * f64::from(ring);
-                    for a in 0..90 {
-                        let ang = f64::from(a) * std::f64::consts::TAU / 90.0;
-                        let pg = lidar_to_global.translation.vector
-                            + Vector3::new(radius * ang.cos(), radius * ang.sin(), 0.0);
-                        let pl = inv * Point3::new(pg.x, pg.y, -0.02);
-                        pts.push([pl.x as f32, pl.y as f32, pl.z as f32, 12.0, ring as f32]);
-                    }
-                }
-                let bytes: Vec<u8> = pts
-                    .iter()
-                    .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
-                    .collect();
-                write_atomic(&out.join(&r.filename), &bytes)?;
-                lidar_files += 1;
             }
         }
-
-        streams.flush(&mut t)?;
-        layouts.extend(worlds.into_iter().map(SceneWorld::layout_only));
-        bar.inc((end - start) as u64);
+        images
     }
-    bar.finish_and_clear();
-    let worlds = layouts;
 
-    // One map mask per location used, covering that location's roads at 1 m per pixel.
+    /// Which samples annotate each agent: from its first to its last in-range sample.
+    fn annotated_samples(&self) -> BTreeMap<u32, Vec<usize>> {
+        let (world, plan) = (self.world, self.plan);
+        let mut per_agent: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, &ts) in plan.sample_ts.iter().enumerate() {
+            let tt = scene_time(plan, ts);
+            let e = world.ego_state(tt);
+            for a in &world.agents {
+                let st = a.state(tt);
+                let d = ((st.center[0] - e.x).powi(2) + (st.center[1] - e.y).powi(2)).sqrt();
+                if d <= ANNOTATION_RANGE {
+                    per_agent.entry(a.id).or_default().push(i);
+                }
+            }
+        }
+        per_agent
+    }
+
+    /// Instances and sample annotations of every annotated agent, agent by agent; returns the
+    /// object returns of the lidar per sample, gathered while annotating (`kf`: this scene's
+    /// keyframe coverage).
+    fn push_annotations(
+        &self,
+        t: &mut Tables,
+        kf: &[Vec<Vec<ObjectPixels>>],
+    ) -> Vec<Vec<[f32; 5]>> {
+        let mut clouds: Vec<Vec<[f32; 5]>> = vec![Vec::new(); self.plan.sample_ts.len()];
+        let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
+        for (&id, samples) in &self.annotated_samples() {
+            self.push_agent(t, id, samples, kf, &lidar_cs, &mut clouds);
+        }
+        clouds
+    }
+
+    /// One agent's instance and its annotations over `samples`, adding its lidar returns to
+    /// `clouds` (`lidar_cs`: lidar → ego).
+    fn push_agent(
+        &self,
+        t: &mut Tables,
+        id: u32,
+        samples: &[usize],
+        kf: &[Vec<Vec<ObjectPixels>>],
+        lidar_cs: &Isometry3<f64>,
+        clouds: &mut [Vec<[f32; 5]>],
+    ) {
+        let (k, world, plan) = (self.k, self.world, self.plan);
+        let agent = &world.agents[id as usize];
+        let (first, last) = (samples[0], samples[samples.len() - 1]);
+        let ann_tok = |i: usize| self.tok(&format!("sample_annotation/{k}/{id}/{i}"));
+        let inst_tok = self.tok(&format!("instance/{k}/{id}"));
+        t.instance.push(Instance {
+            token: inst_tok.clone(),
+            category_token: self.tok(&format!("category/{}", agent.kind.category)),
+            nbr_annotations: (last - first + 1) as u32,
+            first_annotation_token: ann_tok(first),
+            last_annotation_token: ann_tok(last),
+        });
+        for i in first..=last {
+            let tt = scene_time(plan, plan.sample_ts[i]);
+            let st = agent.state(tt);
+            let frac = visible_fraction(&kf[i], id);
+            let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+            let lidar_pos = lidar_to_global.translation.vector;
+            let dist = (Vector3::from(st.center) - lidar_pos).norm();
+            let faces = facing_faces(st.center, st.yaw, agent.size, lidar_pos);
+            let exposed: f64 = faces.iter().map(|f| f.3).sum();
+            let n_lidar = if dist > LIDAR_RANGE || frac < 0.05 {
+                0
+            } else {
+                (LIDAR_DENSITY * frac * exposed / (dist * dist)).round() as usize
+            };
+            let is_vehicle = agent.kind.category.starts_with("vehicle.");
+            let n_radar = if is_vehicle && dist < 80.0 && frac > 0.1 {
+                (2.0 + 40.0 * frac / dist.max(1.0)).round() as i64
+            } else {
+                0
+            };
+            if n_lidar > 0 {
+                let mut rng = Rng::new(self.seed, &format!("lidar/{k}/{i}/{id}"));
+                let inv = lidar_to_global.inverse();
+                object_returns(
+                    &mut rng,
+                    n_lidar,
+                    &faces,
+                    exposed,
+                    st.center,
+                    &inv,
+                    &mut clouds[i],
+                );
+            }
+            t.sample_annotation.push(SampleAnnotation {
+                token: ann_tok(i),
+                sample_token: self.sample_tok[i].clone(),
+                instance_token: inst_tok.clone(),
+                visibility_token: visibility_token(frac).into(),
+                attribute_tokens: attribute_names(agent, st.speed)
+                    .iter()
+                    .map(|n| self.tok(&format!("attribute/{n}")))
+                    .collect(),
+                translation: st.center,
+                size: agent.size,
+                rotation: quat_from_yaw(st.yaw),
+                prev: if i > first {
+                    ann_tok(i - 1)
+                } else {
+                    String::new()
+                },
+                next: if i < last {
+                    ann_tok(i + 1)
+                } else {
+                    String::new()
+                },
+                num_lidar_pts: n_lidar as i64,
+                num_radar_pts: n_radar,
+            });
+        }
+    }
+
+    /// Writes the point clouds: the object returns (`clouds`, per sample) plus a few rings of
+    /// ground just below z = 0; returns the number of files.
+    fn write_point_clouds(&self, out: &Path, mut clouds: Vec<Vec<[f32; 5]>>) -> Result<usize> {
+        let (world, plan) = (self.world, self.plan);
+        let lidar_cs = pose(rig::LIDAR_TOP_TRANSLATION, rig::LIDAR_TOP_ROTATION);
+        let mut files = 0;
+        for r in &plan.readings[LIDAR] {
+            let tt = scene_time(plan, r.ts);
+            let lidar_to_global = ego_iso(world, tt) * lidar_cs;
+            let inv = lidar_to_global.inverse();
+            // Object returns only on keyframe sweeps (where the boxes are); sweeps get ground.
+            let mut pts = if r.key {
+                std::mem::take(&mut clouds[r.sample])
+            } else {
+                Vec::new()
+            };
+            for ring in 0..4 {
+                let radius = 4.0 + 3.0 * f64::from(ring);
+                for a in 0..90 {
+                    let ang = f64::from(a) * std::f64::consts::TAU / 90.0;
+                    let pg = lidar_to_global.translation.vector
+                        + Vector3::new(radius * ang.cos(), radius * ang.sin(), 0.0);
+                    let pl = inv * Point3::new(pg.x, pg.y, -0.02);
+                    pts.push([pl.x as f32, pl.y as f32, pl.z as f32, 12.0, ring as f32]);
+                }
+            }
+            let bytes: Vec<u8> = pts
+                .iter()
+                .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
+                .collect();
+            write_atomic(&out.join(&r.filename), &bytes)?;
+            files += 1;
+        }
+        Ok(files)
+    }
+}
+
+/// The share of box `id` that a sample's six keyframe images show (0 when none shows it).
+fn visible_fraction(cameras: &[Vec<ObjectPixels>], id: u32) -> f64 {
+    let (vis, sil) = cameras
+        .iter()
+        .flatten()
+        .filter(|o| o.id == id)
+        .fold((0u64, 0u64), |(v, s), o| {
+            (v + u64::from(o.visible), s + u64::from(o.silhouette))
+        });
+    if sil > 0 {
+        vis as f64 / sil as f64
+    } else {
+        0.0
+    }
+}
+
+/// `n` lidar returns on a box's facing `faces` (global; `exposed`: their total visible area),
+/// each face drawn by its visible area, pushed onto `cloud` in the lidar frame (`inv`:
+/// global → lidar) as x, y, z, intensity, ring.
+fn object_returns(
+    rng: &mut Rng,
+    n: usize,
+    faces: &[FacingFace],
+    exposed: f64,
+    center: [f64; 3],
+    inv: &Isometry3<f64>,
+    cloud: &mut Vec<[f32; 5]>,
+) {
+    let total: f64 = exposed.max(1e-9);
+    for _ in 0..n {
+        let mut pick = rng.unit() * total;
+        let mut face = &faces[0];
+        for f in faces {
+            face = f;
+            if pick < f.3 {
+                break;
+            }
+            pick -= f.3;
+        }
+        // Slightly inside the box so that `points_in_box` counts it.
+        let p = face.0 * 1.0 + face.1 * rng.range(-0.96, 0.96) + face.2 * rng.range(-0.96, 0.96);
+        let inward = (Vector3::from(center) - face.0) * 0.02;
+        let pl = inv * Point3::from(p + inward);
+        let elev = (pl.z / (pl.x * pl.x + pl.y * pl.y).sqrt().max(0.1))
+            .atan()
+            .to_degrees();
+        let ring = ((elev + 30.0) / 40.0 * 31.0).clamp(0.0, 31.0).round();
+        cloud.push([
+            pl.x as f32,
+            pl.y as f32,
+            pl.z as f32,
+            rng.range(5.0, 90.0).round() as f32,
+            ring as f32,
+        ]);
+    }
+}
+
+/// One map mask per location used, covering that location's roads at 1 m per pixel
+/// (`log_locations`: each log's location and token).
+fn write_map_masks(
+    out: &Path,
+    seed: u64,
+    log_locations: &[(String, String)],
+    worlds: &[SceneWorld],
+    t: &mut Tables,
+) -> Result<()> {
     for place in PLACES {
         let logs: Vec<String> = log_locations
             .iter()
@@ -796,7 +931,7 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
         if logs.is_empty() {
             continue;
         }
-        let map_tok = tok(&format!("map/{}", place.location));
+        let map_tok = token(seed, &format!("map/{}", place.location));
         let filename = format!("maps/{map_tok}.png");
         let roads: Vec<_> = worlds
             .iter()
@@ -811,7 +946,54 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
             filename,
         });
     }
+    Ok(())
+}
 
+/// Writes the dataroot.
+pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
+    opts.validate()?;
+    let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
+    let started = Instant::now();
+    let seed = opts.seed;
+    let mut t = fixed_tables(seed);
+
+    let mut lidar_files = 0usize;
+    let mut images = 0usize;
+    let mut job_count = 0usize;
+    let render_ns = AtomicU64::new(0);
+    let size = (opts.image_width, opts.image_height);
+    // Worlds are built, drawn and written a few scenes at a time, and their table rows go to
+    // disk after each chunk, so memory stays flat however many scenes are asked for. Only the
+    // road layout of each world is kept, for the map masks and layers written at the end.
+    let chunk = (2 * rayon::current_num_threads()).max(1);
+    let mut streams = TableStreams::create(&out.join(&opts.version))?;
+    let mut log_locations: Vec<(String, String)> = Vec::new();
+    let mut layouts: Vec<SceneWorld> = Vec::new();
+    let bar = crate::progress::bar(opts.scenes as u64, "synth scenes");
+    for start in (0..opts.scenes).step_by(chunk) {
+        let end = (start + chunk).min(opts.scenes);
+        let c = Chunk::build(opts, start..end)?;
+        let jobs = c.jobs();
+        job_count += jobs.len();
+        c.render_images(out, opts, &jobs, &render_ns)?;
+        let kf = c.keyframe_coverage(&jobs);
+        for (local, (world, plan)) in c.worlds.iter().zip(&c.plans).enumerate() {
+            let scene = SceneRows::new(seed, start + local, world, plan, size);
+            let log_tok = scene.push_scene(&mut t);
+            log_locations.push((world.place.location.to_string(), log_tok));
+            let cs_tok = scene.push_calibrated_sensors(&mut t);
+            images += scene.push_sample_data(&mut t, &cs_tok);
+            let clouds = scene.push_annotations(&mut t, &kf[local]);
+            lidar_files += scene.write_point_clouds(out, clouds)?;
+        }
+        streams.flush(&mut t)?;
+        layouts.extend(c.worlds.into_iter().map(SceneWorld::layout_only));
+        bar.inc((end - start) as u64);
+    }
+    bar.finish_and_clear();
+    let worlds = layouts;
+
+    write_map_masks(out, seed, &log_locations, &worlds, &mut t)?;
     // The road layout as map-expansion polygons (STSBench's map layers).
     super::map::write_expansions(out, seed, &worlds)?;
 

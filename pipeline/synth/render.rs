@@ -575,23 +575,13 @@ fn clip_near(poly: &[Vector3<f64>]) -> Vec<(Vector3<f64>, bool)> {
     out
 }
 
-fn raster_face(
-    view: &View,
-    face: &Face,
-    mut rgb: Option<&mut [u8]>,
-    buf: &mut Buffers,
-    silhouette: &mut u32,
-) {
-    let Face {
-        poly,
-        normal,
-        col,
-        tag,
-    } = *face;
-    let clipped = clip_near(poly);
-    if clipped.len() < 3 {
-        return;
-    }
+/// A face's edge line `a·u + b·v + c ≥ 0` inside, normalised so the value is a distance in
+/// pixels, and whether the near-plane cut made it (no outline there).
+type EdgeLine = (f64, f64, f64, bool);
+
+/// The clipped face projected to pixels, with the sign of its winding; `None` when it has no
+/// area on screen (seen edge-on).
+fn screen_polygon(view: &View, clipped: &[(Vector3<f64>, bool)]) -> Option<(Vec<(f64, f64)>, f64)> {
     let pts: Vec<(f64, f64)> = clipped
         .iter()
         .map(|(p, _)| (view.fx * p.x / p.z + view.cx, view.fy * p.y / p.z + view.cy))
@@ -604,10 +594,15 @@ fn raster_face(
         })
         .sum();
     if area.abs() < 1e-9 {
-        return;
+        return None;
     }
-    let orient = area.signum();
-    // Edge lines a·u + b·v + c ≥ 0 inside, normalised so the value is a distance in pixels.
+    Some((pts, area.signum()))
+}
+
+/// The inside half-planes of the projected polygon `pts` (winding `orient`), skipping
+/// zero-length edges; `clipped` says which vertices the near-plane cut made.
+fn edge_lines(pts: &[(f64, f64)], orient: f64, clipped: &[(Vector3<f64>, bool)]) -> Vec<EdgeLine> {
+    let n = pts.len();
     let mut edges = Vec::with_capacity(n);
     for i in 0..n {
         let (p, q) = (pts[i], pts[(i + 1) % n]);
@@ -623,6 +618,12 @@ fn raster_face(
         let cut = clipped[i].1 && clipped[(i + 1) % n].1;
         edges.push((a, b, c, cut));
     }
+    edges
+}
+
+/// The pixel rectangle `(umin, umax, vmin, vmax)` that can hold the polygon `pts`, clipped to
+/// the image; `None` when it misses the image.
+fn pixel_bounds(pts: &[(f64, f64)], view: &View) -> Option<(i64, i64, i64, i64)> {
     let (w, h) = (view.width as i64, view.height as i64);
     let umin = pts
         .iter()
@@ -649,37 +650,92 @@ fn raster_face(
         .floor() as i64)
         .min(h - 1);
     if umin > umax || vmin > vmax {
-        return;
+        return None;
     }
-    // 1/z over the face's plane n·p = n·q: 1/z = n·r(u, v) / (n·q), r = ((u−cx)/fx, (v−cy)/fy, 1).
-    let nq = normal.dot(&clipped[0].0);
+    Some((umin, umax, vmin, vmax))
+}
+
+/// 1/z as a linear function `za·u + zb·v + zc` of the pixel, over the plane through `q` with
+/// normal `normal` (camera frame): 1/z = n·r(u, v) / (n·q), r = ((u−cx)/fx, (v−cy)/fy, 1).
+/// `None` when the plane passes through the camera.
+fn inv_depth_plane(view: &View, normal: &Vector3<f64>, q: &Vector3<f64>) -> Option<[f64; 3]> {
+    let nq = normal.dot(q);
     if nq.abs() < 1e-12 {
-        return;
+        return None;
     }
     let za = normal.x / view.fx / nq;
     let zb = normal.y / view.fy / nq;
     let zc = (normal.z - normal.x * view.cx / view.fx - normal.y * view.cy / view.fy) / nq;
+    Some([za, zb, zc])
+}
+
+/// The first and last pixel of row `vf` inside every edge, within `[umin, umax]`; `None` when
+/// the row misses the face.
+fn row_span(edges: &[EdgeLine], vf: f64, umin: i64, umax: i64) -> Option<(i64, i64)> {
+    let (mut lo, mut hi) = (umin as f64, umax as f64);
+    for &(a, b, c, _) in edges {
+        let k = b * vf + c;
+        if a.abs() < 1e-12 {
+            if k < 0.0 {
+                lo = f64::INFINITY;
+            }
+        } else if a > 0.0 {
+            lo = lo.max(-k / a);
+        } else {
+            hi = hi.min(-k / a);
+        }
+    }
+    if lo > hi {
+        return None;
+    }
+    Some((lo.ceil() as i64, hi.floor() as i64))
+}
+
+/// Distance (pixels) from `(uf, vf)` to the nearest box edge of the face, for the outline.
+fn outline_dist(edges: &[EdgeLine], uf: f64, vf: f64) -> f64 {
+    edges
+        .iter()
+        .filter(|e| !e.3)
+        .map(|&(a, b, c, _)| a * uf + b * vf + c)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Rasterises one face into the depth (and, when counting, id) buffers, and into `rgb` when
+/// given, nearest wins; counts the face's pixels not yet in the box's silhouette.
+fn raster_face(
+    view: &View,
+    face: &Face,
+    mut rgb: Option<&mut [u8]>,
+    buf: &mut Buffers,
+    silhouette: &mut u32,
+) {
+    let Face {
+        poly,
+        normal,
+        col,
+        tag,
+    } = *face;
+    let clipped = clip_near(poly);
+    if clipped.len() < 3 {
+        return;
+    }
+    let Some((pts, orient)) = screen_polygon(view, &clipped) else {
+        return;
+    };
+    let edges = edge_lines(&pts, orient, &clipped);
+    let w = view.width as i64;
+    let Some((umin, umax, vmin, vmax)) = pixel_bounds(&pts, view) else {
+        return;
+    };
+    let Some([za, zb, zc]) = inv_depth_plane(view, normal, &clipped[0].0) else {
+        return;
+    };
     let dark = [col[0] * 0.4, col[1] * 0.4, col[2] * 0.4];
     for v in vmin..=vmax {
         let vf = v as f64;
-        // The span of this row inside every edge.
-        let (mut lo, mut hi) = (umin as f64, umax as f64);
-        for &(a, b, c, _) in &edges {
-            let k = b * vf + c;
-            if a.abs() < 1e-12 {
-                if k < 0.0 {
-                    lo = f64::INFINITY;
-                }
-            } else if a > 0.0 {
-                lo = lo.max(-k / a);
-            } else {
-                hi = hi.min(-k / a);
-            }
-        }
-        if lo > hi {
+        let Some((u0, u1)) = row_span(&edges, vf, umin, umax) else {
             continue;
-        }
-        let (u0, u1) = (lo.ceil() as i64, hi.floor() as i64);
+        };
         let row = (v * w) as usize;
         for u in u0.max(0)..=u1.min(w - 1) {
             let i = row + u as usize;
@@ -699,12 +755,11 @@ fn raster_face(
             let Some(rgb) = rgb.as_deref_mut() else {
                 continue;
             };
-            let edge_dist = edges
-                .iter()
-                .filter(|e| !e.3)
-                .map(|&(a, b, c, _)| a * uf + b * vf + c)
-                .fold(f64::INFINITY, f64::min);
-            let c = if edge_dist < 1.0 { dark } else { col };
+            let c = if outline_dist(&edges, uf, vf) < 1.0 {
+                dark
+            } else {
+                col
+            };
             rgb[3 * i] = c[0] as u8;
             rgb[3 * i + 1] = c[1] as u8;
             rgb[3 * i + 2] = c[2] as u8;

@@ -29,7 +29,7 @@ use super::render::{Canvas, Ground};
 use super::rig::{self, CameraSpec};
 use super::tokens::{token, Rng};
 use super::uniform::{annotated, ego_pose, frame_times, lidar_points, render_jpeg, scene_time};
-use super::world::SceneWorld;
+use super::world::{Agent, AgentState, SceneWorld};
 use super::SynthOptions;
 use crate::geometry::{pose, wrap_pi};
 use crate::{Error, Result};
@@ -359,6 +359,317 @@ pub fn projected_box(
     Some([b[0].max(0.0), b[1].max(0.0), b[2].min(w), b[3].min(h)])
 }
 
+/// The five cameras as written: code, name and rig geometry, with the intrinsics (distortion
+/// included) and extrinsics that the calibration, the projected boxes and the images share.
+struct WaymoRig {
+    cams: Vec<(i64, &'static str, &'static CameraSpec)>,
+    intrinsics: Vec<[f64; 9]>,
+    extrinsics: Vec<Isometry3<f64>>,
+    /// Image width and height.
+    size: (u32, u32),
+}
+
+impl WaymoRig {
+    fn new(opts: &WaymoSynthOptions) -> Result<Self> {
+        let (w, h) = (opts.base.image_width, opts.base.image_height);
+        let cams: Vec<(i64, &str, &CameraSpec)> = CAMERAS
+            .iter()
+            .map(|&(code, name, ch)| Ok((code, name, rig_camera(ch)?)))
+            .collect::<Result<_>>()?;
+        let intrinsics: Vec<[f64; 9]> = cams
+            .iter()
+            .map(|(_, _, c)| {
+                let k = c.intrinsic(w, h);
+                let d = opts.distortion;
+                [
+                    k[0][0], k[1][1], k[0][2], k[1][2], d[0], d[1], d[2], d[3], d[4],
+                ]
+            })
+            .collect();
+        let extrinsics: Vec<Isometry3<f64>> = cams.iter().map(|(_, _, c)| extrinsic(c)).collect();
+        Ok(Self {
+            cams,
+            intrinsics,
+            extrinsics,
+            size: (w, h),
+        })
+    }
+}
+
+/// One scene being written as a segment: what each of its component tables is made from.
+struct Segment<'a> {
+    base: &'a SynthOptions,
+    rig: &'a WaymoRig,
+    /// The scene's index.
+    k: usize,
+    name: String,
+    world: SceneWorld,
+    times: Vec<i64>,
+}
+
+impl Segment<'_> {
+    /// The segment's file of component `component` under `out`.
+    fn file(&self, out: &Path, component: &str) -> std::path::PathBuf {
+        out.join(component).join(format!("{}.parquet", self.name))
+    }
+
+    fn scene_time(&self, ts: i64) -> f64 {
+        scene_time(&self.world, self.base.duration_s, ts)
+    }
+
+    /// `camera_calibration`: one row per camera.
+    fn calibration(&self) -> TableBuf {
+        let rig = self.rig;
+        let (w, h) = rig.size;
+        let mut cal = TableBuf::new(&calibration_columns());
+        for (i, (code, _, _)) in rig.cams.iter().enumerate() {
+            let mut row = vec![Val::S(self.name.clone()), Val::I(*code)];
+            row.extend(rig.intrinsics[i].iter().map(|&x| Val::F(x)));
+            row.push(Val::M(row_major(&rig.extrinsics[i])));
+            row.extend([Val::I(i64::from(w)), Val::I(i64::from(h)), Val::I(5)]);
+            cal.push(row);
+        }
+        cal
+    }
+
+    /// `camera_image`, a few frames at a time rendered in parallel, so that memory holds one
+    /// batch of JPEGs; returns the number of images.
+    fn write_images(&self, out: &Path) -> Result<usize> {
+        let (rig, base, world) = (self.rig, self.base, &self.world);
+        let (w, h) = rig.size;
+        let ground = Ground::new(&world.roads, &world.junctions);
+        let img_cols = image_columns();
+        let rows_per_group = IMAGE_FRAMES_PER_BATCH * rig.cams.len();
+        let mut images = ParquetOut::create(
+            &self.file(out, "camera_image"),
+            schema(&img_cols),
+            rows_per_group,
+        )?;
+        let mut count = 0;
+        for chunk in self.times.chunks(IMAGE_FRAMES_PER_BATCH) {
+            let jobs: Vec<(i64, usize)> = chunk
+                .iter()
+                .flat_map(|&ts| (0..rig.cams.len()).map(move |ci| (ts, ci)))
+                .collect();
+            let jpegs: Vec<Vec<u8>> = jobs
+                .par_iter()
+                .map(|&(ts, ci)| {
+                    let t = self.scene_time(ts);
+                    let cam = rig.cams[ci].2;
+                    let cam_to_world = ego_pose(world, t) * pose(cam.translation, cam.rotation);
+                    let k = &rig.intrinsics[ci];
+                    CANVAS.with(|c| {
+                        render_jpeg(
+                            &mut c.borrow_mut(),
+                            world,
+                            &ground,
+                            &cam_to_world,
+                            [k[0], k[1], k[2], k[3]],
+                            (w, h),
+                            t,
+                            base.jpeg_quality,
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?;
+            let mut buf = TableBuf::new(&img_cols);
+            for ((ts, ci), jpeg) in jobs.iter().zip(jpegs) {
+                buf.push(self.image_row(*ts, rig.cams[*ci].0, jpeg));
+                count += 1;
+            }
+            images.write(&buf.take_batch()?)?;
+        }
+        images.finish()?;
+        Ok(count)
+    }
+
+    /// A `camera_image` row: the JPEG with the frame's pose, velocity and shutter timing.
+    fn image_row(&self, ts: i64, code: i64, jpeg: Vec<u8>) -> Vec<Val> {
+        let world = &self.world;
+        let t = self.scene_time(ts);
+        let e = world.ego_state(t);
+        let t_s = ts as f64 * 1e-6;
+        let mut row = vec![
+            Val::S(self.name.clone()),
+            Val::I(ts),
+            Val::I(code),
+            Val::B(jpeg),
+            Val::M(row_major(&ego_pose(world, t))),
+        ];
+        row.extend([e.speed * e.yaw.cos(), e.speed * e.yaw.sin(), 0.0].map(Val::F));
+        row.extend([0.0, 0.0, e.yaw_rate].map(Val::F));
+        let trigger = t_s - 0.5 * SHUTTER_S;
+        row.extend([t_s, SHUTTER_S, trigger, trigger + SHUTTER_S].map(Val::F));
+        row
+    }
+}
+
+/// The per-frame component tables of one segment, filled a frame at a time.
+struct LabelTables {
+    poses: TableBuf,
+    lidar: TableBuf,
+    synced: TableBuf,
+    projected: TableBuf,
+    camera_box: TableBuf,
+    stats: TableBuf,
+}
+
+impl LabelTables {
+    fn new() -> Self {
+        Self {
+            poses: TableBuf::new(&pose_columns()),
+            lidar: TableBuf::new(&lidar_box_columns()),
+            synced: TableBuf::new(&synced_columns()),
+            projected: TableBuf::new(&projected_columns()),
+            camera_box: TableBuf::new(&camera_box_columns()),
+            stats: TableBuf::new(&stats_columns()),
+        }
+    }
+
+    /// Every row of frame `ts`; returns the number of boxes labelled.
+    fn push_frame(&mut self, seg: &Segment, ts: i64) -> usize {
+        let world = &seg.world;
+        let t = seg.scene_time(ts);
+        let ego = ego_pose(world, t);
+        let to_vehicle = ego.inverse();
+        self.poses.push(vec![
+            Val::S(seg.name.clone()),
+            Val::I(ts),
+            Val::M(row_major(&ego)),
+        ]);
+        let mut counts = 0usize;
+        for (agent, st) in annotated(world, t) {
+            let Some(kind) = type_code(agent.class()) else {
+                continue;
+            };
+            counts += 1;
+            self.push_box(seg, ts, &to_vehicle, agent, &st, kind);
+        }
+        self.stats.push(vec![
+            Val::S(seg.name.clone()),
+            Val::I(ts),
+            Val::S("Day".into()),
+            Val::S(format!(
+                "location_{}",
+                world.place.location.replace('-', "_")
+            )),
+            Val::S("sunny".into()),
+        ]);
+        counts
+    }
+
+    /// One labelled agent at frame `ts`: its `lidar_box` and `lidar_camera_synced_box` rows,
+    /// and its rows in every camera that sees it.
+    fn push_box(
+        &mut self,
+        seg: &Segment,
+        ts: i64,
+        to_vehicle: &Isometry3<f64>,
+        agent: &Agent,
+        st: &AgentState,
+        kind: i64,
+    ) {
+        let t = seg.scene_time(ts);
+        let id = token(
+            seg.base.seed,
+            &format!("waymo/object/{}/{}", seg.k, agent.id),
+        );
+        let c = to_vehicle * Point3::from(st.center);
+        let heading = wrap_pi(st.yaw - seg.world.ego_state(t).yaw);
+        let v = to_vehicle.rotation * Vector3::new(st.velocity[0], st.velocity[1], 0.0);
+        let [bw, bl, bh] = agent.size;
+        let dist = (c.x * c.x + c.y * c.y).sqrt();
+        let n_pts = i64::from(lidar_points(agent.size, dist));
+        let box3 = [c.x, c.y, c.z, bl, bw, bh, heading];
+        let mut row = vec![Val::S(seg.name.clone()), Val::I(ts), Val::S(id.clone())];
+        row.extend(box3.iter().map(|&x| Val::F(x)));
+        row.push(Val::I(kind));
+        row.extend([Val::F(v.x), Val::F(v.y), Val::F(0.0)]);
+        row.extend([Val::F(0.0), Val::F(0.0), Val::F(0.0)]);
+        row.extend([Val::I(n_pts), Val::I(n_pts), Val::I(1), Val::I(1)]);
+        self.lidar.push(row);
+        // Corners in the vehicle frame, then in each camera.
+        let rot = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), heading);
+        let corners: [Vector3<f64>; 8] = std::array::from_fn(|n| {
+            let s = |bit: usize| if n & (1 << bit) == 0 { 0.5 } else { -0.5 };
+            c.coords + rot * Vector3::new(s(0) * bl, s(1) * bw, s(2) * bh)
+        });
+        let best = self.push_camera_boxes(seg, ts, agent.id, &id, kind, &corners);
+        let mut row = vec![
+            Val::S(seg.name.clone()),
+            Val::I(ts),
+            Val::S(id),
+            Val::I(best),
+        ];
+        row.extend(box3.iter().map(|&x| Val::F(x)));
+        self.synced.push(row);
+    }
+
+    /// The `projected_lidar_box` and `camera_box` rows of a box (corners in the vehicle frame)
+    /// in every camera it projects into; returns the code of the camera where it is largest
+    /// (0: none).
+    fn push_camera_boxes(
+        &mut self,
+        seg: &Segment,
+        ts: i64,
+        agent_id: u32,
+        id: &str,
+        kind: i64,
+        corners: &[Vector3<f64>; 8],
+    ) -> i64 {
+        let rig = seg.rig;
+        let (w, h) = rig.size;
+        let mut best: (f64, i64) = (0.0, 0);
+        for (ci, (code, _, _)) in rig.cams.iter().enumerate() {
+            let inv = rig.extrinsics[ci].inverse();
+            let cc = corners.map(|p| (inv * Point3::from(p)).coords);
+            let Some(b) = projected_box(&cc, &rig.intrinsics[ci], w, h) else {
+                continue;
+            };
+            let area = (b[2] - b[0]) * (b[3] - b[1]);
+            if area > best.0 {
+                best = (area, *code);
+            }
+            let center = [0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3])];
+            let size = [b[2] - b[0], b[3] - b[1]];
+            let vals = [center[0], center[1], size[0], size[1]].map(Val::F);
+            let mut row = vec![
+                Val::S(seg.name.clone()),
+                Val::I(ts),
+                Val::I(*code),
+                Val::S(id.to_string()),
+            ];
+            row.extend(vals.iter().cloned());
+            row.push(Val::I(kind));
+            self.projected.push(row);
+            let cid = token(
+                seg.base.seed,
+                &format!("waymo/camera_object/{}/{agent_id}/{code}", seg.k),
+            );
+            let mut row = vec![
+                Val::S(seg.name.clone()),
+                Val::I(ts),
+                Val::I(*code),
+                Val::S(cid),
+            ];
+            row.extend(vals);
+            row.extend([Val::I(kind), Val::I(1), Val::I(1)]);
+            self.camera_box.push(row);
+        }
+        best.1
+    }
+
+    /// Writes the six tables of segment `seg` under `out`.
+    fn write(mut self, seg: &Segment, out: &Path) -> Result<()> {
+        write_table(&seg.file(out, "vehicle_pose"), &mut self.poses)?;
+        write_table(&seg.file(out, "lidar_box"), &mut self.lidar)?;
+        write_table(&seg.file(out, "lidar_camera_synced_box"), &mut self.synced)?;
+        write_table(&seg.file(out, "projected_lidar_box"), &mut self.projected)?;
+        write_table(&seg.file(out, "camera_box"), &mut self.camera_box)?;
+        write_table(&seg.file(out, "stats"), &mut self.stats)
+    }
+}
+
 /// Writes the segments. Files already there with the same names are replaced atomically.
 pub fn write(out: &Path, opts: &WaymoSynthOptions) -> Result<FormatSummary> {
     let base = &opts.base;
@@ -374,190 +685,25 @@ pub fn write(out: &Path, opts: &WaymoSynthOptions) -> Result<FormatSummary> {
         format: "waymo-v2".into(),
         ..Default::default()
     };
-    let (w, h) = (base.image_width, base.image_height);
-    let rig: Vec<(i64, &str, &CameraSpec)> = CAMERAS
-        .iter()
-        .map(|&(code, name, ch)| Ok((code, name, rig_camera(ch)?)))
-        .collect::<Result<_>>()?;
-    let intrinsics: Vec<[f64; 9]> = rig
-        .iter()
-        .map(|(_, _, c)| {
-            let k = c.intrinsic(w, h);
-            let d = opts.distortion;
-            [
-                k[0][0], k[1][1], k[0][2], k[1][2], d[0], d[1], d[2], d[3], d[4],
-            ]
-        })
-        .collect();
-    let extrinsics: Vec<Isometry3<f64>> = rig.iter().map(|(_, _, c)| extrinsic(c)).collect();
+    let rig = WaymoRig::new(opts)?;
     for k in 0..base.scenes {
         let world = SceneWorld::build(base.seed, k, base.duration_s)?;
-        let seg = segment_name(base.seed, k);
-        let times = frame_times(&world, base.duration_s);
-        let ground = Ground::new(&world.roads, &world.junctions);
-        let file = |c: &str| out.join(c).join(format!("{seg}.parquet"));
-
-        let mut cal = TableBuf::new(&calibration_columns());
-        for (i, (code, _, _)) in rig.iter().enumerate() {
-            let mut row = vec![Val::S(seg.clone()), Val::I(*code)];
-            row.extend(intrinsics[i].iter().map(|&x| Val::F(x)));
-            row.push(Val::M(row_major(&extrinsics[i])));
-            row.extend([Val::I(i64::from(w)), Val::I(i64::from(h)), Val::I(5)]);
-            cal.push(row);
+        let seg = Segment {
+            base,
+            rig: &rig,
+            k,
+            name: segment_name(base.seed, k),
+            times: frame_times(&world, base.duration_s),
+            world,
+        };
+        write_table(&seg.file(out, "camera_calibration"), &mut seg.calibration())?;
+        let mut labels = LabelTables::new();
+        for &ts in &seg.times {
+            summary.boxes += labels.push_frame(&seg, ts);
         }
-        write_table(&file("camera_calibration"), &mut cal)?;
-
-        let mut poses = TableBuf::new(&pose_columns());
-        let mut lidar = TableBuf::new(&lidar_box_columns());
-        let mut synced = TableBuf::new(&synced_columns());
-        let mut projected = TableBuf::new(&projected_columns());
-        let mut camera_box = TableBuf::new(&camera_box_columns());
-        let mut stats = TableBuf::new(&stats_columns());
-        for &ts in &times {
-            let t = scene_time(&world, base.duration_s, ts);
-            let ego = ego_pose(&world, t);
-            let to_vehicle = ego.inverse();
-            poses.push(vec![
-                Val::S(seg.clone()),
-                Val::I(ts),
-                Val::M(row_major(&ego)),
-            ]);
-            let mut counts = 0usize;
-            for (agent, st) in annotated(&world, t) {
-                let Some(kind) = type_code(agent.class()) else {
-                    continue;
-                };
-                counts += 1;
-                let id = token(base.seed, &format!("waymo/object/{k}/{}", agent.id));
-                let c = to_vehicle * Point3::from(st.center);
-                let heading = wrap_pi(st.yaw - world.ego_state(t).yaw);
-                let v = to_vehicle.rotation * Vector3::new(st.velocity[0], st.velocity[1], 0.0);
-                let [bw, bl, bh] = agent.size;
-                let dist = (c.x * c.x + c.y * c.y).sqrt();
-                let n_pts = i64::from(lidar_points(agent.size, dist));
-                let box3 = [c.x, c.y, c.z, bl, bw, bh, heading];
-                let mut row = vec![Val::S(seg.clone()), Val::I(ts), Val::S(id.clone())];
-                row.extend(box3.iter().map(|&x| Val::F(x)));
-                row.push(Val::I(kind));
-                row.extend([Val::F(v.x), Val::F(v.y), Val::F(0.0)]);
-                row.extend([Val::F(0.0), Val::F(0.0), Val::F(0.0)]);
-                row.extend([Val::I(n_pts), Val::I(n_pts), Val::I(1), Val::I(1)]);
-                lidar.push(row);
-                // Corners in the vehicle frame, then in each camera.
-                let rot = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), heading);
-                let corners: [Vector3<f64>; 8] = std::array::from_fn(|n| {
-                    let s = |bit: usize| if n & (1 << bit) == 0 { 0.5 } else { -0.5 };
-                    c.coords + rot * Vector3::new(s(0) * bl, s(1) * bw, s(2) * bh)
-                });
-                let mut best: (f64, i64) = (0.0, 0);
-                for (ci, (code, _, _)) in rig.iter().enumerate() {
-                    let inv = extrinsics[ci].inverse();
-                    let cc = corners.map(|p| (inv * Point3::from(p)).coords);
-                    if let Some(b) = projected_box(&cc, &intrinsics[ci], w, h) {
-                        let area = (b[2] - b[0]) * (b[3] - b[1]);
-                        if area > best.0 {
-                            best = (area, *code);
-                        }
-                        let center = [0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3])];
-                        let size = [b[2] - b[0], b[3] - b[1]];
-                        let vals = [center[0], center[1], size[0], size[1]].map(Val::F);
-                        let mut row = vec![
-                            Val::S(seg.clone()),
-                            Val::I(ts),
-                            Val::I(*code),
-                            Val::S(id.clone()),
-                        ];
-                        row.extend(vals.iter().cloned());
-                        row.push(Val::I(kind));
-                        projected.push(row);
-                        let cid = token(
-                            base.seed,
-                            &format!("waymo/camera_object/{k}/{}/{code}", agent.id),
-                        );
-                        let mut row =
-                            vec![Val::S(seg.clone()), Val::I(ts), Val::I(*code), Val::S(cid)];
-                        row.extend(vals);
-                        row.extend([Val::I(kind), Val::I(1), Val::I(1)]);
-                        camera_box.push(row);
-                    }
-                }
-                let mut row = vec![Val::S(seg.clone()), Val::I(ts), Val::S(id), Val::I(best.1)];
-                row.extend(box3.iter().map(|&x| Val::F(x)));
-                synced.push(row);
-            }
-            summary.boxes += counts;
-            stats.push(vec![
-                Val::S(seg.clone()),
-                Val::I(ts),
-                Val::S("Day".into()),
-                Val::S(format!(
-                    "location_{}",
-                    world.place.location.replace('-', "_")
-                )),
-                Val::S("sunny".into()),
-            ]);
-        }
-        summary.frames += times.len();
-        write_table(&file("vehicle_pose"), &mut poses)?;
-        write_table(&file("lidar_box"), &mut lidar)?;
-        write_table(&file("lidar_camera_synced_box"), &mut synced)?;
-        write_table(&file("projected_lidar_box"), &mut projected)?;
-        write_table(&file("camera_box"), &mut camera_box)?;
-        write_table(&file("stats"), &mut stats)?;
-
-        // Images, a few frames at a time, rendered in parallel.
-        let img_cols = image_columns();
-        let rows_per_group = IMAGE_FRAMES_PER_BATCH * rig.len();
-        let mut images =
-            ParquetOut::create(&file("camera_image"), schema(&img_cols), rows_per_group)?;
-        for chunk in times.chunks(IMAGE_FRAMES_PER_BATCH) {
-            let jobs: Vec<(i64, usize)> = chunk
-                .iter()
-                .flat_map(|&ts| (0..rig.len()).map(move |ci| (ts, ci)))
-                .collect();
-            let jpegs: Vec<Vec<u8>> = jobs
-                .par_iter()
-                .map(|&(ts, ci)| {
-                    let t = scene_time(&world, base.duration_s, ts);
-                    let cam_to_world =
-                        ego_pose(&world, t) * pose(rig[ci].2.translation, rig[ci].2.rotation);
-                    let k = &intrinsics[ci];
-                    CANVAS.with(|c| {
-                        render_jpeg(
-                            &mut c.borrow_mut(),
-                            &world,
-                            &ground,
-                            &cam_to_world,
-                            [k[0], k[1], k[2], k[3]],
-                            (w, h),
-                            t,
-                            base.jpeg_quality,
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?;
-            let mut buf = TableBuf::new(&img_cols);
-            for ((ts, ci), jpeg) in jobs.iter().zip(jpegs) {
-                let t = scene_time(&world, base.duration_s, *ts);
-                let e = world.ego_state(t);
-                let t_s = *ts as f64 * 1e-6;
-                let mut row = vec![
-                    Val::S(seg.clone()),
-                    Val::I(*ts),
-                    Val::I(rig[*ci].0),
-                    Val::B(jpeg),
-                    Val::M(row_major(&ego_pose(&world, t))),
-                ];
-                row.extend([e.speed * e.yaw.cos(), e.speed * e.yaw.sin(), 0.0].map(Val::F));
-                row.extend([0.0, 0.0, e.yaw_rate].map(Val::F));
-                let trigger = t_s - 0.5 * SHUTTER_S;
-                row.extend([t_s, SHUTTER_S, trigger, trigger + SHUTTER_S].map(Val::F));
-                buf.push(row);
-                summary.images += 1;
-            }
-            images.write(&buf.take_batch()?)?;
-        }
-        images.finish()?;
+        summary.frames += seg.times.len();
+        labels.write(&seg, out)?;
+        summary.images += seg.write_images(out)?;
         summary.scenes += 1;
     }
     summary.elapsed_s = started.elapsed().as_secs_f64();

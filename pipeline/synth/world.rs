@@ -488,131 +488,166 @@ fn accel_at(steps: &[SpeedStep], plateau: &[Option<f64>], t: f64) -> f64 {
     a
 }
 
+/// The speed profile of `script` integrated on the [`DT`] grid from [`T_BEGIN`] to `t_end`:
+/// speed, acceleration and distance driven at every step.
+fn integrate_speed(script: &Script, t_end: f64) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let n = ((t_end - T_BEGIN) / DT).ceil() as usize + 1;
+    let mut v = Vec::with_capacity(n);
+    let mut a = Vec::with_capacity(n);
+    let mut s = Vec::with_capacity(n);
+    let mut plateau: Vec<Option<f64>> = vec![None; script.speed.len()];
+    let mut ramp_ends: Vec<(usize, f64)> = Vec::new();
+    let (mut vk, mut sk) = (script.v0, 0.0);
+    for k in 0..n {
+        let t = T_BEGIN + k as f64 * DT;
+        // A ramp's plateau is fixed by the speed at its start, so that it ends at `to`.
+        for (j, st) in script.speed.iter().enumerate() {
+            if let SpeedStep::Ramp { t0, to, dur, edge } = *st {
+                if plateau[j].is_none() && t >= t0 - 0.5 * DT {
+                    if dur <= edge {
+                        return Err(Error::Usage(format!(
+                            "script {}: a ramp's duration must exceed its edge",
+                            script.name
+                        )));
+                    }
+                    plateau[j] = Some((to - vk) / (dur - edge));
+                    let end = ((t0 + dur - T_BEGIN) / DT).round() as usize;
+                    ramp_ends.push((end, to));
+                }
+            }
+        }
+        let ak = accel_at(script.speed, &plateau, t);
+        if k > 0 {
+            let a_prev = a[k - 1];
+            let v_prev = v[k - 1];
+            vk = v_prev + 0.5 * (a_prev + ak) * DT;
+            // Land exactly on the ramp's target so a stop is a true stop.
+            if let Some(&(_, to)) = ramp_ends.iter().find(|(e, _)| *e == k) {
+                vk = to;
+            }
+            vk = vk.max(0.0);
+            sk += 0.5 * (v_prev + vk) * DT;
+        }
+        v.push(vk);
+        a.push(if vk <= 0.0 && ak < 0.0 { 0.0 } else { ak });
+        s.push(sk);
+    }
+    Ok((v, a, s))
+}
+
+/// The path events of `script` placed in arc length, given the distance driven on the [`DT`]
+/// grid (`s`) and the path's length (`total`): (start s, length, event) for each event the
+/// drive completes.
+fn place_events(
+    script: &Script,
+    s: &[f64],
+    t_end: f64,
+    total: f64,
+) -> Result<Vec<(f64, f64, PathEvent)>> {
+    let s_at = |t: f64| lerp(s, (t - T_BEGIN) / DT);
+    let mut pieces: Vec<(f64, f64, PathEvent)> = Vec::new();
+    for ev in script.path {
+        let (t0, s0, len) = match *ev {
+            PathEvent::Turn {
+                t0, radius, ramp, ..
+            } => (t0, s_at(t0), FRAC_PI_2 * radius + ramp),
+            PathEvent::LaneChange { t0, dur, .. } => (t0, s_at(t0), s_at(t0 + dur) - s_at(t0)),
+        };
+        // A scene cut shorter than its script keeps only the events it completes, so that
+        // every road under it is a whole one.
+        if t0 >= t_end || s0 + len > total - 1.0 {
+            continue;
+        }
+        if len < 1.0 {
+            return Err(Error::Usage(format!(
+                "script {}: a path event at {:?} covers {len:.2} m; the ego must be moving",
+                script.name, ev
+            )));
+        }
+        if let Some(&(ps, pl, _)) = pieces.last() {
+            if s0 < ps + pl {
+                return Err(Error::Usage(format!(
+                    "script {}: path events overlap",
+                    script.name
+                )));
+            }
+        }
+        pieces.push((s0, len, *ev));
+    }
+    Ok(pieces)
+}
+
+/// The path's curvature at arc length `x`, from the placed events (zero between them).
+fn curvature_at(pieces: &[(f64, f64, PathEvent)], x: f64) -> f64 {
+    for &(s0, len, ev) in pieces {
+        if x < s0 || x > s0 + len {
+            continue;
+        }
+        let u = x - s0;
+        return match ev {
+            PathEvent::Turn {
+                side, radius, ramp, ..
+            } => side.sign() / radius * rise(u, ramp) * rise(len - u, ramp),
+            PathEvent::LaneChange { side, .. } => {
+                let psi_max = 2.0 * LANE_WIDTH / len;
+                let f = 0.4;
+                let w = u / len;
+                let k = if w < f {
+                    psi_max * PI / (2.0 * f * len) * (PI * w / f).sin()
+                } else {
+                    -psi_max * PI / (2.0 * (1.0 - f) * len) * (PI * (w - f) / (1.0 - f)).sin()
+                };
+                side.sign() * k
+            }
+        };
+    }
+    0.0
+}
+
+/// A path sampled on the [`DS`] arc-length grid: x, y, unwrapped heading and curvature at
+/// every step.
+type PathSamples = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// The path over `total` metres from `start` and heading `yaw0`, its curvature integrated
+/// from the placed events.
+fn integrate_path(
+    pieces: &[(f64, f64, PathEvent)],
+    start: [f64; 2],
+    yaw0: f64,
+    total: f64,
+) -> PathSamples {
+    let m = (total / DS).ceil() as usize + 2;
+    let (mut px, mut py, mut pyaw, mut pkappa) = (
+        Vec::with_capacity(m),
+        Vec::with_capacity(m),
+        Vec::with_capacity(m),
+        Vec::with_capacity(m),
+    );
+    let (mut x, mut y, mut psi) = (start[0], start[1], yaw0);
+    let mut kap = curvature_at(pieces, 0.0);
+    for j in 0..m {
+        px.push(x);
+        py.push(y);
+        pyaw.push(psi);
+        pkappa.push(kap);
+        let k1 = curvature_at(pieces, (j + 1) as f64 * DS);
+        let psi1 = psi + 0.5 * (kap + k1) * DS;
+        let mid = 0.5 * (psi + psi1);
+        x += DS * mid.cos();
+        y += DS * mid.sin();
+        psi = psi1;
+        kap = k1;
+    }
+    (px, py, pyaw, pkappa)
+}
+
 impl EgoTrack {
     /// Integrates `script` from [`T_BEGIN`] to `t_end`, starting at `start` with heading `yaw0`.
     pub fn build(script: &Script, start: [f64; 2], yaw0: f64, t_end: f64) -> Result<Self> {
-        let n = ((t_end - T_BEGIN) / DT).ceil() as usize + 1;
-        let mut v = Vec::with_capacity(n);
-        let mut a = Vec::with_capacity(n);
-        let mut s = Vec::with_capacity(n);
-        let mut plateau: Vec<Option<f64>> = vec![None; script.speed.len()];
-        let mut ramp_ends: Vec<(usize, f64)> = Vec::new();
-        let (mut vk, mut sk) = (script.v0, 0.0);
-        for k in 0..n {
-            let t = T_BEGIN + k as f64 * DT;
-            // A ramp's plateau is fixed by the speed at its start, so that it ends at `to`.
-            for (j, st) in script.speed.iter().enumerate() {
-                if let SpeedStep::Ramp { t0, to, dur, edge } = *st {
-                    if plateau[j].is_none() && t >= t0 - 0.5 * DT {
-                        if dur <= edge {
-                            return Err(Error::Usage(format!(
-                                "script {}: a ramp's duration must exceed its edge",
-                                script.name
-                            )));
-                        }
-                        plateau[j] = Some((to - vk) / (dur - edge));
-                        let end = ((t0 + dur - T_BEGIN) / DT).round() as usize;
-                        ramp_ends.push((end, to));
-                    }
-                }
-            }
-            let ak = accel_at(script.speed, &plateau, t);
-            if k > 0 {
-                let a_prev = a[k - 1];
-                let v_prev = v[k - 1];
-                vk = v_prev + 0.5 * (a_prev + ak) * DT;
-                // Land exactly on the ramp's target so a stop is a true stop.
-                if let Some(&(_, to)) = ramp_ends.iter().find(|(e, _)| *e == k) {
-                    vk = to;
-                }
-                vk = vk.max(0.0);
-                sk += 0.5 * (v_prev + vk) * DT;
-            }
-            v.push(vk);
-            a.push(if vk <= 0.0 && ak < 0.0 { 0.0 } else { ak });
-            s.push(sk);
-        }
+        let (v, a, s) = integrate_speed(script, t_end)?;
         let total = s.last().copied().unwrap_or(0.0) + 1.0;
-
-        // Curvature along the path, event by event.
-        let s_at = |t: f64| lerp(&s, (t - T_BEGIN) / DT);
-        let mut pieces: Vec<(f64, f64, PathEvent)> = Vec::new();
-        for ev in script.path {
-            let (t0, s0, len) = match *ev {
-                PathEvent::Turn {
-                    t0, radius, ramp, ..
-                } => (t0, s_at(t0), FRAC_PI_2 * radius + ramp),
-                PathEvent::LaneChange { t0, dur, .. } => (t0, s_at(t0), s_at(t0 + dur) - s_at(t0)),
-            };
-            // A scene cut shorter than its script keeps only the events it completes, so that
-            // every road under it is a whole one.
-            if t0 >= t_end || s0 + len > total - 1.0 {
-                continue;
-            }
-            if len < 1.0 {
-                return Err(Error::Usage(format!(
-                    "script {}: a path event at {:?} covers {len:.2} m; the ego must be moving",
-                    script.name, ev
-                )));
-            }
-            if let Some(&(ps, pl, _)) = pieces.last() {
-                if s0 < ps + pl {
-                    return Err(Error::Usage(format!(
-                        "script {}: path events overlap",
-                        script.name
-                    )));
-                }
-            }
-            pieces.push((s0, len, *ev));
-        }
-        let kappa_at = |x: f64| -> f64 {
-            for &(s0, len, ev) in &pieces {
-                if x < s0 || x > s0 + len {
-                    continue;
-                }
-                let u = x - s0;
-                return match ev {
-                    PathEvent::Turn {
-                        side, radius, ramp, ..
-                    } => side.sign() / radius * rise(u, ramp) * rise(len - u, ramp),
-                    PathEvent::LaneChange { side, .. } => {
-                        let psi_max = 2.0 * LANE_WIDTH / len;
-                        let f = 0.4;
-                        let w = u / len;
-                        let k = if w < f {
-                            psi_max * PI / (2.0 * f * len) * (PI * w / f).sin()
-                        } else {
-                            -psi_max * PI / (2.0 * (1.0 - f) * len)
-                                * (PI * (w - f) / (1.0 - f)).sin()
-                        };
-                        side.sign() * k
-                    }
-                };
-            }
-            0.0
-        };
-        let m = (total / DS).ceil() as usize + 2;
-        let (mut px, mut py, mut pyaw, mut pkappa) = (
-            Vec::with_capacity(m),
-            Vec::with_capacity(m),
-            Vec::with_capacity(m),
-            Vec::with_capacity(m),
-        );
-        let (mut x, mut y, mut psi) = (start[0], start[1], yaw0);
-        let mut kap = kappa_at(0.0);
-        for j in 0..m {
-            px.push(x);
-            py.push(y);
-            pyaw.push(psi);
-            pkappa.push(kap);
-            let k1 = kappa_at((j + 1) as f64 * DS);
-            let psi1 = psi + 0.5 * (kap + k1) * DS;
-            let mid = 0.5 * (psi + psi1);
-            x += DS * mid.cos();
-            y += DS * mid.sin();
-            psi = psi1;
-            kap = k1;
-        }
+        let pieces = place_events(script, &s, t_end, total)?;
+        let (px, py, pyaw, pkappa) = integrate_path(&pieces, start, yaw0, total);
         Ok(Self {
             v,
             a,
@@ -1036,6 +1071,14 @@ impl Footprint {
     }
 }
 
+/// An agent standing still at `(s, d)` on `road`, facing `yaw`.
+fn fixed(road: &Road, s: f64, d: f64, yaw: f64) -> Motion {
+    Motion::Fixed {
+        p: road.point(s, d),
+        yaw,
+    }
+}
+
 /// Times at which overlaps are checked.
 fn check_times(duration: f64) -> Vec<f64> {
     let n = ((duration + 1.0) / 0.1).ceil() as usize;
@@ -1198,33 +1241,35 @@ impl<'a> Cast<'a> {
     }
 
     /// One of every class close to where the ego starts, so that even a short scene has them
-    /// all; some stand behind others so that occlusion happens.
+    /// all; some stand behind others so that occlusion happens. The steps run in this order
+    /// because each placement draws from the cast's random stream and takes the next id.
     fn mandatory(&mut self, road: &Road, ri: usize, s0: f64) {
-        let k = |c: &str| kind_of(c);
-        let fixed = |road: &Road, s: f64, d: f64, yaw: f64| Motion::Fixed {
-            p: road.point(s, d),
-            yaw,
-        };
+        self.mandatory_kerbside(road, ri, s0);
+        self.mandatory_sidewalk(road, ri, s0);
+        self.mandatory_across(road, ri, s0);
+        self.mandatory_overtaker(road, ri, s0);
+    }
+
+    /// Kerbside on the ego's side: a car, a truck with a pedestrian behind it, a motorcycle,
+    /// and a child on the sidewalk beyond.
+    fn mandatory_kerbside(&mut self, road: &Road, ri: usize, s0: f64) {
         let fwd = road.travel_heading(true);
-        let bwd = road.travel_heading(false);
         let park_f = road.parking_d(true);
-        let park_b = road.parking_d(false);
-        // Kerbside on the ego's side: a car, a truck with a pedestrian behind it, a motorcycle.
-        // (Nothing wider: the ego may drive in the outer lane.)
+        // Nothing wider: the ego may drive in the outer lane.
         self.add(
-            k("vehicle.car"),
+            kind_of("vehicle.car"),
             fixed(road, s0 + 14.0, park_f, fwd),
             true,
             Some(ri),
         );
         self.add(
-            k("vehicle.truck"),
+            kind_of("vehicle.truck"),
             fixed(road, s0 + 26.0, park_f, fwd),
             true,
             Some(ri),
         );
         self.add(
-            k("human.pedestrian.adult"),
+            kind_of("human.pedestrian.adult"),
             fixed(
                 road,
                 s0 + 27.0,
@@ -1235,39 +1280,43 @@ impl<'a> Cast<'a> {
             Some(ri),
         );
         self.add(
-            k("vehicle.motorcycle"),
+            kind_of("vehicle.motorcycle"),
             fixed(road, s0 + 34.0, park_f, fwd),
             true,
             Some(ri),
         );
-
         self.add(
-            k("human.pedestrian.child"),
+            kind_of("human.pedestrian.child"),
             fixed(road, s0 + 44.0, road.sidewalk_d(true, 0.2), fwd - FRAC_PI_2),
             false,
             Some(ri),
         );
-        // Sidewalk on the ego's side.
+    }
+
+    /// The sidewalk on the ego's side: a bicycle rack with two bicycles, an animal walking
+    /// beside a person, and something pushable.
+    fn mandatory_sidewalk(&mut self, road: &Road, ri: usize, s0: f64) {
+        let fwd = road.travel_heading(true);
         self.add(
-            k("static_object.bicycle_rack"),
+            kind_of("static_object.bicycle_rack"),
             fixed(road, s0 + 20.0, road.sidewalk_d(true, 0.8), fwd),
             false,
             Some(ri),
         );
         self.add(
-            k("vehicle.bicycle"),
+            kind_of("vehicle.bicycle"),
             fixed(road, s0 + 18.6, road.sidewalk_d(true, 0.3), fwd),
             true,
             Some(ri),
         );
         self.add(
-            k("vehicle.bicycle"),
+            kind_of("vehicle.bicycle"),
             fixed(road, s0 + 21.4, road.sidewalk_d(true, 0.3), fwd),
             true,
             Some(ri),
         );
         self.add(
-            k("animal"),
+            kind_of("animal"),
             Motion::Cruise {
                 p: road.point(s0 + 30.0, road.sidewalk_d(true, 0.5)),
                 yaw: fwd,
@@ -1277,7 +1326,7 @@ impl<'a> Cast<'a> {
             Some(ri),
         );
         self.add(
-            k("human.pedestrian.adult"),
+            kind_of("human.pedestrian.adult"),
             Motion::Cruise {
                 p: road.point(s0 + 31.5, road.sidewalk_d(true, 0.55)),
                 yaw: fwd,
@@ -1287,33 +1336,40 @@ impl<'a> Cast<'a> {
             Some(ri),
         );
         self.add(
-            k("movable_object.pushable_pullable"),
+            kind_of("movable_object.pushable_pullable"),
             fixed(road, s0 + 38.0, road.sidewalk_d(true, 0.1), fwd),
             false,
             Some(ri),
         );
-        // Across the road: a bus at its stop, a work zone, a parked trailer and an ambulance
-        // coming towards us.
+    }
+
+    /// Across the road: a bus at its stop, a work zone, a parked trailer and an ambulance
+    /// coming towards us; with them, debris at the ego's kerb.
+    fn mandatory_across(&mut self, road: &Road, ri: usize, s0: f64) {
+        let fwd = road.travel_heading(true);
+        let bwd = road.travel_heading(false);
+        let park_f = road.parking_d(true);
+        let park_b = road.parking_d(false);
         self.add(
-            k("vehicle.bus.rigid"),
+            kind_of("vehicle.bus.rigid"),
             fixed(road, s0 + 40.0, park_b, bwd),
             false,
             Some(ri),
         );
         self.add(
-            k("human.pedestrian.adult"),
+            kind_of("human.pedestrian.adult"),
             fixed(road, s0 + 36.0, road.sidewalk_d(false, 0.3), bwd),
             false,
             Some(ri),
         );
         self.add(
-            k("vehicle.construction"),
+            kind_of("vehicle.construction"),
             fixed(road, s0 + 62.0, park_b, bwd),
             true,
             Some(ri),
         );
         self.add(
-            k("vehicle.trailer"),
+            kind_of("vehicle.trailer"),
             fixed(road, s0 + 80.0, park_b, bwd),
             true,
             Some(ri),
@@ -1321,7 +1377,7 @@ impl<'a> Cast<'a> {
         for i in 0..5 {
             let s = s0 + 48.0 + 2.5 * f64::from(i);
             self.add(
-                k("movable_object.trafficcone"),
+                kind_of("movable_object.trafficcone"),
                 fixed(
                     road,
                     s,
@@ -1333,31 +1389,31 @@ impl<'a> Cast<'a> {
             );
         }
         self.add(
-            k("movable_object.barrier"),
+            kind_of("movable_object.barrier"),
             fixed(road, s0 + 55.0, park_b, bwd + FRAC_PI_2),
             false,
             Some(ri),
         );
         self.add(
-            k("movable_object.barrier"),
+            kind_of("movable_object.barrier"),
             fixed(road, s0 + 69.0, park_b, bwd + FRAC_PI_2),
             false,
             Some(ri),
         );
         self.add(
-            k("human.pedestrian.construction_worker"),
+            kind_of("human.pedestrian.construction_worker"),
             fixed(road, s0 + 58.0, road.sidewalk_d(false, 0.15), bwd),
             false,
             Some(ri),
         );
         self.add(
-            k("movable_object.debris"),
+            kind_of("movable_object.debris"),
             fixed(road, s0 + 9.0, park_f, fwd + 0.4),
             false,
             Some(ri),
         );
         self.add(
-            k("vehicle.emergency.ambulance"),
+            kind_of("vehicle.emergency.ambulance"),
             Motion::Cruise {
                 p: road.point(s0 + 95.0, road.lane_d(0, false)),
                 yaw: bwd,
@@ -1366,7 +1422,11 @@ impl<'a> Cast<'a> {
             false,
             Some(ri),
         );
-        // A car overtaking in the other forward lane, hiding things behind it as it passes.
+    }
+
+    /// A car overtaking in the other forward lane, hiding things behind it as it passes.
+    fn mandatory_overtaker(&mut self, road: &Road, ri: usize, s0: f64) {
+        let fwd = road.travel_heading(true);
         let e0 = self.world.ego.state(0.0);
         let (_, d_ego) = road.local([e0.x, e0.y]);
         let other_lane = if (d_ego - road.lane_d(0, true)).abs() < 1.0 {
@@ -1375,7 +1435,7 @@ impl<'a> Cast<'a> {
             0
         };
         self.add(
-            k("vehicle.car"),
+            kind_of("vehicle.car"),
             Motion::Cruise {
                 p: road.point(s0 - 12.0, road.lane_d(other_lane, true)),
                 yaw: fwd,

@@ -226,6 +226,9 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
     }
 }
 
+/// Checks one row and records what later checks need: its id and count, and either its
+/// fingerprint and answer letter (main splits) or the fingerprint its main row must match
+/// (controls).
 fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mut Report) {
     let mut bad = |check: &str, detail: String| {
         rep.add(check, Some(&shard.path), Some(&r.qa_id), detail);
@@ -249,7 +252,33 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
         .or_default()
         .entry(r.qtype.clone())
         .or_default() += 1;
-    // The key.
+    check_key(r, &mut bad);
+    check_prompt(r, &mut bad);
+    let sizes = check_images(r, control, state, &mut bad);
+    let digest = fingerprint(r, &sizes);
+    let n = r.choices.len();
+    let i = usize::from(r.answer_index);
+    if control {
+        state.controls.push((
+            shard.split.clone(),
+            shard.path.clone(),
+            r.qa_id.clone(),
+            digest,
+        ));
+    } else {
+        state
+            .fingerprints
+            .insert((shard.split.clone(), r.qa_id.clone()), digest);
+        state
+            .letters
+            .entry((r.family.clone(), r.qtype.clone(), n))
+            .or_insert_with(|| vec![0; n])[i.min(n.saturating_sub(1))] += 1;
+    }
+}
+
+/// The answer key: distinct choices, exactly one of them the answer, and the index, letter
+/// and option order agreeing with it.
+fn check_key(r: &Row, bad: &mut impl FnMut(&str, String)) {
     let n = r.choices.len();
     let distinct: BTreeSet<&String> = r.choices.iter().collect();
     if n < 2 || distinct.len() != n {
@@ -295,7 +324,11 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
     if let Some(why) = out_of_order(&r.family, &r.qtype, &r.choices) {
         bad("option_order", why);
     }
-    // The prompt a model reads.
+}
+
+/// That the options the prompt shows are the choices, in order, so the key cannot
+/// contradict what a model reads.
+fn check_prompt(r: &Row, bad: &mut impl FnMut(&str, String)) {
     match layouts::shown_options(&r.family, &r.question) {
         Ok(shown) if shown == r.choices => {}
         Ok(shown) => bad(
@@ -310,7 +343,16 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
             format!("the {} layout cannot be read back: {e}", r.family),
         ),
     }
-    // Images.
+}
+
+/// The images: per-camera columns aligned, each image decodable, of the size its row says,
+/// and black in a control. Returns the decoded sizes, which a control row must repeat.
+fn check_images(
+    r: &Row,
+    control: bool,
+    state: &mut State,
+    bad: &mut impl FnMut(&str, String),
+) -> Vec<(u32, u32)> {
     let k = r.cameras.len();
     let lens = [
         ("camera_frame_ids", r.frame_ids.len()),
@@ -365,7 +407,12 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
             None => {}
         }
     }
-    // What a control row must repeat: the question, its key and the image sizes.
+    sizes
+}
+
+/// What a control row must repeat of its main row: the question, its key and the image
+/// sizes.
+fn fingerprint(r: &Row, sizes: &[(u32, u32)]) -> [u8; 32] {
     let mut h = Sha256::new();
     for part in [&r.family, &r.qtype, &r.question, &r.answer] {
         h.update((part.len() as u64).to_le_bytes());
@@ -376,27 +423,11 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
         h.update(c.as_bytes());
     }
     h.update([r.answer_index]);
-    for (w, hh) in &sizes {
+    for (w, hh) in sizes {
         h.update(w.to_le_bytes());
         h.update(hh.to_le_bytes());
     }
-    let digest: [u8; 32] = h.finalize().into();
-    if control {
-        state.controls.push((
-            shard.split.clone(),
-            shard.path.clone(),
-            r.qa_id.clone(),
-            digest,
-        ));
-    } else {
-        state
-            .fingerprints
-            .insert((shard.split.clone(), r.qa_id.clone()), digest);
-        state
-            .letters
-            .entry((r.family.clone(), r.qtype.clone(), n))
-            .or_insert_with(|| vec![0; n])[i.min(n.saturating_sub(1))] += 1;
-    }
+    h.finalize().into()
 }
 
 /// Why ordinal options are not shown in their order, if they are not: SIG's directions

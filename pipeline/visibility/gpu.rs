@@ -54,6 +54,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use crate::gpu::compute::Kernel;
 use crate::gpu::{gpu_error, Gpu, KernelId};
 use crate::visibility::raster::{
     setup, Grid, ObjectStats, RasterJob, RasterOut, Rasteriser, TriSetup, EMPTY,
@@ -356,7 +357,63 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
     /// Rasterises one batch that fits the device; returns the outputs in `batch` order.
     fn run_batch(&self, prepared: &[Prepared], batch: &[usize]) -> Result<Vec<RasterOut>> {
         let gpu = self.gpu();
-        // Host-side inputs.
+        let packed = Packed::new(prepared, batch);
+        let (params, groups) = pass_params(gpu, &packed)?;
+        let back = Readback::new(prepared, batch, &packed);
+
+        let kernel = gpu.kernel(KernelId::Zbuffer)?;
+        let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        let staged = gpu.scoped(KERNEL, || -> Result<()> {
+            let need = [
+                bytes_of_len::<ImageInfo>(packed.images.len()),
+                bytes_of_len::<TriSetup>(packed.tris.len()),
+                bytes_of_len::<[u32; 4]>(packed.meta.len()),
+                bytes_of_len::<[u32; 2]>(packed.items.len()),
+                back.px_bytes,
+                back.px_bytes,
+                back.stats_bytes,
+                back.staging_bytes,
+            ];
+            let b = ensure_buffers(gpu.device(), &mut guard, &need);
+            submit(gpu, &kernel, b, &packed, &params, groups, &back);
+            Ok(())
+        })?;
+        let read = staged.and_then(|()| match guard.as_ref() {
+            Some(b) => read_staging(gpu, &b.staging, back.staging_bytes),
+            None => Err(gpu_error(KERNEL, "device buffers missing after the upload")),
+        });
+        let words = match read {
+            Ok(words) => words,
+            Err(e) => {
+                // A failed batch may leave a buffer mapped: start the next one afresh.
+                *guard = None;
+                return Err(e);
+            }
+        };
+        drop(guard);
+        unpack(prepared, batch, &packed, &back, &words)
+    }
+}
+
+/// A batch's host-side inputs, laid out as the kernel's bindings read them.
+struct Packed {
+    images: Vec<ImageInfo>,
+    tris: Vec<TriSetup>,
+    /// Per triangle: its image, its batch-wide slot, the first triangle of that slot.
+    meta: Vec<[u32; 4]>,
+    /// Per work item: its triangle and the first of its bounding-box pixels.
+    items: Vec<[u32; 2]>,
+    /// Pixels of the whole batch.
+    pixels: u32,
+    /// The first batch-wide slot of each image.
+    slot_base: Vec<u32>,
+    /// Slots of the whole batch.
+    slots: u32,
+}
+
+impl Packed {
+    /// Concatenates the images of `batch`, giving each its pixel range and slot range.
+    fn new(prepared: &[Prepared], batch: &[usize]) -> Self {
         let mut images = Vec::with_capacity(batch.len());
         let mut tris: Vec<TriSetup> = Vec::new();
         let mut meta: Vec<[u32; 4]> = Vec::new();
@@ -394,193 +451,212 @@ impl<G: Borrow<Gpu>> GpuRasteriser<G> {
             pixels += p.pixels() as u32;
             slots += p.slots.len() as u32;
         }
+        Self {
+            images,
+            tris,
+            meta,
+            items,
+            pixels,
+            slot_base,
+            slots,
+        }
+    }
+}
 
-        let limits = gpu.limits();
-        let max_dim = limits.max_compute_workgroups_per_dimension;
-        let grid2d = |groups: u64| -> Result<[u32; 2]> {
-            let x = groups.min(u64::from(max_dim));
-            let y = groups.div_ceil(x.max(1));
-            match (u32::try_from(x), u32::try_from(y)) {
-                (Ok(x), Ok(y)) if y <= max_dim => Ok([x, y]),
-                _ => Err(gpu_error(
-                    KERNEL,
-                    format!("{groups} workgroups exceed the dispatch limits"),
-                )),
-            }
-        };
-        let raster_groups = grid2d(items.len() as u64)?;
-        let resolve_groups = grid2d(u64::from(pixels).div_ceil(u64::from(WG)))?;
-        let num_images = images.len() as u32;
-        let params = [
-            Params {
-                mode: MODE_DEPTH,
-                groups_x: raster_groups[0],
-                count: items.len() as u32,
-                num_images,
-            },
-            Params {
-                mode: MODE_ID,
-                groups_x: raster_groups[0],
-                count: items.len() as u32,
-                num_images,
-            },
-            Params {
-                mode: MODE_RESOLVE,
-                groups_x: resolve_groups[0],
-                count: pixels,
-                num_images,
-            },
-        ];
-        let groups = [raster_groups, raster_groups, resolve_groups];
+/// The uniforms and workgroup grids of the three passes (depth, id, resolve), in dispatch
+/// order; fails if a pass needs more workgroups than a 2-D dispatch allows.
+fn pass_params(gpu: &Gpu, packed: &Packed) -> Result<([Params; 3], [[u32; 2]; 3])> {
+    let max_dim = gpu.limits().max_compute_workgroups_per_dimension;
+    let grid2d = |groups: u64| -> Result<[u32; 2]> {
+        let x = groups.min(u64::from(max_dim));
+        let y = groups.div_ceil(x.max(1));
+        match (u32::try_from(x), u32::try_from(y)) {
+            (Ok(x), Ok(y)) if y <= max_dim => Ok([x, y]),
+            _ => Err(gpu_error(
+                KERNEL,
+                format!("{groups} workgroups exceed the dispatch limits"),
+            )),
+        }
+    };
+    let pixels = packed.pixels;
+    let items = packed.items.len();
+    let raster_groups = grid2d(items as u64)?;
+    let resolve_groups = grid2d(u64::from(pixels).div_ceil(u64::from(WG)))?;
+    let num_images = packed.images.len() as u32;
+    let params = [
+        Params {
+            mode: MODE_DEPTH,
+            groups_x: raster_groups[0],
+            count: items as u32,
+            num_images,
+        },
+        Params {
+            mode: MODE_ID,
+            groups_x: raster_groups[0],
+            count: items as u32,
+            num_images,
+        },
+        Params {
+            mode: MODE_RESOLVE,
+            groups_x: resolve_groups[0],
+            count: pixels,
+            num_images,
+        },
+    ];
+    Ok((params, [raster_groups, raster_groups, resolve_groups]))
+}
 
-        // What comes back: the statistics, then ids and keys of the images that want maps.
-        let px_bytes = u64::from(pixels) * 4;
-        let stats_bytes = u64::from(slots) * (STATS as u64) * 4;
-        let mut copies: Vec<(usize, u64, u64)> = Vec::new(); // (image, src offset, bytes)
+/// What comes back through the staging buffer: the statistics, then ids and keys of the
+/// images that want maps.
+struct Readback {
+    /// (image in the batch, source byte offset, bytes) of each map copied back, by image.
+    copies: Vec<(usize, u64, u64)>,
+    /// Bytes of each pixel buffer in use.
+    px_bytes: u64,
+    stats_bytes: u64,
+    staging_bytes: u64,
+}
+
+impl Readback {
+    fn new(prepared: &[Prepared], batch: &[usize], packed: &Packed) -> Self {
+        let px_bytes = u64::from(packed.pixels) * 4;
+        let stats_bytes = u64::from(packed.slots) * (STATS as u64) * 4;
+        let mut copies: Vec<(usize, u64, u64)> = Vec::new();
         let mut staging_bytes = stats_bytes;
         for (img, &k) in batch.iter().enumerate() {
             if prepared[k].want_maps {
                 let bytes = prepared[k].pixels() * 4;
-                copies.push((img, u64::from(images[img].offset) * 4, bytes));
+                copies.push((img, u64::from(packed.images[img].offset) * 4, bytes));
                 staging_bytes += 2 * bytes;
             }
         }
-
-        let kernel = gpu.kernel(KernelId::Zbuffer)?;
-        let mut guard = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        let staged = gpu.scoped(KERNEL, || -> Result<()> {
-            let device = gpu.device();
-            let queue = gpu.queue();
-            let need = [
-                bytes_of_len::<ImageInfo>(images.len()),
-                bytes_of_len::<TriSetup>(tris.len()),
-                bytes_of_len::<[u32; 4]>(meta.len()),
-                bytes_of_len::<[u32; 2]>(items.len()),
-                px_bytes,
-                px_bytes,
-                stats_bytes,
-                staging_bytes,
-            ];
-            let b = ensure_buffers(device, &mut guard, &need);
-            for (buf, p) in b.params.iter().zip(&params) {
-                queue.write_buffer(buf, 0, bytemuck::bytes_of(p));
-            }
-            queue.write_buffer(&b.images, 0, bytemuck::cast_slice(&images));
-            queue.write_buffer(&b.tris, 0, bytemuck::cast_slice(&tris));
-            queue.write_buffer(&b.meta, 0, bytemuck::cast_slice(&meta));
-            queue.write_buffer(&b.items, 0, bytemuck::cast_slice(&items));
-
-            let layout = kernel.pipeline.get_bind_group_layout(0);
-            let storage = [
-                &b.images, &b.tris, &b.meta, &b.items, &b.keys, &b.ids, &b.stats,
-            ];
-            let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some(KERNEL),
-            });
-            enc.clear_buffer(&b.keys, 0, Some(px_bytes));
-            enc.clear_buffer(&b.ids, 0, Some(px_bytes));
-            enc.clear_buffer(&b.stats, 0, Some(stats_bytes));
-            for (uniform, [gx, gy]) in b.params.iter().zip(groups) {
-                let mut entries = vec![wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                }];
-                entries.extend(storage.iter().zip(1u32..).map(|(buf, binding)| {
-                    wgpu::BindGroupEntry {
-                        binding,
-                        resource: buf.as_entire_binding(),
-                    }
-                }));
-                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(KERNEL),
-                    layout: &layout,
-                    entries: &entries,
-                });
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(KERNEL),
-                    timestamp_writes: None,
-                });
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, &group, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-            enc.copy_buffer_to_buffer(&b.stats, 0, &b.staging, 0, stats_bytes);
-            let mut at = stats_bytes;
-            for &(_, src, bytes) in &copies {
-                enc.copy_buffer_to_buffer(&b.ids, src, &b.staging, at, bytes);
-                enc.copy_buffer_to_buffer(&b.keys, src, &b.staging, at + bytes, bytes);
-                at += 2 * bytes;
-            }
-            queue.submit([enc.finish()]);
-            Ok(())
-        })?;
-        let read = staged.and_then(|()| match guard.as_ref() {
-            Some(b) => read_staging(gpu, &b.staging, staging_bytes),
-            None => Err(gpu_error(KERNEL, "device buffers missing after the upload")),
-        });
-        let words = match read {
-            Ok(words) => words,
-            Err(e) => {
-                // A failed batch may leave a buffer mapped: start the next one afresh.
-                *guard = None;
-                return Err(e);
-            }
-        };
-        drop(guard);
-
-        // Assemble the outputs.
-        let stats = &words[..slots as usize * STATS];
-        let mut maps = &words[slots as usize * STATS..];
-        let mut copy = copies.iter().peekable();
-        let mut outs = Vec::with_capacity(batch.len());
-        for (img, &k) in batch.iter().enumerate() {
-            let p = &prepared[k];
-            let base = slot_base[img] as usize;
-            let mut objects = vec![ObjectStats::default(); p.num_objects as usize];
-            for (s, &(obj, _)) in p.slots.iter().enumerate() {
-                let w = &stats[(base + s) * STATS..(base + s + 1) * STATS];
-                objects[obj as usize] = ObjectStats {
-                    projected_pixels: w[0],
-                    visible_pixels: w[1],
-                    modal: (w[1] > 0).then(|| [!w[2], !w[3], w[4], w[5]]),
-                    sum_i: u64::from(w[6]) | u64::from(w[7]) << 32,
-                    sum_j: u64::from(w[8]) | u64::from(w[9]) << 32,
-                };
-            }
-            let (mut ids, mut depth_keys) = (Vec::new(), Vec::new());
-            if copy.next_if(|c| c.0 == img).is_some() {
-                let n = p.pixels() as usize;
-                ids = maps[..n]
-                    .iter()
-                    .map(|&c| {
-                        if c == 0 {
-                            return Ok(EMPTY);
-                        }
-                        (!c as usize)
-                            .checked_sub(base)
-                            .and_then(|s| p.slots.get(s))
-                            .map(|&(obj, _)| obj)
-                            .ok_or_else(|| {
-                                gpu_error(KERNEL, format!("slot {} not in this image", !c))
-                            })
-                    })
-                    .collect::<Result<_>>()?;
-                depth_keys = maps[n..2 * n]
-                    .iter()
-                    .map(|&c| if c == 0 { EMPTY } else { !c })
-                    .collect();
-                maps = &maps[2 * n..];
-            }
-            outs.push(RasterOut {
-                width: p.grid.width,
-                height: p.grid.height,
-                ids,
-                depth_keys,
-                objects,
-            });
+        Self {
+            copies,
+            px_bytes,
+            stats_bytes,
+            staging_bytes,
         }
-        Ok(outs)
     }
+}
+
+/// Uploads the batch into `b`, then records and submits one encoder: the clears, the three
+/// passes and the copies into the staging buffer, in that order.
+fn submit(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    b: &Buffers,
+    packed: &Packed,
+    params: &[Params; 3],
+    groups: [[u32; 2]; 3],
+    back: &Readback,
+) {
+    let device = gpu.device();
+    let queue = gpu.queue();
+    for (buf, p) in b.params.iter().zip(params) {
+        queue.write_buffer(buf, 0, bytemuck::bytes_of(p));
+    }
+    queue.write_buffer(&b.images, 0, bytemuck::cast_slice(&packed.images));
+    queue.write_buffer(&b.tris, 0, bytemuck::cast_slice(&packed.tris));
+    queue.write_buffer(&b.meta, 0, bytemuck::cast_slice(&packed.meta));
+    queue.write_buffer(&b.items, 0, bytemuck::cast_slice(&packed.items));
+
+    let storage = [
+        &b.images, &b.tris, &b.meta, &b.items, &b.keys, &b.ids, &b.stats,
+    ];
+    let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some(KERNEL),
+    });
+    enc.clear_buffer(&b.keys, 0, Some(back.px_bytes));
+    enc.clear_buffer(&b.ids, 0, Some(back.px_bytes));
+    enc.clear_buffer(&b.stats, 0, Some(back.stats_bytes));
+    for (uniform, g) in b.params.iter().zip(groups) {
+        let mut bindings = vec![uniform];
+        bindings.extend(storage);
+        crate::gpu::compute::record_pass(device, &mut enc, kernel, KERNEL, &bindings, g);
+    }
+    enc.copy_buffer_to_buffer(&b.stats, 0, &b.staging, 0, back.stats_bytes);
+    let mut at = back.stats_bytes;
+    for &(_, src, bytes) in &back.copies {
+        enc.copy_buffer_to_buffer(&b.ids, src, &b.staging, at, bytes);
+        enc.copy_buffer_to_buffer(&b.keys, src, &b.staging, at + bytes, bytes);
+        at += 2 * bytes;
+    }
+    queue.submit([enc.finish()]);
+}
+
+/// Splits the staging words back into one [`RasterOut`] per image of `batch`, in order.
+fn unpack(
+    prepared: &[Prepared],
+    batch: &[usize],
+    packed: &Packed,
+    back: &Readback,
+    words: &[u32],
+) -> Result<Vec<RasterOut>> {
+    let slots = packed.slots as usize;
+    let stats = &words[..slots * STATS];
+    let mut maps = &words[slots * STATS..];
+    let mut copy = back.copies.iter().peekable();
+    let mut outs = Vec::with_capacity(batch.len());
+    for (img, &k) in batch.iter().enumerate() {
+        let p = &prepared[k];
+        let base = packed.slot_base[img] as usize;
+        let objects = unpack_stats(p, &stats[base * STATS..]);
+        let (mut ids, mut depth_keys) = (Vec::new(), Vec::new());
+        if copy.next_if(|c| c.0 == img).is_some() {
+            let n = p.pixels() as usize;
+            (ids, depth_keys) = unpack_maps(p, base, maps)?;
+            maps = &maps[2 * n..];
+        }
+        outs.push(RasterOut {
+            width: p.grid.width,
+            height: p.grid.height,
+            ids,
+            depth_keys,
+            objects,
+        });
+    }
+    Ok(outs)
+}
+
+/// The per-object statistics of image `p`, from `stats` starting at its first slot.
+fn unpack_stats(p: &Prepared, stats: &[u32]) -> Vec<ObjectStats> {
+    let mut objects = vec![ObjectStats::default(); p.num_objects as usize];
+    for (s, &(obj, _)) in p.slots.iter().enumerate() {
+        let w = &stats[s * STATS..(s + 1) * STATS];
+        objects[obj as usize] = ObjectStats {
+            projected_pixels: w[0],
+            visible_pixels: w[1],
+            modal: (w[1] > 0).then(|| [!w[2], !w[3], w[4], w[5]]),
+            sum_i: u64::from(w[6]) | u64::from(w[7]) << 32,
+            sum_j: u64::from(w[8]) | u64::from(w[9]) << 32,
+        };
+    }
+    objects
+}
+
+/// The instance-ID map and depth keys of image `p` from the words starting at its copy (ids,
+/// then keys), undoing the complements and turning batch-wide slots (from `base`) back into
+/// objects.
+fn unpack_maps(p: &Prepared, base: usize, words: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let n = p.pixels() as usize;
+    let ids = words[..n]
+        .iter()
+        .map(|&c| {
+            if c == 0 {
+                return Ok(EMPTY);
+            }
+            (!c as usize)
+                .checked_sub(base)
+                .and_then(|s| p.slots.get(s))
+                .map(|&(obj, _)| obj)
+                .ok_or_else(|| gpu_error(KERNEL, format!("slot {} not in this image", !c)))
+        })
+        .collect::<Result<_>>()?;
+    let depth_keys = words[n..2 * n]
+        .iter()
+        .map(|&c| if c == 0 { EMPTY } else { !c })
+        .collect();
+    Ok((ids, depth_keys))
 }
 
 impl<G: Borrow<Gpu> + Sync> Rasteriser for GpuRasteriser<G> {

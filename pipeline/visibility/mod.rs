@@ -13,7 +13,7 @@
 //! camera images are used (the store annotates keyframes); sweeps are counted and skipped.
 //! Camera images and boxes whose store rows are unusable (non-finite values, empty sizes, images
 //! too large) are recorded in `<out>.rejects.jsonl` (the output's extension replaced) and
-//! skipped. The anchor columns hold the Set-of-Mark label anchor ([`crate::som::anchor`]) under
+//! skipped. The anchor columns hold the Set-of-Mark label anchor ([`anchor`]) under
 //! the built-in `configs/som.toml` `[anchor]` rules, as pixel-centre coordinates (`i + 0.5`,
 //! `j + 0.5`): the visible pixel farthest from its mask's boundary (exact EDT, 4-px image
 //! border excluded, first in raster order on ties), or for objects under 1600 visible pixels
@@ -28,6 +28,7 @@
 //! CPU while the GPU rasterises this one, so at most two batches are in memory. The output is
 //! byte-identical across runs and thread counts.
 
+pub mod anchor;
 pub mod config;
 pub mod distortion;
 pub mod filters;
@@ -45,12 +46,12 @@ use std::path::{Path, PathBuf};
 use arrow::ipc::writer::FileWriter;
 use rayon::prelude::*;
 
+use self::anchor::{AnchorConfig, MarkAnchor};
 use self::config::VisibilityConfig;
 use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
 use self::project::{project_box, BoxGeom, Camera, Projection};
 use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
-use crate::som::{self, config::AnchorConfig, MarkAnchor, SomConfig};
 use crate::store::atomic::AtomicFile;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
@@ -150,7 +151,7 @@ pub fn run_with(
     let _id_maps = id_map_dir
         .map(|d| crate::store::owner::Owned::claim(d, "id-map folder", "instance-ID maps"))
         .transpose()?;
-    let anchor_cfg = SomConfig::default_config()?.anchor;
+    let anchor_cfg = AnchorConfig::built_in()?;
     let schema = output::schema();
     let mut writer = FileWriter::try_new(AtomicFile::create(out_file)?, &schema)?;
     let mut log = RejectLog::new();
@@ -232,7 +233,7 @@ fn scene_rows(
             .par_iter()
             .map(|out| {
                 let boxes: Vec<Option<[u32; 4]>> = out.objects.iter().map(|o| o.modal).collect();
-                som::anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
+                anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
             })
             .collect::<Result<_>>()?;
         for ((w, out), anchors) in work.iter().zip(outs).zip(&anchors) {

@@ -11,15 +11,15 @@ use std::collections::HashMap;
 
 use common::gpu::gpu;
 use common::random::{seed, Rng};
-use drivegen::som::anchor::{
-    argmax_cpu, choose_anchor, edt_cpu, edt_gpu, interior_anchors_cpu, interior_anchors_gpu,
-    ring_anchor, Anchor, AnchorRule, EdtParams,
-};
 use drivegen::som::config::DrawConfig;
 use drivegen::som::draw::{draw_cpu, draw_gpu, pack, DrawMark, BLACK};
 use drivegen::som::font::{mark_colour, DIGITS};
 use drivegen::som::layout::{label_size, layout, MarkIn};
 use drivegen::som::SomConfig;
+use drivegen::visibility::anchor::{
+    argmax_cpu, choose_anchor, edt_cpu, edt_gpu, interior_anchors_cpu, interior_anchors_gpu,
+    ring_anchor, Anchor, AnchorRule, EdtParams,
+};
 use drivegen::visibility::raster::EMPTY;
 
 /// A random ID map: overlapping rectangles and discs of ids `0..objects + 2` (the last two

@@ -41,15 +41,15 @@ impl SomArgs {
         let cfg = SomConfig::load(self.config.as_deref())?;
         let vis_cfg = VisibilityConfig::load(self.visibility_config.as_deref())?;
         let rasteriser = super::visibility::rasteriser(self.device)?;
-        let summary = drivegen::som::stage::run(
-            &self.store,
-            &self.visibility,
-            &self.out,
-            &cfg,
-            &vis_cfg,
-            rasteriser.as_ref(),
-            self.scene.as_deref(),
-        )?;
+        let summary = drivegen::som::run(&drivegen::som::Options {
+            store: &self.store,
+            visibility: &self.visibility,
+            out: &self.out,
+            config: &cfg,
+            visibility_config: &vis_cfg,
+            rasteriser: rasteriser.as_ref(),
+            scene: self.scene.as_deref(),
+        })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)
     }

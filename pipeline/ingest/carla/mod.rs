@@ -21,13 +21,13 @@ use nalgebra::{Isometry3, Point3};
 use serde_json::Value;
 
 use crate::geometry::{wrap_pi, wxyz, yaw_of};
+use crate::ingest::limits::Kind;
 use crate::ingest::nuscenes::IngestSummary;
+use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{CarlaRules, SourcesConfig};
 use crate::ingest::waymo::frames::pose_of;
-use crate::ingest::waymo::reject;
-use crate::store::rejects::RejectLog;
 use crate::store::{
-    CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneRow, StoreMeta, StoreWriter,
+    CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneData, SceneRow, StoreMeta,
 };
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
@@ -79,51 +79,54 @@ pub fn routes(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// Ingests every route under `opts.root`.
 pub fn run(opts: &Options) -> Result<IngestSummary> {
-    let list = routes(&opts.root)?;
-    let meta = StoreMeta::new("carla", "bench2drive", &opts.root.to_string_lossy());
-    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
-    let mut writer = StoreWriter::create(&opts.out, meta)?;
-    let mut rejects = RejectLog::new();
-    let mut summary = IngestSummary {
-        scenes_total: list.len(),
-        out: opts.out.clone(),
-        ..Default::default()
-    };
-    let bar = crate::progress::bar(list.len() as u64, "ingest carla routes");
-    let mut ids = crate::ingest::SceneIds::default();
-    for route in &list {
-        let name =
-            match crate::ingest::utf8_name(route).and_then(|n| ids.admit(&n, route).map(|()| n)) {
-                Ok(n) => n,
-                Err(why) => {
-                    let shown = route.to_string_lossy();
-                    rejects.push(reject("ingest", &shown, &Error::input(route, "route", why)));
-                    bar.inc(1);
-                    continue;
-                }
-            };
-        let res = assemble(&opts.root, route, &name, &opts.taxonomy, &opts.config.carla)
-            .and_then(|r| crate::ingest::limits::check(&r.0, &|_| route.clone()).map(|()| r));
-        match res {
-            Ok((data, unknown)) => {
-                writer.write_scene(&data)?;
-                summary.scenes_written += 1;
-                for k in unknown {
-                    *summary.unknown_categories.entry(k).or_default() += 1;
-                }
-            }
-            Err(e) => {
-                log::info!("carla route {name} rejected: {e}");
-                rejects.push(reject("ingest", &name, &e));
-            }
+    crate::ingest::ingest(&Source(opts), &opts.out, |summary, unknown| {
+        for k in unknown {
+            *summary.unknown_categories.entry(k).or_default() += 1;
         }
-        bar.inc(1);
+    })
+}
+
+/// A folder of routes; a unit is a route folder.
+struct Source<'a>(&'a Options);
+
+impl SceneSource for Source<'_> {
+    type Unit = PathBuf;
+    /// The unknown category names met.
+    type Stats = Vec<String>;
+
+    fn label(&self) -> &'static str {
+        "ingest carla routes"
     }
-    bar.finish_and_clear();
-    let meta = writer.finish(&rejects)?;
-    summary.counts = meta.counts;
-    summary.rejects = rejects.items().to_vec();
-    Ok(summary)
+
+    fn root(&self) -> &Path {
+        &self.0.root
+    }
+
+    fn meta(&self) -> StoreMeta {
+        StoreMeta::new("carla", "bench2drive", &self.0.root.to_string_lossy())
+    }
+
+    fn units(&self) -> Result<Vec<PathBuf>> {
+        routes(&self.0.root)
+    }
+
+    fn admit(&self, route: &PathBuf, ids: &mut SceneIds) -> std::result::Result<String, Refusal> {
+        crate::ingest::utf8_name(route)
+            .and_then(|n| ids.admit(&n, route).map(|()| n))
+            .map_err(|why| {
+                let shown = route.to_string_lossy().into_owned();
+                (shown, Error::input(route, "route", why))
+            })
+    }
+
+    fn assemble(&self, route: &PathBuf, name: &str) -> Result<(SceneData, Vec<String>)> {
+        let o = self.0;
+        assemble(&o.root, route, name, &o.taxonomy, &o.config.carla)
+    }
+
+    fn limit_file(&self, route: &PathBuf, _: Kind) -> PathBuf {
+        route.clone()
+    }
 }
 
 /// The frame files of a route, `(index, path)` in index order.
@@ -163,8 +166,14 @@ pub fn assemble(
     rules: &CarlaRules,
 ) -> Result<(SceneData, Vec<String>)> {
     let rel = route.strip_prefix(root).unwrap_or(Path::new(""));
-    let dataset = crate::store::paths::Root::new(root);
-    let tol = rules.rotation_tolerance;
+    let ctx = RouteCtx {
+        root,
+        rel,
+        dataset: crate::store::paths::Root::new(root),
+        name,
+        taxonomy,
+        rules,
+    };
     let mut data = SceneData {
         scene: SceneRow {
             scene_id: name.to_string(),
@@ -178,11 +187,59 @@ pub fn assemble(
     };
     let mut unknown = Vec::new();
     for (fi, (idx, path)) in frame_files(route)?.into_iter().enumerate() {
-        dataset
-            .holds(&path)
-            .map_err(|why| Error::input(&path, "file", why))?;
-        let a = anno::read(&path)?;
-        let ts = (f64::from(idx) * 1e6 / rules.frame_rate_hz).round() as i64;
+        ctx.frame(fi as u32, idx, &path, &mut data, &mut unknown)?;
+    }
+    for w in data.frames.windows(2) {
+        if w[1].timestamp_us <= w[0].timestamp_us {
+            return Err(Error::input(
+                route.join("anno"),
+                &w[1].source_frame_id,
+                "frame times are not increasing (check frame_rate_hz)",
+            ));
+        }
+    }
+    data.update_counts();
+    Ok((data, unknown))
+}
+
+/// What every frame of one route shares while the route is assembled.
+struct RouteCtx<'r> {
+    root: &'r Path,
+    /// The route folder relative to `root`: image paths are stored relative to the root.
+    rel: &'r Path,
+    dataset: crate::store::paths::Root,
+    name: &'r str,
+    taxonomy: &'r Taxonomy,
+    rules: &'r CarlaRules,
+}
+
+/// One annotation file being read and the frame it becomes.
+struct FrameAnno<'f> {
+    a: &'f anno::Anno<'f>,
+    /// The file's number (`NNNNN`), which names its images and rows.
+    idx: u32,
+    /// The frame index within the route.
+    fi: u32,
+    timestamp_us: i64,
+}
+
+impl RouteCtx<'_> {
+    /// Reads frame file `path` and appends its frame, ego pose, camera and object rows to
+    /// `data`; unknown category names go to `unknown`.
+    fn frame(
+        &self,
+        fi: u32,
+        idx: u32,
+        path: &Path,
+        data: &mut SceneData,
+        unknown: &mut Vec<String>,
+    ) -> Result<()> {
+        let (name, tol) = (self.name, self.rules.rotation_tolerance);
+        self.dataset
+            .holds(path)
+            .map_err(|why| Error::input(path, "file", why))?;
+        let a = anno::read(path)?;
+        let ts = (f64::from(idx) * 1e6 / self.rules.frame_rate_hz).round() as i64;
         let boxes = a
             .get(&a.root, "", "bounding_boxes")?
             .as_array()
@@ -198,7 +255,7 @@ pub fn assemble(
         let ego_pose = pose_of(&ego);
         data.frames.push(FrameRow {
             scene_id: name.to_string(),
-            frame_idx: fi as u32,
+            frame_idx: fi,
             timestamp_us: ts,
             is_keyframe: true,
             source_frame_id: format!("{idx:05}"),
@@ -211,7 +268,21 @@ pub fn assemble(
             sensor: None,
             ego: ego_pose,
         });
-        // Cameras.
+        let f = FrameAnno {
+            a: &a,
+            idx,
+            fi,
+            timestamp_us: ts,
+        };
+        self.cameras(&f, ego_pose, &mut data.cameras)?;
+        self.objects(&f, boxes, &mut data.objects, unknown)
+    }
+
+    /// Cameras: one row per configured camera, with checked intrinsics, image size and image
+    /// file.
+    fn cameras(&self, f: &FrameAnno<'_>, ego_pose: Pose, out: &mut Vec<CameraRow>) -> Result<()> {
+        let (a, idx, name, tol) = (f.a, f.idx, self.name, self.rules.rotation_tolerance);
+        let (root, rules) = (self.root, self.rules);
         let sensors = a.get(&a.root, "", "sensors")?;
         for (cam, folder) in rules.cameras.iter().zip(&rules.image_folders) {
             let at = format!("/sensors/{cam}");
@@ -240,30 +311,31 @@ pub fn assemble(
             if !(k[0][0] > 0.0 && k[1][1] > 0.0) {
                 return Err(a.err(&format!("{at}/intrinsic"), "focal lengths must be positive"));
             }
-            let image = rel
+            let image = self
+                .rel
                 .join("camera")
                 .join(folder)
                 .join(format!("{idx:05}.jpg"));
-            if let Err(why) = dataset.inside(&image.to_string_lossy()) {
+            if let Err(why) = self.dataset.inside(&image.to_string_lossy()) {
                 return Err(Error::input(
                     root.join(&image),
-                    format!("{}{at}", path.display()),
+                    format!("{}{at}", a.path.display()),
                     why,
                 ));
             }
             if rules.check_images && !root.join(&image).is_file() {
                 return Err(Error::input(
                     root.join(&image),
-                    format!("{}{at}", path.display()),
+                    format!("{}{at}", a.path.display()),
                     "missing camera image",
                 ));
             }
-            data.cameras.push(CameraRow {
+            out.push(CameraRow {
                 scene_id: name.to_string(),
-                frame_idx: fi as u32,
+                frame_idx: f.fi,
                 camera: cam.clone(),
                 camera_frame_id: format!("{name}/{idx:05}/{cam}"),
-                timestamp_us: ts,
+                timestamp_us: f.timestamp_us,
                 is_keyframe: true,
                 image_path: image.to_string_lossy().into_owned(),
                 width: w,
@@ -277,11 +349,23 @@ pub fn assemble(
                 distortion: None,
             });
         }
-        // Objects.
+        Ok(())
+    }
+
+    /// Objects: the boxes of the configured classes, in the store frame; unknown category
+    /// names go to `unknown`.
+    fn objects(
+        &self,
+        f: &FrameAnno<'_>,
+        boxes: &[Value],
+        out: &mut Vec<ObjectRow>,
+        unknown: &mut Vec<String>,
+    ) -> Result<()> {
+        let (a, idx, name, tol) = (f.a, f.idx, self.name, self.rules.rotation_tolerance);
         for (bi, b) in boxes.iter().enumerate() {
             let at = format!("/bounding_boxes/{bi}");
             let class = a.str(a.get(b, &at, "class")?, &format!("{at}/class"))?;
-            if !rules.object_classes.iter().any(|c| c == class) {
+            if !self.rules.object_classes.iter().any(|c| c == class) {
                 continue;
             }
             let id = a.id(a.get(b, &at, "id")?, &format!("{at}/id"))?;
@@ -290,11 +374,11 @@ pub fn assemble(
                 None => class.to_string(),
             };
             let base_type = b.get("base_type").and_then(Value::as_str);
-            let (cls, known) = taxonomy.carla_class(&type_id, base_type, class);
+            let (cls, known) = self.taxonomy.carla_class(&type_id, base_type, class);
             if !known {
                 unknown.push(type_id.clone());
             }
-            let center = point_rh(&a, b, &at, "center")?;
+            let center = point_rh(a, b, &at, "center")?;
             let ext = a.vec3(a.get(b, &at, "extent")?, &format!("{at}/extent"))?;
             if ext.iter().any(|&e| e <= 0.0) {
                 return Err(a.err(
@@ -307,7 +391,7 @@ pub fn assemble(
             } else {
                 "world2vehicle"
             };
-            let pose = box_pose(&a, b, &at, inv_key, tol)?;
+            let pose = box_pose(a, b, &at, inv_key, tol)?;
             let q = wxyz(&pose.rotation);
             let yaw = wrap_pi(yaw_of(q));
             let speed = match b.get("speed") {
@@ -327,10 +411,10 @@ pub fn assemble(
             if let Some(s) = b.get("state").and_then(Value::as_str) {
                 attributes.push(format!("carla.state.{s}"));
             }
-            data.objects.push(ObjectRow {
+            out.push(ObjectRow {
                 scene_id: name.to_string(),
-                frame_idx: fi as u32,
-                timestamp_us: ts,
+                frame_idx: f.fi,
+                timestamp_us: f.timestamp_us,
                 track_id: id.clone(),
                 annotation_id: format!("{name}/{idx:05}/{id}"),
                 category: type_id,
@@ -347,18 +431,8 @@ pub fn assemble(
                 attributes,
             });
         }
+        Ok(())
     }
-    for w in data.frames.windows(2) {
-        if w[1].timestamp_us <= w[0].timestamp_us {
-            return Err(Error::input(
-                route.join("anno"),
-                &w[1].source_frame_id,
-                "frame times are not increasing (check frame_rate_hz)",
-            ));
-        }
-    }
-    data.update_counts();
-    Ok((data, unknown))
 }
 
 fn point_rh(a: &anno::Anno<'_>, b: &Value, at: &str, key: &str) -> Result<[f64; 3]> {

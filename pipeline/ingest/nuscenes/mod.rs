@@ -1,8 +1,7 @@
 //! nuScenes v1.0 ingest: the 13 JSON tables (+ images) → the canonical scene store.
 //!
-//! The tables are loaded and indexed once; scenes are then assembled in parallel, a bounded
-//! chunk at a time, and written in `scene.json` order, so memory holds at most one chunk of
-//! scenes and the output does not depend on thread timing.
+//! The tables are loaded and indexed once; [`crate::ingest::ingest`] then assembles scenes in
+//! parallel, a bounded chunk at a time, and writes them in `scene.json` order.
 
 pub mod load;
 pub mod scene;
@@ -12,10 +11,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
-use crate::store::rejects::{Reject, RejectLog};
-use crate::store::{StoreMeta, StoreWriter};
+use crate::ingest::limits::Kind;
+use crate::ingest::source::{Refusal, SceneIds, SceneSource};
+use crate::store::rejects::Reject;
+use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
 
@@ -90,89 +89,83 @@ impl fmt::Display for IngestSummary {
 /// Ingests a nuScenes dataroot into a store. Fails only when the tables themselves cannot be
 /// read; broken scenes are skipped and listed in the summary and in `rejects.jsonl`.
 pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
-    let tables = load::Tables::load(&opts.root, &opts.version)?;
-    let n = tables.scene.rows.len();
-    let meta = StoreMeta::new("nuscenes", &opts.version, &opts.root.to_string_lossy());
-    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
-    let mut writer = StoreWriter::create(&opts.out, meta)?;
-    let mut rejects = RejectLog::new();
-    let mut summary = IngestSummary {
-        scenes_total: n,
-        out: opts.out.clone(),
-        ..Default::default()
+    let source = Source {
+        tables: load::Tables::load(&opts.root, &opts.version)?,
+        opts,
     };
-    let mut seen_names = std::collections::HashSet::new();
-    let bar = crate::progress::bar(n as u64, "ingest scenes");
-    let chunk = opts.chunk_scenes.max(1);
-    for start in (0..n).step_by(chunk) {
-        let results: Vec<_> = (start..(start + chunk).min(n))
-            .into_par_iter()
-            .map(|i| (i, scene::assemble(&tables, i, &opts.taxonomy, &opts.rules)))
-            .collect();
-        for (i, res) in results {
-            let sc = &tables.scene.rows[i];
-            let res = res.and_then(|(data, stats)| {
-                crate::ingest::limits::check(&data, &|k| match k {
-                    crate::ingest::limits::Kind::EgoPose => tables.ego_pose.file.clone(),
-                    crate::ingest::limits::Kind::Camera => tables.calibrated_sensor.file.clone(),
-                    crate::ingest::limits::Kind::Object => tables.sample_annotation.file.clone(),
-                })?;
-                if seen_names.insert(sc.name.clone()) {
-                    Ok((data, stats))
-                } else {
-                    Err(Error::input(
-                        &tables.scene.file,
-                        &sc.token,
-                        format!("duplicate scene name {}", sc.name),
-                    ))
-                }
-            });
-            match res {
-                Ok((data, stats)) => {
-                    writer.write_scene(&data)?;
-                    summary.scenes_written += 1;
-                    summary.renormalised_quaternions += stats.renormalised_quaternions;
-                    for (k, v) in stats.unknown_categories {
-                        *summary.unknown_categories.entry(k).or_default() += v;
-                    }
-                }
-                Err(e) => rejects.push(scene_reject(sc, &e)),
-            }
-            bar.inc(1);
+    crate::ingest::ingest(&source, &opts.out, |summary, stats| {
+        summary.renormalised_quaternions += stats.renormalised_quaternions;
+        for (k, v) in stats.unknown_categories {
+            *summary.unknown_categories.entry(k).or_default() += v;
         }
-    }
-    bar.finish_and_clear();
-    let meta = writer.finish(&rejects)?;
-    summary.counts = meta.counts;
-    summary.rejects = rejects.items().to_vec();
-    Ok(summary)
+    })
 }
 
-fn scene_reject(sc: &tables::Scene, e: &Error) -> Reject {
-    let (file, record) = match e {
-        Error::Input { file, record, .. } => {
-            (Some(file.display().to_string()), Some(record.clone()))
-        }
-        Error::Json {
-            path, line, column, ..
-        } => (
-            Some(path.display().to_string()),
-            Some(format!("{line}:{column}")),
-        ),
-        Error::Io { path, .. } => (Some(path.display().to_string()), None),
-        _ => (None, None),
-    };
-    Reject {
-        stage: "ingest".into(),
-        scene_id: Some(if sc.name.is_empty() {
+/// A dataroot's tables, loaded and indexed once; a unit is a row of `scene.json`.
+struct Source<'a> {
+    tables: load::Tables,
+    opts: &'a IngestOptions,
+}
+
+impl SceneSource for Source<'_> {
+    type Unit = usize;
+    type Stats = scene::SceneStats;
+
+    fn label(&self) -> &'static str {
+        "ingest scenes"
+    }
+
+    fn root(&self) -> &Path {
+        &self.opts.root
+    }
+
+    fn meta(&self) -> StoreMeta {
+        StoreMeta::new(
+            "nuscenes",
+            &self.opts.version,
+            &self.opts.root.to_string_lossy(),
+        )
+    }
+
+    fn units(&self) -> Result<Vec<usize>> {
+        Ok((0..self.tables.scene.rows.len()).collect())
+    }
+
+    fn chunk(&self) -> usize {
+        self.opts.chunk_scenes
+    }
+
+    fn admit(&self, &i: &usize, ids: &mut SceneIds) -> std::result::Result<String, Refusal> {
+        let sc = &self.tables.scene.rows[i];
+        let id = if sc.name.is_empty() {
             sc.token.clone()
         } else {
             sc.name.clone()
-        }),
-        item: None,
-        file,
-        record,
-        reason: e.to_string(),
+        };
+        match ids.admit(&sc.name, &self.tables.scene.file) {
+            Ok(()) => Ok(id),
+            Err(_) => Err((
+                id,
+                Error::input(
+                    &self.tables.scene.file,
+                    &sc.token,
+                    format!("duplicate scene name {}", sc.name),
+                ),
+            )),
+        }
+    }
+
+    fn assemble(&self, &i: &usize, _id: &str) -> Result<(SceneData, scene::SceneStats)> {
+        scene::assemble(&self.tables, i, &self.opts.taxonomy, &self.opts.rules)
+    }
+
+    fn limit_file(&self, _: &usize, kind: Kind) -> PathBuf {
+        let t = &self.tables;
+        match kind {
+            Kind::EgoPose => t.ego_pose.file.clone(),
+            Kind::Camera => t.calibrated_sensor.file.clone(),
+            Kind::Object => t.sample_annotation.file.clone(),
+        }
     }
 }
 

@@ -131,7 +131,74 @@ pub fn assemble(
         .log
         .get(&scene.log_token, &format!("scene {}", scene.token))?;
 
-    // Keyframes: follow the sample chain from the first sample.
+    let samples = sample_chain(t, scene)?;
+    let scene_id = scene.name.clone();
+    let mut frames = Vec::with_capacity(samples.len());
+    let mut cameras = Vec::new();
+    let mut poses: BTreeMap<(i64, String), EgoPoseRow> = BTreeMap::new();
+    let mut objects = Vec::new();
+
+    for (fi, s) in samples.iter().enumerate() {
+        let ego = cx.sensor_rows(s, fi as u32, &scene_id, &dataset, &mut poses, &mut cameras)?;
+        frames.push(FrameRow {
+            scene_id: scene_id.clone(),
+            frame_idx: fi as u32,
+            timestamp_us: s.timestamp,
+            is_keyframe: true,
+            source_frame_id: s.token.clone(),
+            ego,
+        });
+
+        for &ai in t
+            .anns_by_sample
+            .get(&s.token)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            objects.push(annotation(
+                &mut cx,
+                &t.sample_annotation.rows[ai],
+                &scene_id,
+                fi as u32,
+                s.timestamp,
+                taxonomy,
+            )?);
+        }
+    }
+    // Sweeps are listed under the sample that follows them, so they are covered above; the
+    // frame index of a sweep is that following keyframe's.
+    cameras.sort_by(|a, b| {
+        (a.timestamp_us, &a.camera, &a.camera_frame_id).cmp(&(
+            b.timestamp_us,
+            &b.camera,
+            &b.camera_frame_id,
+        ))
+    });
+
+    let mut data = SceneData {
+        scene: SceneRow {
+            scene_id,
+            source: "nuscenes".into(),
+            source_scene_id: scene.token.clone(),
+            description: scene.description.clone(),
+            log_id: Some(log.token.clone()),
+            location: link(&log.location).map(str::to_string),
+            vehicle: link(&log.vehicle).map(str::to_string),
+            date_captured: link(&log.date_captured).map(str::to_string),
+            ..Default::default()
+        },
+        frames,
+        ego_poses: poses.into_values().collect(),
+        cameras,
+        objects,
+    };
+    data.update_counts();
+    Ok((data, cx.stats))
+}
+
+/// Keyframes: the sample chain from the scene's first sample, which must stay in the scene,
+/// move forward in time, end at its `last_sample_token` and not loop.
+fn sample_chain<'t>(t: &'t Tables, scene: &Scene) -> Result<Vec<&'t Sample>> {
     let mut samples: Vec<&Sample> = Vec::new();
     let mut next = link(&scene.first_sample_token).map(str::to_string);
     while let Some(tok) = next {
@@ -189,13 +256,23 @@ pub fn assemble(
             ),
         ));
     }
-    let scene_id = scene.name.clone();
-    let mut frames = Vec::with_capacity(samples.len());
-    let mut cameras = Vec::new();
-    let mut poses: BTreeMap<(i64, String), EgoPoseRow> = BTreeMap::new();
-    let mut objects = Vec::new();
+    Ok(samples)
+}
 
-    for (fi, s) in samples.iter().enumerate() {
+impl Ctx<'_> {
+    /// The sample_data of sample `s` (its keyframes and the sweeps before it): adds an ego pose
+    /// row per sample_data to `poses` and a camera row per image to `cameras`, and returns the
+    /// frame's ego pose.
+    fn sensor_rows(
+        &mut self,
+        s: &Sample,
+        frame_idx: u32,
+        scene_id: &str,
+        dataset: &crate::store::paths::Root,
+        poses: &mut BTreeMap<(i64, String), EgoPoseRow>,
+        cameras: &mut Vec<CameraRow>,
+    ) -> Result<Pose> {
+        let t = self.t;
         let sd_idx = t
             .data_by_sample
             .get(&s.token)
@@ -213,7 +290,7 @@ pub fn assemble(
             let sensor = t
                 .sensor
                 .get(&cs.sensor_token, &format!("calibrated_sensor {}", cs.token))?;
-            let (ts, ego) = cx.ego_pose(&sd.ego_pose_token, &referrer)?;
+            let (ts, ego) = self.ego_pose(&sd.ego_pose_token, &referrer)?;
             if let Some(nx) = link(&sd.next) {
                 let n = t
                     .sample_data
@@ -232,7 +309,7 @@ pub fn assemble(
             poses.insert(
                 (ts, sd.ego_pose_token.clone()),
                 EgoPoseRow {
-                    scene_id: scene_id.clone(),
+                    scene_id: scene_id.to_string(),
                     timestamp_us: ts,
                     source_pose_id: sd.ego_pose_token.clone(),
                     sensor: Some(sensor.channel.clone()),
@@ -252,57 +329,11 @@ pub fn assemble(
             if sensor.modality != "camera" {
                 continue;
             }
-            let k = cs.camera_intrinsic.ok_or_else(|| {
-                Error::input(
-                    &t.calibrated_sensor.file,
-                    &cs.token,
-                    "camera without camera_intrinsic",
-                )
-            })?;
-            finite(
-                &k[0],
-                &t.calibrated_sensor.file,
-                &cs.token,
-                "camera_intrinsic",
-            )?;
-            finite(
-                &k[1],
-                &t.calibrated_sensor.file,
-                &cs.token,
-                "camera_intrinsic",
-            )?;
-            if k[0][0] <= 0.0 || k[1][1] <= 0.0 {
-                return Err(Error::input(
-                    &t.calibrated_sensor.file,
-                    &cs.token,
-                    "camera_intrinsic has a non-positive focal length",
-                ));
-            }
-            finite(
-                &cs.translation,
-                &t.calibrated_sensor.file,
-                &cs.token,
-                "translation",
-            )?;
-            let cq = cx.quat(
-                cs.rotation,
-                &t.calibrated_sensor.file,
-                &cs.token,
-                "rotation",
-            )?;
-            if let Err(why) = dataset.inside(&sd.filename) {
-                return Err(Error::input(&t.sample_data.file, &sd.token, why));
-            }
-            if rules.check_images && !t.root.join(&sd.filename).is_file() {
-                return Err(Error::input(
-                    &t.sample_data.file,
-                    &sd.token,
-                    format!("missing image {}", t.root.join(&sd.filename).display()),
-                ));
-            }
+            let (k, cq) = self.camera_calibration(cs)?;
+            self.check_image(sd, dataset)?;
             cameras.push(CameraRow {
-                scene_id: scene_id.clone(),
-                frame_idx: fi as u32,
+                scene_id: scene_id.to_string(),
+                frame_idx,
                 camera: sensor.channel.clone(),
                 camera_frame_id: sd.token.clone(),
                 timestamp_us: sd.timestamp,
@@ -329,60 +360,70 @@ pub fn assemble(
                 "sample has no keyframe sample_data, so no ego pose",
             ));
         };
-        frames.push(FrameRow {
-            scene_id: scene_id.clone(),
-            frame_idx: fi as u32,
-            timestamp_us: s.timestamp,
-            is_keyframe: true,
-            source_frame_id: s.token.clone(),
-            ego,
-        });
-
-        for &ai in t
-            .anns_by_sample
-            .get(&s.token)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-        {
-            objects.push(annotation(
-                &mut cx,
-                &t.sample_annotation.rows[ai],
-                &scene_id,
-                fi as u32,
-                s.timestamp,
-                taxonomy,
-            )?);
-        }
+        Ok(ego)
     }
-    // Sweeps are listed under the sample that follows them, so they are covered above; the
-    // frame index of a sweep is that following keyframe's.
-    cameras.sort_by(|a, b| {
-        (a.timestamp_us, &a.camera, &a.camera_frame_id).cmp(&(
-            b.timestamp_us,
-            &b.camera,
-            &b.camera_frame_id,
-        ))
-    });
 
-    let mut data = SceneData {
-        scene: SceneRow {
-            scene_id,
-            source: "nuscenes".into(),
-            source_scene_id: scene.token.clone(),
-            description: scene.description.clone(),
-            log_id: Some(log.token.clone()),
-            location: link(&log.location).map(str::to_string),
-            vehicle: link(&log.vehicle).map(str::to_string),
-            date_captured: link(&log.date_captured).map(str::to_string),
-            ..Default::default()
-        },
-        frames,
-        ego_poses: poses.into_values().collect(),
-        cameras,
-        objects,
-    };
-    data.update_counts();
-    Ok((data, cx.stats))
+    /// A camera's checked intrinsic matrix and (renormalised) rotation; the camera row needs
+    /// both, and a camera without usable ones rejects the scene.
+    fn camera_calibration(&mut self, cs: &CalibratedSensor) -> Result<([[f64; 3]; 3], [f64; 4])> {
+        let t = self.t;
+        let k = cs.camera_intrinsic.ok_or_else(|| {
+            Error::input(
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "camera without camera_intrinsic",
+            )
+        })?;
+        finite(
+            &k[0],
+            &t.calibrated_sensor.file,
+            &cs.token,
+            "camera_intrinsic",
+        )?;
+        finite(
+            &k[1],
+            &t.calibrated_sensor.file,
+            &cs.token,
+            "camera_intrinsic",
+        )?;
+        if k[0][0] <= 0.0 || k[1][1] <= 0.0 {
+            return Err(Error::input(
+                &t.calibrated_sensor.file,
+                &cs.token,
+                "camera_intrinsic has a non-positive focal length",
+            ));
+        }
+        finite(
+            &cs.translation,
+            &t.calibrated_sensor.file,
+            &cs.token,
+            "translation",
+        )?;
+        let cq = self.quat(
+            cs.rotation,
+            &t.calibrated_sensor.file,
+            &cs.token,
+            "rotation",
+        )?;
+        Ok((k, cq))
+    }
+
+    /// A camera image's path must stay inside the dataset root (the store keeps it relative to
+    /// the root) and, when the rules say so, the file must exist.
+    fn check_image(&self, sd: &SampleData, dataset: &crate::store::paths::Root) -> Result<()> {
+        let t = self.t;
+        if let Err(why) = dataset.inside(&sd.filename) {
+            return Err(Error::input(&t.sample_data.file, &sd.token, why));
+        }
+        if self.rules.check_images && !t.root.join(&sd.filename).is_file() {
+            return Err(Error::input(
+                &t.sample_data.file,
+                &sd.token,
+                format!("missing image {}", t.root.join(&sd.filename).display()),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn annotation(

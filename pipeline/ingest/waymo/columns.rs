@@ -17,6 +17,24 @@ use parquet::arrow::ProjectionMask;
 
 use crate::{Error, Result};
 
+// Column names of the v2 components: `key.*` columns and one prefix per component, shared by
+// the ingest and by the image reader (images live in `camera_image` files).
+pub const SEG: &str = "key.segment_context_name";
+pub const TS: &str = "key.frame_timestamp_micros";
+pub const CAM: &str = "key.camera_name";
+pub const LASER_ID: &str = "key.laser_object_id";
+pub const CAMERA_OBJECT_ID: &str = "key.camera_object_id";
+
+pub const POSE: &str = "[VehiclePoseComponent].world_from_vehicle.transform";
+
+pub const CAL: &str = "[CameraCalibrationComponent]";
+pub const IMG: &str = "[CameraImageComponent]";
+pub const LB: &str = "[LiDARBoxComponent]";
+pub const SB: &str = "[LiDARCameraSyncedBoxComponent]";
+pub const PB: &str = "[ProjectedLiDARBoxComponent]";
+pub const CB: &str = "[CameraBoxComponent]";
+pub const ST: &str = "[StatsComponent]";
+
 /// The v2 camera names (`CameraName`); 6–8 are the v1 rear cameras, unused in perception.
 pub const CAMERA_NAMES: [&str; 9] = [
     "UNKNOWN",

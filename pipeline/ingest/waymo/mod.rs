@@ -19,10 +19,11 @@ pub mod segment;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::ingest::limits::Kind;
 use crate::ingest::nuscenes::IngestSummary;
+use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::SourcesConfig;
-use crate::store::rejects::{Reject, RejectLog};
-use crate::store::{StoreMeta, StoreWriter};
+use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
 
@@ -122,98 +123,78 @@ fn components_inside(root: &crate::store::paths::Root, dir: &Path, seg: &str) ->
 /// Ingests every segment under `opts.root` into a store at `opts.out`. Fails only when the
 /// root cannot be listed or the store cannot be written; broken segments are rejected.
 pub fn run(opts: &Options) -> Result<Summary> {
-    let segs = segments(&opts.root)?;
-    let meta = StoreMeta::new("waymo", "v2", &opts.root.to_string_lossy());
-    crate::store::paths::disjoint(&opts.root, "the dataset root", &opts.out, "the store")?;
-    let mut writer = StoreWriter::create(&opts.out, meta)?;
-    let mut rejects = RejectLog::new();
-    let mut summary = Summary {
-        ingest: IngestSummary {
-            scenes_total: segs.len(),
-            out: opts.out.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
+    let source = Source {
+        opts,
+        dataset: crate::store::paths::Root::new(&opts.root),
     };
-    let bar = crate::progress::bar(segs.len() as u64, "ingest waymo segments");
-    let root = crate::store::paths::Root::new(&opts.root);
-    for seg in &segs {
-        let not_utf8 = seg.starts_with('"')
-            && !columns::component_path(&opts.root, "vehicle_pose", seg).exists();
-        let res = not_utf8
-            .then(|| {
-                Error::input(
-                    opts.root.join("vehicle_pose"),
-                    seg.as_str(),
-                    format!("the segment file name {seg} is not UTF-8; rename it"),
-                )
-            })
-            .map_or(Ok(()), Err)
-            .and_then(|()| {
-                REQUIRED
-                    .iter()
-                    .map(|c| columns::component_path(&opts.root, c, seg))
-                    .find(|p| !p.is_file())
-                    .map_or(Ok(()), |p| {
-                        Err(Error::input(
-                            &p,
-                            "file",
-                            format!("segment {seg} has no {} file", p.display()),
-                        ))
-                    })
-            })
-            .and_then(|()| components_inside(&root, &opts.root, seg))
-            .and_then(|()| segment::assemble(&opts.root, seg, &opts.taxonomy, &opts.config.waymo))
-            .and_then(|r| crate::ingest::limits::check(&r.0, &|_| opts.root.join(seg)).map(|()| r));
-        match res {
-            Ok((data, st)) => {
-                writer.write_scene(&data)?;
-                summary.ingest.scenes_written += 1;
-                for (k, v) in st.unknown_types {
-                    *summary.ingest.unknown_categories.entry(k).or_default() += v;
-                }
-                summary.camera_boxes += st.camera_boxes;
-                summary.projected_boxes += st.projected_boxes;
-                summary.synced_boxes += st.synced_boxes;
-                for c in st.missing_optional {
-                    *summary.missing_optional.entry(c).or_default() += 1;
-                }
-            }
-            Err(e) => {
-                log::info!("waymo segment {seg} rejected: {e}");
-                rejects.push(reject("ingest", seg, &e));
-            }
+    let mut extra = Summary::default();
+    let ingest = crate::ingest::ingest(&source, &opts.out, |summary, st| {
+        for (k, v) in st.unknown_types {
+            *summary.unknown_categories.entry(k).or_default() += v;
         }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let meta = writer.finish(&rejects)?;
-    summary.ingest.counts = meta.counts;
-    summary.ingest.rejects = rejects.items().to_vec();
-    Ok(summary)
+        extra.camera_boxes += st.camera_boxes;
+        extra.projected_boxes += st.projected_boxes;
+        extra.synced_boxes += st.synced_boxes;
+        for c in st.missing_optional {
+            *extra.missing_optional.entry(c).or_default() += 1;
+        }
+    })?;
+    Ok(Summary { ingest, ..extra })
 }
 
-/// A scene-level reject carrying the file and record an error names.
-pub fn reject(stage: &str, scene: &str, e: &Error) -> Reject {
-    let (file, record) = match e {
-        Error::Input { file, record, .. } => {
-            (Some(file.display().to_string()), Some(record.clone()))
+/// A split folder; a unit is a segment (the stem of its `vehicle_pose` file).
+struct Source<'a> {
+    opts: &'a Options,
+    dataset: crate::store::paths::Root,
+}
+
+impl SceneSource for Source<'_> {
+    type Unit = String;
+    type Stats = segment::SegmentStats;
+
+    fn label(&self) -> &'static str {
+        "ingest waymo segments"
+    }
+
+    fn root(&self) -> &Path {
+        &self.opts.root
+    }
+
+    fn meta(&self) -> StoreMeta {
+        StoreMeta::new("waymo", "v2", &self.opts.root.to_string_lossy())
+    }
+
+    fn units(&self) -> Result<Vec<String>> {
+        segments(&self.opts.root)
+    }
+
+    fn admit(&self, seg: &String, _: &mut SceneIds) -> std::result::Result<String, Refusal> {
+        let root = &self.opts.root;
+        let not_utf8 =
+            seg.starts_with('"') && !columns::component_path(root, "vehicle_pose", seg).exists();
+        if not_utf8 {
+            let why = format!("the segment file name {seg} is not UTF-8; rename it");
+            let e = Error::input(root.join("vehicle_pose"), seg.as_str(), why);
+            return Err((seg.clone(), e));
         }
-        Error::Json {
-            path, line, column, ..
-        } => (
-            Some(path.display().to_string()),
-            Some(format!("{line}:{column}")),
-        ),
-        Error::Io { path, .. } => (Some(path.display().to_string()), None),
-        _ => (None, None),
-    };
-    Reject {
-        stage: stage.into(),
-        scene_id: Some(scene.to_string()),
-        item: None,
-        file,
-        record,
-        reason: e.to_string(),
+        let missing = REQUIRED
+            .iter()
+            .map(|c| columns::component_path(root, c, seg))
+            .find(|p| !p.is_file());
+        if let Some(p) = missing {
+            let why = format!("segment {seg} has no {} file", p.display());
+            return Err((seg.clone(), Error::input(&p, "file", why)));
+        }
+        components_inside(&self.dataset, root, seg).map_err(|e| (seg.clone(), e))?;
+        Ok(seg.clone())
+    }
+
+    fn assemble(&self, seg: &String, _id: &str) -> Result<(SceneData, segment::SegmentStats)> {
+        let o = self.opts;
+        segment::assemble(&o.root, seg, &o.taxonomy, &o.config.waymo)
+    }
+
+    fn limit_file(&self, seg: &String, _: Kind) -> PathBuf {
+        self.opts.root.join(seg)
     }
 }

@@ -13,21 +13,9 @@ use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneR
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
 
-pub const SEG: &str = "key.segment_context_name";
-pub const TS: &str = "key.frame_timestamp_micros";
-pub const CAM: &str = "key.camera_name";
-pub const LASER_ID: &str = "key.laser_object_id";
-pub const CAMERA_OBJECT_ID: &str = "key.camera_object_id";
-
-pub const POSE: &str = "[VehiclePoseComponent].world_from_vehicle.transform";
-
-pub const CAL: &str = "[CameraCalibrationComponent]";
-pub const IMG: &str = "[CameraImageComponent]";
-pub const LB: &str = "[LiDARBoxComponent]";
-pub const SB: &str = "[LiDARCameraSyncedBoxComponent]";
-pub const PB: &str = "[ProjectedLiDARBoxComponent]";
-pub const CB: &str = "[CameraBoxComponent]";
-pub const ST: &str = "[StatsComponent]";
+pub use super::columns::{
+    CAL, CAM, CAMERA_OBJECT_ID, CB, IMG, LASER_ID, LB, PB, POSE, SB, SEG, ST, TS,
+};
 
 /// The intrinsic fields in Waymo's array order.
 pub const INTRINSICS: [&str; 9] = ["f_u", "f_v", "c_u", "c_v", "k1", "k2", "p1", "p2", "k3"];
@@ -104,6 +92,9 @@ fn box_cols(c: &Component, prefix: &str, fields: &[&str]) -> Result<Vec<Vec<f64>
 }
 
 /// Reads and checks one segment's components and assembles its scene.
+///
+/// The components are read in a fixed order (poses, calibrations, images, 3-D boxes, the
+/// unstored labels, stats), so the first broken one is the one reported.
 pub fn assemble(
     root: &Path,
     segment: &str,
@@ -111,9 +102,66 @@ pub fn assemble(
     rules: &WaymoRules,
 ) -> Result<(SceneData, SegmentStats)> {
     let mut stats = SegmentStats::default();
-    let tol = rules.rotation_tolerance;
+    let frames = read_frames(root, segment, rules)?;
+    let calib = read_calibrations(root, segment, rules)?;
+    let cameras = camera_rows(root, segment, rules, &frames, &calib)?;
+    let objects = object_rows(root, segment, taxonomy, rules, &frames, &mut stats)?;
+    check_unstored_labels(root, segment, rules, &frames, &calib, &mut stats)?;
+    let (location, time_of_day, weather) = read_conditions(root, segment, rules, &mut stats)?;
 
-    // Frames: the vehicle poses, in time order.
+    let mut data = SceneData {
+        scene: SceneRow {
+            scene_id: segment.to_string(),
+            source: "waymo".into(),
+            source_scene_id: segment.to_string(),
+            description: format!(
+                "time of day: {}; weather: {}",
+                time_of_day.as_deref().unwrap_or("unknown"),
+                weather.as_deref().unwrap_or("unknown")
+            ),
+            log_id: None,
+            location,
+            vehicle: None,
+            date_captured: None,
+            ..Default::default()
+        },
+        frames: frames.rows,
+        ego_poses: frames.ego_poses,
+        cameras,
+        objects,
+    };
+    data.update_counts();
+    Ok((data, stats))
+}
+
+/// The segment's frames, one per vehicle pose in time order; every other component is keyed
+/// to them by timestamp.
+struct Frames {
+    /// Frame index by timestamp.
+    of: HashMap<i64, usize>,
+    /// Each frame's world-from-vehicle pose, which places its boxes in the world frame.
+    pose: Vec<Isometry3<f64>>,
+    rows: Vec<FrameRow>,
+    ego_poses: Vec<EgoPoseRow>,
+}
+
+impl Frames {
+    /// The frame of timestamp `t`, which row `row` of `path` refers to.
+    fn at(&self, path: &Path, row: usize, t: i64) -> Result<usize> {
+        self.of.get(&t).copied().ok_or_else(|| {
+            row_err(
+                path,
+                row,
+                format!("frame timestamp {t} has no vehicle_pose row"),
+            )
+        })
+    }
+}
+
+/// Frames: the vehicle poses, in time order; timestamps must be unique, since they are the key
+/// every other component joins on.
+fn read_frames(root: &Path, segment: &str, rules: &WaymoRules) -> Result<Frames> {
+    let tol = rules.rotation_tolerance;
     let vp_path = component_path(root, "vehicle_pose", segment);
     let vp = Component::read(&vp_path, &[SEG, TS, POSE], &[], rules.batch_rows)?;
     vp.check_segment(segment)?;
@@ -162,17 +210,22 @@ pub fn assemble(
             ego: pose_of(&iso),
         });
     }
-    let frame_at = |path: &Path, row: usize, t: i64| {
-        frame_of.get(&t).copied().ok_or_else(|| {
-            row_err(
-                path,
-                row,
-                format!("frame timestamp {t} has no vehicle_pose row"),
-            )
-        })
-    };
+    Ok(Frames {
+        of: frame_of,
+        pose: frame_pose,
+        rows: frames,
+        ego_poses,
+    })
+}
 
-    // Camera calibrations.
+/// Camera calibrations, one per camera; the images and 2-D labels may only name a camera
+/// calibrated here.
+fn read_calibrations(
+    root: &Path,
+    segment: &str,
+    rules: &WaymoRules,
+) -> Result<BTreeMap<u8, Calibration>> {
+    let tol = rules.rotation_tolerance;
     let cal_path = component_path(root, "camera_calibration", segment);
     let mut req: Vec<String> = vec![SEG.into(), CAM.into()];
     req.extend(
@@ -234,9 +287,19 @@ pub fn assemble(
             ));
         }
     }
+    Ok(calib)
+}
 
-    // Camera images (without the JPEG column: the store references the bytes, never copies
-    // them, and the column is checked a few rows at a time).
+/// Camera images (without the JPEG column: the store references the bytes, never copies
+/// them, and the column is checked a few rows at a time), sorted by frame and camera.
+fn camera_rows(
+    root: &Path,
+    segment: &str,
+    rules: &WaymoRules,
+    frames: &Frames,
+    calib: &BTreeMap<u8, Calibration>,
+) -> Result<Vec<CameraRow>> {
+    let tol = rules.rotation_tolerance;
     let img_path = component_path(root, "camera_image", segment);
     let img_pose = col(IMG, "pose.transform");
     let img_time = col(IMG, "pose_timestamp");
@@ -264,7 +327,7 @@ pub fn assemble(
     let mut seen_images = HashSet::new();
     let mut cameras = Vec::with_capacity(img.rows());
     for i in 0..img.rows() {
-        let fi = frame_at(&img_path, i, its[i])?;
+        let fi = frames.at(&img_path, i, its[i])?;
         let cal = calib.get(&icam[i]).ok_or_else(|| {
             row_err(
                 &img_path,
@@ -315,8 +378,19 @@ pub fn assemble(
         });
     }
     cameras.sort_by(|a, b| (a.frame_idx, &a.camera).cmp(&(b.frame_idx, &b.camera)));
+    Ok(cameras)
+}
 
-    // 3-D boxes, in the frame's vehicle frame → the segment's world frame.
+/// 3-D boxes, in the frame's vehicle frame → the segment's world frame, sorted by frame and
+/// track; label types the taxonomy does not know are counted in `stats`.
+fn object_rows(
+    root: &Path,
+    segment: &str,
+    taxonomy: &Taxonomy,
+    rules: &WaymoRules,
+    frames: &Frames,
+    stats: &mut SegmentStats,
+) -> Result<Vec<ObjectRow>> {
     let lb_path = component_path(root, "lidar_box", segment);
     let fields = [
         "center.x", "center.y", "center.z", "size.x", "size.y", "size.z", "heading",
@@ -344,7 +418,7 @@ pub fn assemble(
     let mut seen_boxes = HashSet::new();
     let mut objects = Vec::with_capacity(lb.rows());
     for i in 0..lb.rows() {
-        let fi = frame_at(&lb_path, i, lts[i])?;
+        let fi = frames.at(&lb_path, i, lts[i])?;
         if !seen_boxes.insert((lts[i], ids[i].clone())) {
             return Err(row_err(
                 &lb_path,
@@ -360,7 +434,7 @@ pub fn assemble(
                 format!("box size {l} × {w} × {h} is not positive"),
             ));
         }
-        let pose = &frame_pose[fi];
+        let pose = &frames.pose[fi];
         let c = pose * Point3::new(b[0][i], b[1][i], b[2][i]);
         // Upright in the vehicle frame; tilted with the vehicle in the world frame.
         let rot = pose.rotation * UnitQuaternion::from_axis_angle(&Vector3::z_axis(), b[6][i]);
@@ -404,9 +478,19 @@ pub fn assemble(
         });
     }
     objects.sort_by(|a, b| (a.frame_idx, &a.track_id).cmp(&(b.frame_idx, &b.track_id)));
+    Ok(objects)
+}
 
-    // Label components the store has no table for: checked (keys, frames, finite boxes) and
-    // counted, so a broken one still rejects the segment.
+/// Label components the store has no table for: checked (keys, frames, finite boxes) and
+/// counted, so a broken one still rejects the segment.
+fn check_unstored_labels(
+    root: &Path,
+    segment: &str,
+    rules: &WaymoRules,
+    frames: &Frames,
+    calib: &BTreeMap<u8, Calibration>,
+    stats: &mut SegmentStats,
+) -> Result<()> {
     // The two 2D box components: checked the same way, counted apart.
     let fields = ["box.center.x", "box.center.y", "box.size.x", "box.size.y"];
     type Count = fn(&mut SegmentStats) -> &mut u64;
@@ -420,10 +504,9 @@ pub fn assemble(
         let named: Vec<String> = fields.iter().map(|f| col(prefix, f)).collect();
         let mut required = vec![SEG, TS, CAM, id];
         required.extend(named.iter().map(String::as_str));
-        if let Some(c) = read_optional(root, component, segment, &required, &[], rules, &mut stats)?
-        {
-            check_label_rows(&c, &frame_of, &calib, prefix, &fields)?;
-            *count(&mut stats) = c.rows() as u64;
+        if let Some(c) = read_optional(root, component, segment, &required, &[], rules, stats)? {
+            check_label_rows(&c, &frames.of, calib, prefix, &fields)?;
+            *count(stats) = c.rows() as u64;
         }
     }
     let synced_fields = [
@@ -445,11 +528,11 @@ pub fn assemble(
         ],
         &[],
         rules,
-        &mut stats,
+        stats,
     )? {
         let t = c.i64s_required(TS)?;
         for (i, t) in t.iter().enumerate() {
-            if !frame_of.contains_key(t) {
+            if !frames.of.contains_key(t) {
                 return Err(row_err(
                     &c.path,
                     i,
@@ -460,41 +543,28 @@ pub fn assemble(
         box_cols(&c, SB, &synced_fields)?;
         stats.synced_boxes = c.rows() as u64;
     }
+    Ok(())
+}
+
+/// The segment's location, time of day and weather from the optional `stats` component, for
+/// the scene row.
+fn read_conditions(
+    root: &Path,
+    segment: &str,
+    rules: &WaymoRules,
+    stats: &mut SegmentStats,
+) -> Result<(Option<String>, Option<String>, Option<String>)> {
     let stat_cols = ["location", "time_of_day", "weather"].map(|f| col(ST, f));
     let stat_ref: Vec<&str> = stat_cols.iter().map(String::as_str).collect();
-    let stats_c = read_optional(root, "stats", segment, &[SEG], &stat_ref, rules, &mut stats)?;
-    let (location, time_of_day, weather) = match &stats_c {
+    let stats_c = read_optional(root, "stats", segment, &[SEG], &stat_ref, rules, stats)?;
+    Ok(match &stats_c {
         Some(c) => (
             c.first_string(&col(ST, "location"))?,
             c.first_string(&col(ST, "time_of_day"))?,
             c.first_string(&col(ST, "weather"))?,
         ),
         None => (None, None, None),
-    };
-
-    let mut data = SceneData {
-        scene: SceneRow {
-            scene_id: segment.to_string(),
-            source: "waymo".into(),
-            source_scene_id: segment.to_string(),
-            description: format!(
-                "time of day: {}; weather: {}",
-                time_of_day.as_deref().unwrap_or("unknown"),
-                weather.as_deref().unwrap_or("unknown")
-            ),
-            log_id: None,
-            location,
-            vehicle: None,
-            date_captured: None,
-            ..Default::default()
-        },
-        frames,
-        ego_poses,
-        cameras,
-        objects,
-    };
-    data.update_counts();
-    Ok((data, stats))
+    })
 }
 
 fn check_label_rows(

@@ -56,11 +56,42 @@
 //! precedence between interior, ring and fallback anchors.
 
 use bytemuck::{Pod, Zeroable};
+use serde::{Deserialize, Serialize};
 
-use super::config::AnchorConfig;
 use crate::gpu::{Gpu, KernelId};
 use crate::visibility::raster::{RasterOut, Rasteriser, EMPTY};
 use crate::{Error, Result};
+
+/// Where Set-of-Mark labels are anchored: the `[anchor]` section of `configs/som.toml`. The
+/// visibility table carries each object's anchor, so the section is read here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnchorConfig {
+    /// Pixels within this distance of the image border count as outside every mask.
+    pub border_px: u32,
+    /// Objects with fewer visible pixels get a ring anchor outside their box.
+    pub small_object_pixels: u32,
+    /// Thickness of that ring (px).
+    pub ring_px: u32,
+}
+
+impl AnchorConfig {
+    /// The `[anchor]` section of the built-in `configs/som.toml`; the file's other sections
+    /// are Set-of-Mark's own and are not read here.
+    pub fn built_in() -> Result<AnchorConfig> {
+        #[derive(Deserialize)]
+        struct Section {
+            anchor: AnchorConfig,
+        }
+        let text = include_str!("../../configs/som.toml");
+        toml::from_str::<Section>(text)
+            .map(|s| s.anchor)
+            .map_err(|e| Error::Config {
+                file: "configs/som.toml (built in)".into(),
+                detail: e.to_string(),
+            })
+    }
+}
 
 /// The largest width or height accepted (the rasteriser's limit; keeps the EDT in `i32`).
 pub const MAX_SIDE: u32 = crate::visibility::raster::MAX_SIDE;
