@@ -41,6 +41,10 @@ pub enum Error {
     /// A command-line argument or combination of arguments is invalid.
     #[error("{0}")]
     Usage(String),
+    /// drivegen refuses to write, replace or remove `path`: it is not drivegen's, not what it
+    /// should be, or in use; `why` says which and what to do.
+    #[error("{} {why}", path.display())]
+    Refused { path: PathBuf, why: String },
     /// A GPU kernel failed to build or run.
     #[error("gpu kernel {kernel}: {detail}")]
     Gpu { kernel: String, detail: String },

@@ -71,11 +71,12 @@ fn sweep_stale(dir: &Path) {
 /// FIFO, a link, a folder).
 fn replaceable(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.file_type().is_file() => Err(Error::Usage(format!(
-            "{} exists and is not a regular file; drivegen writes only regular files and \
-             will not replace it",
-            path.display()
-        ))),
+        Ok(m) if !m.file_type().is_file() => Err(Error::Refused {
+            path: path.to_path_buf(),
+            why: "exists and is not a regular file; drivegen writes only regular files and \
+                  will not replace it"
+                .into(),
+        }),
         _ => Ok(()),
     }
 }

@@ -95,11 +95,13 @@ impl FolderLock {
                 let mut parts = holder.split_whitespace();
                 let pid = parts.next().unwrap_or("unknown");
                 let cmd = parts.next().unwrap_or("drivegen");
-                Err(Error::Usage(format!(
-                    "{} is in use by pid {pid} (drivegen {cmd}); wait for it to finish, or give \
-                     this run another folder",
-                    dir.display()
-                )))
+                Err(Error::Refused {
+                    path: dir.to_path_buf(),
+                    why: format!(
+                        "is in use by pid {pid} (drivegen {cmd}); wait for it to finish, or give \
+                         this run another folder"
+                    ),
+                })
             }
             Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }

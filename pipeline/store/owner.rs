@@ -123,10 +123,10 @@ fn listing(names: &BTreeSet<String>) -> String {
 /// The entries of `dir` drivegen did not record writing, read without touching anything.
 fn foreign_entries(dir: &Path) -> Result<BTreeSet<String>> {
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "{} exists and is not a folder",
-            dir.display()
-        )));
+        return Err(Error::Refused {
+            path: dir.to_path_buf(),
+            why: "exists and is not a folder".into(),
+        });
     }
     let present = entries(dir)?;
     Ok(match read_marker(dir)? {
@@ -150,14 +150,16 @@ impl Owned {
         let foreign = foreign_entries(dir)?;
         if !foreign.is_empty() {
             if !forced() {
-                return Err(Error::Usage(format!(
-                    "{} holds entries drivegen did not write ({}); it writes its {what} only \
-                     into a new or empty folder or one it made. Give another folder, move them \
-                     away, or pass --force to write {writes} there, replacing any of those \
-                     entries with the same names",
-                    dir.display(),
-                    listing(&foreign)
-                )));
+                return Err(Error::Refused {
+                    path: dir.to_path_buf(),
+                    why: format!(
+                        "holds entries drivegen did not write ({}); it writes its {what} only \
+                         into a new or empty folder or one it made. Give another folder, move \
+                         them away, or pass --force to write {writes} there, replacing any of \
+                         those entries with the same names",
+                        listing(&foreign)
+                    ),
+                });
             }
             eprintln!(
                 "--force: {} holds entries drivegen did not write ({}); writing {writes} there \
@@ -312,11 +314,12 @@ pub fn remove_output(path: &Path) -> Result<()> {
     let Some(marker) = marker else {
         if !recorded_above(path)? {
             if !forced() {
-                return Err(Error::Usage(format!(
-                    "{} is in the way of a build output and drivegen did not record writing \
-                     it; move it away, or pass --force to replace it",
-                    path.display()
-                )));
+                return Err(Error::Refused {
+                    path: path.to_path_buf(),
+                    why: "is in the way of a build output and drivegen did not record writing \
+                          it; move it away, or pass --force to replace it"
+                        .into(),
+                });
             }
             eprintln!("--force: replacing {}", path.display());
         }
@@ -330,13 +333,15 @@ pub fn remove_output(path: &Path) -> Result<()> {
     let foreign = foreign_entries(path)?;
     if !foreign.is_empty() {
         if !forced() {
-            return Err(Error::Usage(format!(
-                "{} holds entries drivegen did not write ({}); it removes only what it wrote \
-                 before it writes the folder again. Move them away, or pass --force to keep \
-                 them there and replace the rest",
-                path.display(),
-                listing(&foreign)
-            )));
+            return Err(Error::Refused {
+                path: path.to_path_buf(),
+                why: format!(
+                    "holds entries drivegen did not write ({}); it removes only what it wrote \
+                     before it writes the folder again. Move them away, or pass --force to keep \
+                     them there and replace the rest",
+                    listing(&foreign)
+                ),
+            });
         }
         eprintln!(
             "--force: {} holds entries drivegen did not write ({}); they stay",
@@ -384,7 +389,10 @@ pub fn file_output(path: &Path) -> Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| Error::Usage(format!("{} does not name a file", path.display())))?;
+        .ok_or_else(|| Error::Refused {
+            path: path.to_path_buf(),
+            why: "does not name a file".into(),
+        })?;
     let marker = read_marker(dir)?;
     let exists = std::fs::symlink_metadata(path).is_ok();
     let recorded = marker
@@ -392,11 +400,12 @@ pub fn file_output(path: &Path) -> Result<()> {
         .is_some_and(|m| m.state == State::Writing || m.entries.contains(&name));
     if exists && !recorded {
         if !forced() {
-            return Err(Error::Usage(format!(
-                "{} exists and drivegen did not write it; give a new file name, or pass \
-                 --force to replace it",
-                path.display()
-            )));
+            return Err(Error::Refused {
+                path: path.to_path_buf(),
+                why: "exists and drivegen did not write it; give a new file name, or pass \
+                      --force to replace it"
+                    .into(),
+            });
         }
         eprintln!("--force: replacing {}", path.display());
     }

@@ -57,10 +57,14 @@ pub fn exchange(a: &Path, b: &Path) -> Result<()> {
     {
         use std::ffi::CString;
         use std::os::unix::ffi::OsStrExt;
-        let ca = CString::new(a.as_os_str().as_bytes())
-            .map_err(|_| Error::Usage(format!("{} holds a NUL byte", a.display())))?;
-        let cb = CString::new(b.as_os_str().as_bytes())
-            .map_err(|_| Error::Usage(format!("{} holds a NUL byte", b.display())))?;
+        let ca = CString::new(a.as_os_str().as_bytes()).map_err(|_| Error::Refused {
+            path: a.to_path_buf(),
+            why: "holds a NUL byte".into(),
+        })?;
+        let cb = CString::new(b.as_os_str().as_bytes()).map_err(|_| Error::Refused {
+            path: b.to_path_buf(),
+            why: "holds a NUL byte".into(),
+        })?;
         // SAFETY: both are valid NUL-terminated paths that outlive the call.
         let r = unsafe {
             libc::renameat2(
