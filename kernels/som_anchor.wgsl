@@ -1,5 +1,5 @@
 // Set-of-Mark anchors: the argmax of d² per object, first pixel in raster order on ties. The
-// CPU twin is `argmax_cpu` in pipeline/som/anchor.rs. One invocation per pixel, dispatched
+// CPU twin is `argmax_cpu` in pipeline/visibility/anchor.rs. One invocation per pixel, dispatched
 // twice: mode 0 takes the maximum d² per object (`best`, cleared to 0), mode 1 the smallest
 // raster index among the object's pixels reaching it (`first`, cleared to 0xffffffff).
 

@@ -1,4 +1,4 @@
-// Set-of-Mark EDT, pass 1 (columns): the CPU twin is `edt_column` in pipeline/som/anchor.rs,
+// Set-of-Mark EDT, pass 1 (columns): the CPU twin is `edt_column` in pipeline/visibility/anchor.rs,
 // which also states the definitions. One invocation per image column: g(i, j) is the distance
 // along the column to the nearest pixel of another label (or to a point outside the image).
 

@@ -1,5 +1,5 @@
 // Set-of-Mark EDT, pass 2 (rows): the CPU twin is `edt_row` / `run_envelope` in
-// pipeline/som/anchor.rs (Meijster's lower envelope of parabolas, per horizontal run of one
+// pipeline/visibility/anchor.rs (Meijster's lower envelope of parabolas, per horizontal run of one
 // label, integer arithmetic written in the same order). One invocation per image row; each
 // row owns 2 × (width + 2) words of `scratch` (the envelope's s and t stacks).
 

@@ -1,6 +1,6 @@
 // The z-buffer: rasterises a batch of images' triangles with the exact rules of
 // pipeline/visibility/raster.rs (its CPU reference `raster_cpu` is the twin; the host side is
-// pipeline/gpu/zbuffer.rs). Keep the per-pixel arithmetic below in step with `covers`,
+// pipeline/visibility/gpu.rs). Keep the per-pixel arithmetic below in step with `covers`,
 // `inv_depth` and `depth_key` there: every expression is written in the same order.
 //
 // One entry point runs one of three passes, chosen by `params.mode` (uniform, so every
