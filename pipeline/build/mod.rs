@@ -27,11 +27,10 @@ use serde_json::json;
 use sha2::Digest as _;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
-use self::config::{BuildConfig, DeviceChoice, FamilyBalance, InputConfig, SynthFormat};
+use self::config::{BuildConfig, FamilyBalance, InputConfig, SynthFormat};
 use crate::shard::Shard;
 use crate::store::atomic::write_atomic;
 use crate::store::Store;
-use crate::visibility::raster::{CpuRasteriser, Rasteriser};
 use crate::{Error, Result};
 
 /// How to run a build.
@@ -131,13 +130,6 @@ fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
     p.as_ref()
         .map(|p| crate::store::input::read_to_string(p, crate::store::input::CONFIG))
         .transpose()
-}
-
-fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
-    match crate::gpu::device::open(device)? {
-        Some(g) => Ok(Box::new(crate::visibility::GpuRasteriser::new(g)?)),
-        None => Ok(Box::new(CpuRasteriser)),
-    }
 }
 
 /// Runs the build.
@@ -555,7 +547,7 @@ fn scene_steps(
         cp.step(&format!("visibility{suffix}"), k, &[out], || {
             let cfg =
                 crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
-            let r = rasteriser(c.visibility.device)?;
+            let r = crate::visibility::rasteriser(c.visibility.device)?;
             let s = crate::visibility::run_with(store, &vis_file, &cfg, r.as_ref(), None)?;
             Ok(first_line(&s))
         })?;
@@ -566,7 +558,7 @@ fn scene_steps(
             let cfg = crate::som::SomConfig::load(c.som.config.as_deref())?;
             let vis_cfg =
                 crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
-            let r = rasteriser(c.som.device)?;
+            let r = crate::visibility::rasteriser(c.som.device)?;
             let s = crate::som::run(&crate::som::Options {
                 store,
                 visibility: &vis_file,

@@ -11,8 +11,8 @@ use super::occlusion::Disc;
 use super::photometric::DarkEntry;
 use super::weather;
 use super::Plan;
-use crate::gpu::{Gpu, KernelId};
-use crate::{Error, Result};
+use crate::gpu::{gpu_error, Gpu, KernelId};
+use crate::Result;
 
 /// Images per submission, bounding the scratch memory of one chunk.
 const CHUNK: usize = 8;
@@ -39,13 +39,6 @@ pub(crate) struct DimsMode {
     pub(crate) mode: u32,
 }
 
-fn gpu_err(what: &str, detail: impl std::fmt::Display) -> Error {
-    Error::Gpu {
-        kernel: what.to_string(),
-        detail: detail.to_string(),
-    }
-}
-
 /// Packs RGB8 into one u32 per pixel.
 pub fn pack(img: &RgbImage) -> Vec<u32> {
     img.pixels()
@@ -59,7 +52,7 @@ pub fn unpack(w: u32, h: u32, data: &[u32]) -> Result<RgbImage> {
         .iter()
         .flat_map(|v| [*v as u8, (*v >> 8) as u8, (*v >> 16) as u8])
         .collect();
-    RgbImage::from_raw(w, h, raw).ok_or_else(|| gpu_err("read_back", "output size mismatch"))
+    RgbImage::from_raw(w, h, raw).ok_or_else(|| gpu_error("read_back", "output size mismatch"))
 }
 
 /// Records passes into one encoder.
@@ -80,7 +73,7 @@ impl Recorder<'_> {
         let gx = groups.min(max);
         let gy = groups.div_ceil(gx);
         if gy > max {
-            return Err(gpu_err(
+            return Err(gpu_error(
                 kernel.name(),
                 format!("{n} invocations exceed the dispatch limits"),
             ));
@@ -366,7 +359,7 @@ pub fn apply_gpu(gpu: &Gpu, jobs: &[(&RgbImage, &Plan)]) -> Result<Vec<RgbImage>
         let oom = pollster::block_on(oom.pop());
         let validation = pollster::block_on(validation.pop());
         if let Some(e) = oom.or(validation) {
-            return Err(gpu_err("corrupt", e));
+            return Err(gpu_error("corrupt", e));
         }
         for ((img, _), buf) in chunk.iter().zip(recorded?) {
             match buf {
@@ -408,7 +401,7 @@ pub fn time_kernels(gpu: &Gpu, img: &RgbImage, plan: &Plan, images: usize) -> Re
         gpu.queue().submit([rec.enc.finish()]);
         gpu.device()
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| gpu_err("corrupt bench", e))?;
+            .map_err(|e| gpu_error("corrupt bench", e))?;
         Ok(t.elapsed().as_secs_f64())
     };
     // The first run compiles the pipelines.

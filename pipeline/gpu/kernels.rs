@@ -298,8 +298,8 @@ impl KernelId {
     }
 
     /// The file stem in `kernels/`.
-    pub fn name(self) -> &'static str {
-        self.shader().name
+    pub const fn name(self) -> &'static str {
+        KERNELS[self as usize].name
     }
 
     /// The WGSL source as compiled.

@@ -62,7 +62,7 @@ use crate::visibility::raster::{
 use crate::Result;
 
 /// The kernel's name, for errors about its buffers and dispatches.
-const KERNEL: &str = "zbuffer";
+const KERNEL: &str = KernelId::Zbuffer.name();
 
 /// Invocations per workgroup, and pixels per work item (the kernel's `WG`).
 const WG: u32 = 256;

@@ -118,6 +118,15 @@ impl fmt::Display for VisibilitySummary {
     }
 }
 
+/// The z-buffer `device` asks for: the GPU rasteriser on the device [`crate::gpu::device::open`]
+/// gives, else the CPU twin.
+pub fn rasteriser(device: crate::gpu::DeviceChoice) -> Result<Box<dyn Rasteriser>> {
+    match crate::gpu::device::open(device)? {
+        Some(g) => Ok(Box::new(GpuRasteriser::new(g)?)),
+        None => Ok(Box::new(CpuRasteriser)),
+    }
+}
+
 /// Where the rejects of a run writing `out_file` go: `out_file` with extension `rejects.jsonl`.
 pub fn rejects_path(out_file: &Path) -> PathBuf {
     out_file.with_extension("rejects.jsonl")

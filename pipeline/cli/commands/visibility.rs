@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::Args;
 use drivegen::gpu::DeviceChoice;
 use drivegen::visibility::config::VisibilityConfig;
-use drivegen::visibility::raster::{CpuRasteriser, Rasteriser};
 use drivegen::Result;
 
 use crate::args::device;
@@ -35,7 +34,7 @@ pub struct VisibilityArgs {
 impl VisibilityArgs {
     pub fn run(self) -> Result<ExitCode> {
         let cfg = VisibilityConfig::load(self.config.as_deref())?;
-        let rasteriser = rasteriser(self.device)?;
+        let rasteriser = drivegen::visibility::rasteriser(self.device)?;
         let summary = drivegen::visibility::run_with(
             &self.store,
             &self.out,
@@ -45,13 +44,5 @@ impl VisibilityArgs {
         )?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)
-    }
-}
-
-/// The z-buffer implementation `device` asks for (shared with `som`).
-pub fn rasteriser(device: DeviceChoice) -> Result<Box<dyn Rasteriser>> {
-    match drivegen::gpu::device::open(device)? {
-        Some(gpu) => Ok(Box::new(drivegen::visibility::GpuRasteriser::new(gpu)?)),
-        None => Ok(Box::new(CpuRasteriser)),
     }
 }
