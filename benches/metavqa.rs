@@ -49,7 +49,14 @@ fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
     .unwrap();
     let vis = dir.join("vis.arrow");
     let cfg = VisibilityConfig::load(None).unwrap();
-    drivegen::visibility::run_with(&store, &vis, &cfg, &CpuRasteriser, None).unwrap();
+    drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+        store: (&store).into(),
+        out: (&vis).into(),
+        config: cfg.clone(),
+        rasteriser: &CpuRasteriser,
+        id_maps: None,
+    })
+    .unwrap();
     (store, vis)
 }
 
@@ -60,7 +67,7 @@ fn options(store: &Path, vis: &Path, out: &Path, device: DeviceChoice, images: b
         out: out.to_path_buf(),
         config: MetavqaConfig::default_config().unwrap(),
         som: SomConfig::default_config().unwrap(),
-        device,
+        gpu: drivegen::gpu::device::open(device).unwrap(),
         images,
         scene: None,
     }

@@ -166,6 +166,7 @@ mod tests {
             let e = parse_toml::<T>(text, Path::new("c.toml"))
                 .map(|_| ())
                 .unwrap_err()
+                .report()
                 .to_string();
             assert!(e.contains("c.toml") && e.contains(key), "{e}");
         }

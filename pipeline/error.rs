@@ -11,19 +11,20 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file or folder could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// A JSON document could not be parsed (the position is 1-based, as editors show it).
-    #[error("{}:{line}:{column}: malformed JSON: {detail}", path.display())]
+    #[error("{}:{line}:{column}: malformed JSON", path.display())]
     Json {
         path: PathBuf,
         line: usize,
         column: usize,
-        detail: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// A configuration file is unreadable or holds an invalid value.
     #[error("config {}: {detail}", file.display())]
@@ -38,9 +39,18 @@ pub enum Error {
         record: String,
         detail: String,
     },
-    /// A command-line argument or combination of arguments is invalid.
-    #[error("{0}")]
-    Usage(String),
+    /// An argument, option or parameter (from the command line, a config or a caller) has a
+    /// value drivegen cannot use; `name` says which, `why` what is wrong and what would do.
+    #[error("{name}: {why}")]
+    Invalid { name: String, why: String },
+    /// Something a command was pointed at does not hold what it was asked for: a scene in a
+    /// store, a split in a release, images in a folder.
+    #[error("{}: no {what}", place.display())]
+    NotFound { place: PathBuf, what: String },
+    /// drivegen broke one of its own invariants (a worker thread panicked, an image it drew has
+    /// the wrong size): a bug to report, never the user's input.
+    #[error("internal error: {0} (a bug in drivegen)")]
+    Internal(String),
     /// drivegen refuses to write, replace or remove `path`: it is not drivegen's, not what it
     /// should be, or in use; `why` says which and what to do.
     #[error("{} {why}", path.display())]
@@ -92,13 +102,50 @@ impl Error {
         }
     }
 
+    /// An invalid argument, option or parameter.
+    pub fn invalid(name: impl Into<String>, why: impl Into<String>) -> Self {
+        Error::Invalid {
+            name: name.into(),
+            why: why.into(),
+        }
+    }
+
+    /// `place` does not hold `what`.
+    pub fn not_found(place: impl Into<PathBuf>, what: impl Into<String>) -> Self {
+        Error::NotFound {
+            place: place.into(),
+            what: what.into(),
+        }
+    }
+
+    /// The error with every cause below it on one line, the way `main` prints it. Display
+    /// shows one level only, so anything that stores or logs an error's text uses this.
+    pub fn report(&self) -> Report<'_> {
+        Report(self)
+    }
+
     /// A JSON parse error, keeping serde's line and column.
-    pub fn json(path: impl Into<PathBuf>, err: &serde_json::Error) -> Self {
+    pub fn json(path: impl Into<PathBuf>, source: serde_json::Error) -> Self {
         Error::Json {
             path: path.into(),
-            line: err.line(),
-            column: err.column(),
-            detail: err.to_string(),
+            line: source.line(),
+            column: source.column(),
+            source,
         }
+    }
+}
+
+/// An error and its causes joined by ": ", outermost first (see [`Error::report`]).
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
     }
 }

@@ -184,7 +184,7 @@ impl ImageReader {
             Error::input(
                 &path,
                 &cam.camera_frame_id,
-                format!("cannot read the image: {e}"),
+                format!("cannot read the image: {}", e.report()),
             )
         })?;
         Ok(bytes)
@@ -370,7 +370,7 @@ fn parse_frame_id(id: &str) -> Option<(i64, u8)> {
 
 fn build_index(path: &Path, block_bytes: u64) -> std::result::Result<SegmentIndex, String> {
     let file = crate::store::input::open(path)
-        .map_err(|e| format!("cannot open the segment file: {e}"))?;
+        .map_err(|e| format!("cannot open the segment file: {}", e.report()))?;
     // The offset index, when the file has one, lets a block read seek straight to its pages.
     let opts = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
     let meta = ArrowReaderMetadata::load(&file, opts)
@@ -380,7 +380,7 @@ fn build_index(path: &Path, block_bytes: u64) -> std::result::Result<SegmentInde
         .schema()
         .index_of(&image_col)
         .map_err(|_| format!("missing column `{image_col}`"))?;
-    let keys = Component::read(path, &[TS, CAM], &[], 8192).map_err(|e| e.to_string())?;
+    let keys = Component::read(path, &[TS, CAM], &[], 8192).map_err(|e| e.report().to_string())?;
     let (ts, cams) = (
         keys.i64s_required(TS).map_err(|e| e.to_string())?,
         keys.cameras(CAM).map_err(|e| e.to_string())?,
@@ -437,7 +437,7 @@ fn read_block(
     let start = block * per;
     let len = per.min(index.group_rows[group].saturating_sub(start));
     let file = crate::store::input::open(path)
-        .map_err(|e| format!("cannot open the segment file: {e}"))?;
+        .map_err(|e| format!("cannot open the segment file: {}", e.report()))?;
     let mask = ProjectionMask::roots(index.meta.parquet_schema(), [index.image_root]);
     let mut selection = Vec::new();
     if start > 0 {

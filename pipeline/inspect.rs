@@ -124,10 +124,7 @@ fn scene_detail(store: &Store, id: &str) -> Result<String> {
         }
         return Ok(out);
     }
-    Err(Error::Usage(format!(
-        "no scene {id} in {}",
-        store.dir().display()
-    )))
+    Err(Error::not_found(store.dir(), format!("scene {id}")))
 }
 
 fn arrow_file(path: &Path, head: usize) -> Result<String> {

@@ -117,7 +117,11 @@ mod tests {
             "\"vehicle.car\" = \"automobile\"",
         );
         let t: Taxonomy = crate::config::parse_toml(&bad, Path::new("x.toml")).unwrap();
-        let e = t.validate(Path::new("x.toml")).unwrap_err().to_string();
+        let e = t
+            .validate(Path::new("x.toml"))
+            .unwrap_err()
+            .report()
+            .to_string();
         assert!(e.contains("automobile"), "{e}");
     }
 }

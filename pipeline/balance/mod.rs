@@ -26,6 +26,10 @@ use crate::{Error, Result};
 /// Options of a balancing run.
 #[derive(Debug, Clone, Default)]
 pub struct BalanceOptions {
+    /// The QA tables to balance together.
+    pub inputs: Vec<PathBuf>,
+    /// The folder that gets `balanced_qa.arrow` and its report.
+    pub out: PathBuf,
     pub spec: BalanceSpec,
     /// Keep at most this many rows per (family, question type), the first by `qa_id`.
     pub type_cap: Option<usize>,
@@ -107,7 +111,8 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
 /// `drivegen balance`: balances `inputs` into `out_dir` (`balanced_qa.arrow` and the reports).
 /// Only compact facts about each row are held while deciding; the chosen rows are then read
 /// back and written one scene at a time.
-pub fn run(inputs: &[PathBuf], out_dir: &Path, opts: &BalanceOptions) -> Result<BalanceOutcome> {
+pub fn run(opts: &BalanceOptions) -> Result<BalanceOutcome> {
+    let (inputs, out_dir) = (opts.inputs.as_slice(), opts.out.as_path());
     for q in inputs {
         crate::store::paths::disjoint(q, "a QA table", out_dir, "the output")?;
     }

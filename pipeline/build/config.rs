@@ -318,10 +318,10 @@ impl BuildConfig {
             }
         }
         if let Err(e) = crate::corrupt::run::parse_corruptions(&self.corrupt.corruptions) {
-            return bad(format!("corrupt.corruptions: {e}"));
+            return bad(format!("corrupt.corruptions: {}", e.report()));
         }
         if let Err(e) = crate::corrupt::run::parse_severities(&self.corrupt.severity) {
-            return bad(format!("corrupt.severity: {e}"));
+            return bad(format!("corrupt.severity: {}", e.report()));
         }
         Ok(())
     }
@@ -400,9 +400,10 @@ mod tests {
         ));
         let e = with("kind = \"synth\"\nscenes = 1\nformat = \"kitti\"")
             .unwrap_err()
+            .report()
             .to_string();
         assert!(e.contains("t.toml") && e.contains("kitti"), "{e}");
-        let e = with("kind = \"waymo\"").unwrap_err().to_string();
+        let e = with("kind = \"waymo\"").unwrap_err().report().to_string();
         assert!(e.contains("root"), "{e}");
     }
 }

@@ -135,13 +135,12 @@ fn file_text(p: &Option<PathBuf>) -> Result<Option<String>> {
 /// Runs the build.
 pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
     if opts.shard.is_some() && opts.merge.is_some() {
-        return Err(Error::Usage(
-            "--shard and --merge exclude each other".into(),
-        ));
+        return Err(Error::invalid("--shard and --merge", "exclude each other"));
     }
     if opts.merge == Some(0) {
-        return Err(Error::Usage(
-            "--merge N: N is the number of shards the build was split into, at least 1".into(),
+        return Err(Error::invalid(
+            "--merge N",
+            "N is the number of shards the build was split into, at least 1",
         ));
     }
     check_folders(opts)?;
@@ -192,11 +191,13 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
                 let shard = Shard { index: i, count: n };
                 let dir = shard_dir(&opts.work, shard);
                 if !dir.join("shard.json").is_file() {
-                    return Err(Error::Usage(format!(
-                        "--merge {n}: shard {shard} is not complete ({} has no shard.json); \
-                         run `drivegen build CONFIG --shard {shard}` first",
-                        dir.display()
-                    )));
+                    return Err(Error::Refused {
+                        path: dir.clone(),
+                        why: format!(
+                            "has no shard.json: --merge {n}: shard {shard} is not complete; run \
+                             `drivegen build CONFIG --shard {shard}` first"
+                        ),
+                    });
                 }
                 let sub = dir.join("store");
                 let k = key(
@@ -384,10 +385,7 @@ fn ingest(
             })?,
         };
         if s.scenes_written == 0 {
-            return Err(Error::Usage(format!(
-                "{}: no scene could be ingested",
-                root.display()
-            )));
+            return Err(Error::not_found(root, "scene could be ingested"));
         }
         Ok(format!(
             "{}/{} scenes, {} rejected",
@@ -536,8 +534,9 @@ fn scene_steps(
     if c.stages.egomotion {
         let (k, out) = &p.ego;
         cp.step(&format!("egomotion{suffix}"), k, &[out], || {
-            let cfg = crate::egomotion::config::EgodynConfig::load(c.egomotion.config.as_deref())?;
-            let s = crate::egomotion::run_with(store, out, cfg)?;
+            let opts =
+                crate::egomotion::EgomotionOptions::new(store, out, c.egomotion.config.as_deref())?;
+            let s = crate::egomotion::run(&opts)?;
             Ok(first_line(&s))
         })?;
     }
@@ -545,10 +544,15 @@ fn scene_steps(
     if c.stages.visibility || c.stages.som || c.stages.sig || c.stages.metavqa {
         let (k, out) = &p.vis;
         cp.step(&format!("visibility{suffix}"), k, &[out], || {
-            let cfg =
-                crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
             let r = crate::visibility::rasteriser(c.visibility.device)?;
-            let s = crate::visibility::run_with(store, &vis_file, &cfg, r.as_ref(), None)?;
+            let s = crate::visibility::run(&crate::visibility::VisibilityOptions {
+                rasteriser: r.as_ref(),
+                ..crate::visibility::VisibilityOptions::new(
+                    store,
+                    &vis_file,
+                    c.visibility.config.as_deref(),
+                )?
+            })?;
             Ok(first_line(&s))
         })?;
     }
@@ -582,7 +586,7 @@ fn scene_steps(
                 out: out.clone(),
                 config,
                 som: crate::som::SomConfig::load(c.som.config.as_deref())?,
-                device: c.metavqa.device,
+                gpu: crate::gpu::device::open(c.metavqa.device)?,
                 images: true,
                 scene: None,
             };
@@ -622,14 +626,20 @@ fn scene_steps(
         let (k, out) = &p.corrupt;
         cp.step(&format!("corrupt{suffix}"), k, &[out], || {
             use crate::corrupt::run as cr;
+            let corruptions = cr::parse_corruptions(&c.corrupt.corruptions)?;
+            let gpu = if corruptions.iter().all(|c| c.is_codec()) {
+                None
+            } else {
+                crate::gpu::device::open(c.corrupt.device)?
+            };
             let o = cr::CorruptOptions {
                 input: cr::Input::Store(store.to_path_buf()),
                 out: out.clone(),
-                corruptions: cr::parse_corruptions(&c.corrupt.corruptions)?,
+                corruptions,
                 severities: cr::parse_severities(&c.corrupt.severity)?,
                 seed: c.seed,
                 config: crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?,
-                device: c.corrupt.device,
+                gpu,
                 max_frames: None,
                 frames_per_scene: c.corrupt.frames_per_scene,
             };
@@ -751,6 +761,8 @@ fn family_steps(
 /// Balances one family's `files` into `dir` under spec `b`; returns the step's detail.
 fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<String> {
     let bo = crate::balance::BalanceOptions {
+        inputs: files.to_vec(),
+        out: dir.to_path_buf(),
         spec: crate::balance::greedy::BalanceSpec {
             target: b.target,
             source_caps: b.source_caps.clone(),
@@ -767,7 +779,7 @@ fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<St
         max_blind_excess: b.max_blind_excess,
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let o = crate::balance::run(files, dir, &bo)?;
+    let o = crate::balance::run(&bo)?;
     Ok(format!(
         "{} of {} items, {} rows; majority-answer accuracy {:.3} → {:.3}",
         o.selection.chosen.len(),
@@ -850,7 +862,7 @@ fn contact_sheet(
             &subject.source(),
             &sheet,
             c.seed,
-            c.corrupt.device,
+            crate::gpu::device::open(c.corrupt.device)?.as_deref(),
             320,
         )?;
         Ok(format!(
@@ -876,12 +888,15 @@ fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
         let rep = crate::validate::run(&opts.out)?;
         crate::validate::write_json(&rep, &json_out)?;
         if !rep.ok() {
-            return Err(Error::Usage(format!(
-                "the release breaks {} checks (all of them in {}):\n{}",
-                rep.violations.len(),
-                json_out.display(),
-                rep.summary(20)
-            )));
+            return Err(Error::Refused {
+                path: opts.out.clone(),
+                why: format!(
+                    "is not released: the release breaks {} checks (all of them in {}):\n{}",
+                    rep.violations.len(),
+                    json_out.display(),
+                    rep.summary(20)
+                ),
+            });
         }
         let rows: usize = rep.rows.values().sum();
         Ok(format!(
@@ -896,12 +911,8 @@ fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
 fn add_build_to_manifest(opts: &BuildOptions) -> Result<()> {
     let path = opts.out.join("manifest.json");
     let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
-    let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Json {
-        path: path.clone(),
-        line: e.line(),
-        column: e.column(),
-        detail: e.to_string(),
-    })?;
+    let mut v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
     if let Some(o) = v.as_object_mut() {
         o.insert(
             "build".into(),

@@ -16,16 +16,7 @@ fn main() -> ExitCode {
     match cli.run() {
         Ok(code) => code,
         Err(err) => {
-            let mut msg = format!("drivegen: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(s) = source {
-                let text = s.to_string();
-                if !msg.contains(&text) {
-                    msg.push_str(&format!(": {text}"));
-                }
-                source = s.source();
-            }
-            eprintln!("{msg}");
+            eprintln!("drivegen: {}", err.report());
             ExitCode::from(2)
         }
     }

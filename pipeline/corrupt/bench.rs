@@ -96,7 +96,7 @@ pub fn run(opts: &BenchOptions) -> Result<String> {
             let s = t.elapsed().as_secs_f64();
             let cell = match done {
                 Ok(_) => format!("{:.2} (ffmpeg, CPU)", rate(1, s)),
-                Err(e) => format!("failed: {e}"),
+                Err(e) => format!("failed: {}", e.report()),
             };
             let _ = writeln!(
                 out,
@@ -117,7 +117,7 @@ pub fn run(opts: &BenchOptions) -> Result<String> {
             .map(|_| {
                 image::load_from_memory(&jpeg)
                     .map(|i| i.to_rgb8())
-                    .map_err(|e| Error::Usage(format!("bench: decoding the test JPEG: {e}")))
+                    .map_err(|e| Error::Internal(format!("bench: decoding the test JPEG: {e}")))
             })
             .collect::<Result<_>>()?;
         let jobs: Vec<_> = decoded.iter().map(|i| (i, &plan)).collect();

@@ -252,9 +252,6 @@ pub fn apply_codec_with(
             let img = decode(&ffmpeg, img, image_id, &out, dir)?;
             Ok((img, json!({"source_bitrate": source_bps, "noise": n})))
         }
-        other => Err(Error::Usage(format!(
-            "{} is not a codec corruption",
-            other.name()
-        ))),
+        other => Err(Error::invalid(other.name(), "is not a codec corruption")),
     }
 }

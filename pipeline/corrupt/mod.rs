@@ -129,10 +129,13 @@ impl Corruption {
             .find(|c| c.name() == norm)
             .ok_or_else(|| {
                 let names: Vec<&str> = Corruption::ALL.iter().map(|c| c.name()).collect();
-                Error::Usage(format!(
-                    "unknown corruption {s:?}; expected one of {} or all",
-                    names.join(", ")
-                ))
+                Error::invalid(
+                    "corruption",
+                    format!(
+                        "unknown corruption {s:?}; expected one of {} or all",
+                        names.join(", ")
+                    ),
+                )
             })
     }
 
@@ -153,7 +156,10 @@ pub fn check_severity(severity: u8) -> Result<u8> {
     if (1..=5).contains(&severity) {
         Ok(severity)
     } else {
-        Err(Error::Usage(format!("severity {severity} is not in 1..=5")))
+        Err(Error::invalid(
+            "severity",
+            format!("severity {severity} is not in 1..=5"),
+        ))
     }
 }
 
@@ -221,10 +227,10 @@ pub fn plan_frame(
 ) -> Result<Vec<ViewPlan>> {
     let severity = check_severity(severity)?;
     if corruption.is_codec() {
-        return Err(Error::Usage(format!(
-            "{} is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
-            corruption.name()
-        )));
+        return Err(Error::invalid(
+            corruption.name(),
+            "is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
+        ));
     }
     let ci = corruption.index();
     let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, views);

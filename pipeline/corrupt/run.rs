@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use std::sync::Arc;
 
 use arrow::ipc::writer::FileWriter;
 use image::RgbImage;
@@ -22,7 +23,7 @@ use serde_json::Value;
 use super::output::{self, CorruptionRow};
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
-use crate::gpu::{DeviceChoice, Gpu};
+use crate::gpu::Gpu;
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::{write_atomic, AtomicFile};
@@ -55,7 +56,10 @@ pub fn parse_severities(s: &str) -> Result<Severities> {
         "default" => Ok(Severities::Default),
         k => {
             let v: u8 = k.parse().map_err(|_| {
-                Error::Usage(format!("severity {s}: expected 1..5, all or default"))
+                Error::invalid(
+                    "severity",
+                    format!("severity {s}: expected 1..5, all or default"),
+                )
             })?;
             Ok(Severities::One(super::check_severity(v)?))
         }
@@ -79,8 +83,8 @@ pub struct CorruptOptions {
     pub severities: Severities,
     pub seed: u64,
     pub config: CorruptConfig,
-    /// Where the non-codec corruptions run.
-    pub device: DeviceChoice,
+    /// The GPU the non-codec corruptions run on (`None`: the CPU twins).
+    pub gpu: Option<Arc<Gpu>>,
     /// Stop after this many frames (None: all).
     pub max_frames: Option<usize>,
     /// With a store input, only the first N keyframes of each scene (a per-scene limit keeps
@@ -186,10 +190,7 @@ fn frames_of(
             walk(dir, &mut files)?;
             files.sort();
             if files.is_empty() {
-                return Err(Error::Usage(format!(
-                    "{}: no .png/.jpg/.jpeg images found",
-                    dir.display()
-                )));
+                return Err(Error::not_found(dir, ".png/.jpg/.jpeg images found"));
             }
             let frames = files
                 .into_iter()
@@ -351,7 +352,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     let gpu = if opts.corruptions.iter().all(|c| c.is_codec()) {
         None
     } else {
-        crate::gpu::device::open(opts.device)?
+        opts.gpu.clone()
     };
     let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
     let _owned = crate::store::owner::Owned::claim(
@@ -442,10 +443,10 @@ fn run_stages(
         drop(frame_rx);
         let written = writer
             .join()
-            .map_err(|_| Error::Usage("the image writer panicked".into()))?;
+            .map_err(|_| Error::Internal("the image writer panicked".into()))?;
         decoder
             .join()
-            .map_err(|_| Error::Usage("the image decoder panicked".into()))?;
+            .map_err(|_| Error::Internal("the image decoder panicked".into()))?;
         corrupted.and(written)
     })
 }

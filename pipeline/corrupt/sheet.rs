@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::run::{corrupt_frame, encode_like, load_rgb};
 use super::{CorruptConfig, Corruption, View};
-use crate::gpu::DeviceChoice;
+use crate::gpu::Gpu;
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 
@@ -25,7 +25,7 @@ pub fn contact_sheet(
     image: &Path,
     out: &Path,
     seed: u64,
-    device: DeviceChoice,
+    gpu: Option<&Gpu>,
     cell_w: u32,
 ) -> Result<PathBuf> {
     crate::store::paths::disjoint(image, "the image", out, "the sheet")?;
@@ -37,7 +37,7 @@ pub fn contact_sheet(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let source = image.to_string_lossy();
-    contact_sheet_of(cfg, &img, &id, &source, out, seed, device, cell_w)
+    contact_sheet_of(cfg, &img, &id, &source, out, seed, gpu, cell_w)
 }
 
 /// Draws the sheet of a decoded image: `id` keys the random draws, `source` is where the
@@ -50,10 +50,9 @@ pub fn contact_sheet_of(
     source: &str,
     out: &Path,
     seed: u64,
-    device: DeviceChoice,
+    gpu: Option<&Gpu>,
     cell_w: u32,
 ) -> Result<PathBuf> {
-    let gpu = crate::gpu::device::open(device)?;
     let cell_w = cell_w.max(8);
     let cell_h = ((u64::from(img.height()) * u64::from(cell_w)) / u64::from(img.width().max(1)))
         .max(1) as u32;
@@ -89,7 +88,7 @@ pub fn contact_sheet_of(
                 camera: "CAM_FRONT",
                 image: img,
             }];
-            match corrupt_frame(cfg, gpu.as_deref(), c, sev, seed, id, &view) {
+            match corrupt_frame(cfg, gpu, c, sev, seed, id, &view) {
                 Ok(mut v) => {
                     let (out_img, _, params) = v.remove(0);
                     imageops::replace(&mut sheet, &thumb(&out_img), i64::from(x), i64::from(y));
@@ -97,10 +96,14 @@ pub fn contact_sheet_of(
                 }
                 // A missing ffmpeg greys out the codec rows instead of losing the sheet.
                 Err(e @ Error::Tool { .. }) => {
-                    eprintln!("drivegen: contact sheet: {} left grey: {e}", c.name());
+                    eprintln!(
+                        "drivegen: contact sheet: {} left grey: {}",
+                        e.report(),
+                        c.name()
+                    );
                     let grey = RgbImage::from_pixel(cell_w, cell_h, Rgb([128, 128, 128]));
                     imageops::replace(&mut sheet, &grey, i64::from(x), i64::from(y));
-                    notes.push(json!({"error": e.to_string()}));
+                    notes.push(json!({"error": e.report().to_string()}));
                 }
                 Err(e) => return Err(e),
             }

@@ -90,15 +90,17 @@ pub fn alpha_levels(start: f64, end: f64, step: f64) -> Result<Vec<f64>> {
         || step <= 0.0
         || end < start
     {
-        return Err(Error::Usage(format!(
-            "alpha sweep {start}:{end}:{step}: need 0 < start ≤ end and step > 0"
-        )));
+        return Err(Error::invalid(
+            format!("alpha sweep {start}:{end}:{step}"),
+            "need 0 < start ≤ end and step > 0",
+        ));
     }
     let n = ((end - start) / step + 1e-9).floor() as usize + 1;
     if n > 1000 {
-        return Err(Error::Usage(format!(
-            "alpha sweep {start}:{end}:{step} has {n} levels (at most 1000)"
-        )));
+        return Err(Error::invalid(
+            format!("alpha sweep {start}:{end}:{step}"),
+            format!("{n} levels (at most 1000)"),
+        ));
     }
     // Rounded to 12 decimals so 0.5 + 2·0.1 prints as 0.7.
     Ok((0..n)

@@ -279,7 +279,7 @@ impl EgodynConfig {
         }
         let s = &self.kinematics.savgol;
         SavGol::new(s.window, s.polyorder, 0, 1.0, s.mode, s.cval)
-            .map_err(|e| bad(format!("kinematics.savgol: {e}")))?;
+            .map_err(|e| bad(format!("kinematics.savgol: {}", e.report())))?;
         if self.kinematics.curvature_speed_floor <= 0.0 {
             return Err(bad(
                 "kinematics.curvature_speed_floor must be positive".into()

@@ -132,8 +132,9 @@ impl Processor {
             DerivativeScheme::Gradient => None,
             DerivativeScheme::Savgol => {
                 if s.polyorder == 0 {
-                    return Err(Error::Usage(
-                        "kinematics: the savgol derivative scheme needs polyorder ≥ 1".into(),
+                    return Err(Error::invalid(
+                        "kinematics.polyorder",
+                        "the savgol derivative scheme needs polyorder ≥ 1",
                     ));
                 }
                 Some(SavGol::new(s.window, s.polyorder, 1, 1.0, s.mode, s.cval)?)

@@ -171,29 +171,43 @@ impl fmt::Display for EgomotionSummary {
     }
 }
 
-/// Cuts the store's clips, answers the 14 questions and writes `out_dir/clips.arrow`,
-/// `out_dir/egodyn_qa.arrow` and `out_dir/egodyn_rejects.jsonl`. `config` replaces the built-in
-/// `configs/egodyn.toml`.
-pub fn run(store_dir: &Path, out_dir: &Path, config: Option<&Path>) -> Result<EgomotionSummary> {
-    let cfg = EgodynConfig::load(config)?;
-    run_with(store_dir, out_dir, cfg)
+/// What an ego-motion run reads and writes, and with which settings.
+#[derive(Debug, Clone)]
+pub struct EgomotionOptions {
+    /// The canonical store to read.
+    pub store: PathBuf,
+    /// The folder that gets [`CLIPS_FILE`], [`QA_FILE`] and [`REJECTS_FILE`].
+    pub out: PathBuf,
+    /// Thresholds, filters and question texts.
+    pub config: EgodynConfig,
+    /// The scenes this run takes (all of them by default; see [`crate::shard`]).
+    pub shard: crate::shard::Shard,
 }
 
-/// [`run`] with an already loaded config.
-pub fn run_with(store_dir: &Path, out_dir: &Path, cfg: EgodynConfig) -> Result<EgomotionSummary> {
-    run_shard(store_dir, out_dir, cfg, crate::shard::Shard::ALL)
+impl EgomotionOptions {
+    /// All scenes of `store` into `out`, with the config at `config` (the built-in
+    /// `configs/egodyn.toml` when `None`).
+    pub fn new(
+        store: impl Into<PathBuf>,
+        out: impl Into<PathBuf>,
+        config: Option<&Path>,
+    ) -> Result<Self> {
+        Ok(Self {
+            store: store.into(),
+            out: out.into(),
+            config: EgodynConfig::load(config)?,
+            shard: crate::shard::Shard::ALL,
+        })
+    }
 }
 
-/// [`run_with`] over the scenes of one shard (see [`crate::shard`]).
-pub fn run_shard(
-    store_dir: &Path,
-    out_dir: &Path,
-    cfg: EgodynConfig,
-    shard: crate::shard::Shard,
-) -> Result<EgomotionSummary> {
+/// Cuts the clips of the store's scenes (those of `opts.shard`), answers the 14 questions and
+/// writes the clips, the EgoDyn questions and the rejects into `opts.out`.
+pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
+    let (store_dir, out_dir, shard) = (opts.store.as_path(), opts.out.as_path(), opts.shard);
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
-    let engine = Engine::new(cfg)?;
+    let engine = Engine::new(opts.config.clone())?;
     let cfg = &engine.cfg;
     let _owned = crate::store::owner::Owned::claim(
         out_dir,

@@ -59,7 +59,7 @@ impl EdgeMode {
 }
 
 fn invalid(detail: String) -> Error {
-    Error::Usage(format!("Savitzky-Golay filter: {detail}"))
+    Error::invalid("Savitzky-Golay filter", detail)
 }
 
 /// Checks the parameters scipy would reject (and the even windows we do not support).

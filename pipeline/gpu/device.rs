@@ -79,7 +79,7 @@ fn hardware() -> Option<Arc<Gpu>> {
             None
         }
         Err(e) => {
-            log::warn!("no usable GPU ({e}); `auto` runs the CPU twins");
+            log::warn!("no usable GPU ({}); `auto` runs the CPU twins", e.report());
             None
         }
     })

@@ -97,7 +97,7 @@ pub fn ingest<S: SceneSource>(
                     tally(&mut summary, stats);
                 }
                 Err((id, e)) => {
-                    log::info!("{}: {id} rejected: {e}", source.label());
+                    log::info!("{}: {id} rejected: {}", e.report(), source.label());
                     rejects.push(reject("ingest", &id, &e));
                 }
             }
@@ -139,7 +139,7 @@ pub fn reject(stage: &str, scene: &str, e: &Error) -> Reject {
         item: None,
         file,
         record,
-        reason: e.to_string(),
+        reason: e.report().to_string(),
     }
 }
 

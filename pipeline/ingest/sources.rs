@@ -116,7 +116,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.toml");
         std::fs::write(&p, text).unwrap();
-        let e = SourcesConfig::load(Some(&p)).unwrap_err().to_string();
+        let e = SourcesConfig::load(Some(&p))
+            .unwrap_err()
+            .report()
+            .to_string();
         assert!(e.contains("frame_rate_hz"), "{e}");
     }
 }

@@ -61,7 +61,7 @@ type Rings = (Vec<[f64; 2]>, Vec<Vec<[f64; 2]>>);
 pub fn read_expansion(path: &Path) -> Result<MapLayers> {
     let text = crate::store::input::read(path, crate::store::input::TABLE)?;
     let raw: Expansion = serde_json::from_slice(crate::store::input::without_bom(&text))
-        .map_err(|e| Error::json(path, &e))?;
+        .map_err(|e| Error::json(path, e))?;
     let nodes: HashMap<&str, [f64; 2]> = raw
         .node
         .iter()

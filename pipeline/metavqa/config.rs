@@ -324,10 +324,10 @@ mod tests {
         assert_eq!(cfg.rollout.actions.len(), 5);
         let text = DEFAULT_TOML.replace("crash_steps = 50", "crash_steps = 0");
         let e = MetavqaConfig::from_toml(&text, Path::new("x.toml")).unwrap_err();
-        assert!(e.to_string().contains("rules.crash_steps"), "{e}");
+        assert!(e.report().to_string().contains("rules.crash_steps"), "{e}");
         let text = DEFAULT_TOML.replace("grounding = 1.0", "grounding = -1.0");
         let e = MetavqaConfig::from_toml(&text, Path::new("x.toml")).unwrap_err();
-        assert!(e.to_string().contains("weights.grounding"), "{e}");
+        assert!(e.report().to_string().contains("weights.grounding"), "{e}");
         let text = DEFAULT_TOML.replace("grounding = 1.0", "groundling = 1.0");
         assert!(MetavqaConfig::from_toml(&text, Path::new("x.toml")).is_err());
     }

@@ -143,7 +143,7 @@ pub fn write_png(path: &Path, px: &[u32], width: u32, height: u32) -> Result<()>
         })
         .collect();
     let img = image::RgbImage::from_raw(width, height, rgb)
-        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
+        .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
     let mut bytes = Vec::new();
     img.write_to(
         &mut std::io::Cursor::new(&mut bytes),

@@ -42,7 +42,7 @@ use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
 use super::templates::{refs, render};
 use super::types::QuestionType;
-use crate::gpu::DeviceChoice;
+use crate::gpu::Gpu;
 use crate::images::ImageReader;
 use crate::qa::record::{self, QaRecord, SplitMix64};
 use crate::som::SomConfig;
@@ -63,8 +63,8 @@ pub struct Options {
     pub out: PathBuf,
     pub config: MetavqaConfig,
     pub som: SomConfig,
-    /// Where marks are drawn.
-    pub device: DeviceChoice,
+    /// The GPU marks are drawn on (`None`: the CPU twin); only used with `images`.
+    pub gpu: Option<Arc<Gpu>>,
     /// Write the marked images (off: questions only).
     pub images: bool,
     /// Only this scene.
@@ -559,11 +559,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let store = Store::open(&opts.store)?;
     let kept = read_kept(&opts.visibility)?;
     let images = ImageReader::new(&store, None);
-    let gpu = if opts.images {
-        crate::gpu::device::open(opts.device)?
-    } else {
-        None
-    };
+    let gpu = if opts.images { opts.gpu.clone() } else { None };
     let ro = Rollouts::new(cfg);
     let _owned = crate::store::owner::Owned::claim(
         &opts.out,
@@ -606,10 +602,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         s.scenes += 1;
     }
     if let Some(x) = opts.scene.as_ref().filter(|_| !found) {
-        return Err(Error::Usage(format!(
-            "{}: no scene {x}",
-            opts.store.display()
-        )));
+        return Err(Error::not_found(&opts.store, format!("scene {x}")));
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
@@ -631,7 +624,7 @@ fn write_rollouts(out: &Path, cfg: &MetavqaConfig, ro: &Rollouts) -> Result<()> 
         "distance_edges_m": cfg.bins.distance_edges_m,
         "table": ro,
     }))
-    .map_err(|e| Error::Usage(format!("rollouts.json: {e}")))?;
+    .map_err(|e| Error::Internal(format!("rollouts.json: {e}")))?;
     write_atomic(&out.join("rollouts.json"), &ro_json)
 }
 
@@ -653,7 +646,7 @@ fn ask_and_draw(
             .cameras
             .iter()
             .find(|c| c.camera_frame_id == g.camera_frame_id)
-            .ok_or_else(|| Error::Usage(format!("no camera image {}", g.camera_frame_id)))?;
+            .ok_or_else(|| Error::Internal(format!("no camera image {}", g.camera_frame_id)))?;
         let base = match marks::read_image(images, cam, g.width, g.height) {
             Ok(base) => base,
             Err(e) => {

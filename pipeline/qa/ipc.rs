@@ -57,7 +57,7 @@ impl QaFile {
             .next()
             .ok_or_else(|| bad("missing".into()))?
             .map_err(|e| bad(e.to_string()))?;
-        super::from_batch(&b).map_err(|e| bad(e.to_string()))
+        super::from_batch(&b).map_err(|e| bad(e.report().to_string()))
     }
 
     /// The number of rows (reads every batch, keeps none).

@@ -17,7 +17,7 @@ pub fn write_audit(dir: &Path, a: &Audit) -> Result<()> {
     let path = dir.join("manifest.json");
     let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
     let mut v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Error::json(&path, &e))?;
+        serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
     if let Some(o) = v.as_object_mut() {
         o.insert(
             "blind_audit".into(),

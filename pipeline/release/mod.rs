@@ -260,7 +260,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
 /// output folder.
 fn check_options(opts: &ReleaseOptions) -> Result<()> {
     if opts.rows_per_shard == 0 {
-        return Err(Error::Usage("rows per shard must be at least 1".into()));
+        return Err(Error::invalid("rows per shard", "must be at least 1"));
     }
     if opts.split.is_empty()
         || !opts
@@ -268,10 +268,10 @@ fn check_options(opts: &ReleaseOptions) -> Result<()> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_')
     {
-        return Err(Error::Usage(format!(
-            "split name `{}` must be letters, digits or `_` (datasets derives it from file names)",
-            opts.split
-        )));
+        return Err(Error::invalid(
+            format!("split name `{}`", opts.split),
+            "must be letters, digits or `_` (datasets derives it from file names)",
+        ));
     }
     for q in &opts.qa {
         disjoint(q, "a QA table", &opts.out, "the release")?;
@@ -591,9 +591,11 @@ fn write_split(
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
         for k in 0..want {
             let r = rows.next().unwrap_or_else(|| {
-                Err(Error::Usage(
-                    "the QA tables changed while the release was written".into(),
-                ))
+                Err(Error::Refused {
+                    path: opts.out.clone(),
+                    why: "was not written: the QA tables changed while the release was written"
+                        .into(),
+                })
             })?;
             *counts
                 .entry(r.family.clone())

@@ -26,7 +26,7 @@ pub struct ReleaseQuestions {
 pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<String, Vec<PathBuf>>)> {
     let mpath = dir.join("manifest.json");
     let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
-    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, &e))?;
+    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, e))?;
     let bad = |record: &str, detail: String| Error::Input {
         file: mpath.clone(),
         record: record.to_string(),

@@ -137,7 +137,7 @@ fn settle(
         .map(|im| {
             let why = match im.read() {
                 Ok(bytes) => unusable(&bytes, im.size),
-                Err(e) => Some(e.to_string()),
+                Err(e) => Some(e.report().to_string()),
             };
             (im.source(), why.map(|w| (im.file(), w)))
         })

@@ -129,15 +129,18 @@ pub fn score_release(
 ) -> Result<ReleaseScore> {
     let default = default_split.unwrap_or(&release.main).to_string();
     if !release.splits.contains_key(&default) {
-        return Err(Error::Usage(format!(
-            "score: the release has no split {default} (it has {})",
-            release
-                .splits
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+        return Err(Error::invalid(
+            "score",
+            format!(
+                "the release has no split {default} (it has {})",
+                release
+                    .splits
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     }
     let mut by_split: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut out = ReleaseScore {
@@ -156,10 +159,13 @@ pub fn score_release(
         let into = by_split.entry(name.clone()).or_default();
         for (id, text) in preds {
             if into.insert(id.clone(), text.clone()).is_some() {
-                return Err(Error::Usage(format!(
-                    "score: two predictions for {id} in split {name} (one names the split, one \
-                     is matched to it)"
-                )));
+                return Err(Error::invalid(
+                    "score",
+                    format!(
+                        "two predictions for {id} in split {name} (one names the split, one \
+                         is matched to it)"
+                    ),
+                ));
             }
         }
     }

@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(cfg.draw.box_kind, BoxKind::Modal);
         let text = DEFAULT_TOML.replace("glyph_scale = 2", "glyph_scale = 0");
         let e = SomConfig::from_toml(&text, Path::new("x.toml")).unwrap_err();
-        assert!(e.to_string().contains("draw.glyph_scale"), "{e}");
+        assert!(e.report().to_string().contains("draw.glyph_scale"), "{e}");
         let text = DEFAULT_TOML.replace("box = \"modal\"", "box = \"mask\"");
         assert!(SomConfig::from_toml(&text, Path::new("x.toml")).is_err());
     }

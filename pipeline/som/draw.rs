@@ -98,7 +98,7 @@ fn params(width: u32, height: u32, marks: &[DrawMark], draw: &DrawConfig) -> Dra
 
 fn check(image: &[u32], width: u32, height: u32, marks: &[DrawMark]) -> Result<()> {
     if image.len() as u64 != u64::from(width) * u64::from(height) {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "som: an image of {} pixels for {width}×{height}",
             image.len()
         )));
@@ -110,7 +110,7 @@ fn check(image: &[u32], width: u32, height: u32, marks: &[DrawMark]) -> Result<(
             || m.bbox[2] > width
             || m.bbox[3] > height
     }) {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "som: mark {} does not fit in the {width}×{height} image (box {:?}, label {:?})",
             m.number, m.bbox, m.label
         )));

@@ -119,17 +119,20 @@ pub fn layout_numbered(
 ) -> Result<Vec<Label>> {
     let n = marks.len();
     if numbers.len() != n {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "som: {} numbers for {n} marks",
             numbers.len()
         )));
     }
     let sizes: Vec<[u32; 2]> = numbers.iter().map(|&m| label_size(m, draw)).collect();
     if let Some(big) = sizes.iter().find(|s| s[0] > width || s[1] > height) {
-        return Err(Error::Usage(format!(
-            "som: a {}×{} label does not fit in a {width}×{height} image",
-            big[0], big[1]
-        )));
+        return Err(Error::invalid(
+            "som label",
+            format!(
+                "a {}×{} label does not fit in a {width}×{height} image",
+                big[0], big[1]
+            ),
+        ));
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&k| (marks[k].visible_pixels, k));
@@ -186,7 +189,7 @@ pub fn layout_numbered(
     }
     placed
         .into_iter()
-        .map(|l| l.ok_or_else(|| Error::Usage("som: a label was not placed".into())))
+        .map(|l| l.ok_or_else(|| Error::Internal("som: a label was not placed".into())))
         .collect()
 }
 

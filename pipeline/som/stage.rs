@@ -184,7 +184,7 @@ type Kept = HashMap<(String, String), Vec<String>>;
 fn read_kept(path: &Path) -> Result<Kept> {
     let file = crate::store::input::open(path)?;
     let reader = FileReader::try_new(file, None)?;
-    let bad = |detail: String| Error::Usage(format!("{}: {detail}", path.display()));
+    let bad = |detail: String| Error::input(path, "visibility table", detail);
     let mut kept = Kept::new();
     for batch in reader {
         let batch = batch?;
@@ -342,10 +342,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     }
     pb.finish_and_clear();
     if let Some(s) = scene.filter(|_| !found_scene) {
-        return Err(Error::Usage(format!(
-            "{}: no scene {s}",
-            store_dir.display()
-        )));
+        return Err(Error::not_found(store_dir, format!("scene {s}")));
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
@@ -468,11 +465,14 @@ fn kept_objects(w: &ImageWork<'_>, anns: &[String]) -> Result<Vec<usize>> {
     anns.iter()
         .map(|a| {
             index.get(a.as_str()).copied().ok_or_else(|| {
-                Error::Usage(format!(
-                    "visibility table: kept row {a} in image {} does not project into it in \
-                     this store (wrong --store or --visibility?)",
-                    w.cam.camera_frame_id
-                ))
+                Error::invalid(
+                    "--visibility",
+                    format!(
+                        "visibility table: kept row {a} in image {} does not project into it in \
+                         this store (wrong --store or --visibility?)",
+                        w.cam.camera_frame_id
+                    ),
+                )
             })
         })
         .collect()
@@ -503,7 +503,7 @@ fn draw_png(
         })
         .collect();
     let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
-        .ok_or_else(|| Error::Usage(format!("{}: wrong image size", path.display())))?;
+        .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
     let mut bytes = Vec::new();
     marked
         .write_to(

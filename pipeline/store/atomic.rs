@@ -239,7 +239,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("out.json");
         std::os::unix::fs::symlink("/dev/null", &link).unwrap();
-        let e = write_atomic(&link, b"x").unwrap_err().to_string();
+        let e = write_atomic(&link, b"x").unwrap_err().report().to_string();
         assert!(e.contains("not a regular file"), "{e}");
         assert!(std::fs::symlink_metadata(&link)
             .unwrap()

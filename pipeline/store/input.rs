@@ -302,6 +302,7 @@ impl<R: Read> Read for Capped<R> {
                 _ => Err(std::io::Error::other(
                     self.limit
                         .exceeded(&self.path, "decompressed size", self.limit.bytes() + 1)
+                        .report()
                         .to_string(),
                 )),
             };
@@ -328,13 +329,13 @@ mod tests {
     #[test]
     fn only_regular_files_are_read() {
         let d = tempfile::tempdir().unwrap();
-        let e = read(d.path(), SMALL).unwrap_err().to_string();
+        let e = read(d.path(), SMALL).unwrap_err().report().to_string();
         assert!(e.contains("a folder"), "{e}");
         #[cfg(unix)]
         {
             let link = d.path().join("zero");
             std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
-            let e = read(&link, SMALL).unwrap_err().to_string();
+            let e = read(&link, SMALL).unwrap_err().report().to_string();
             assert!(e.contains("a device"), "{e}");
         }
     }
@@ -344,7 +345,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a.txt");
         std::fs::write(&p, b"0123456789").unwrap();
-        let e = read(&p, SMALL).unwrap_err().to_string();
+        let e = read(&p, SMALL).unwrap_err().report().to_string();
         assert!(e.contains("test.limit"), "{e}");
         std::fs::write(&p, b"abc\r\n0123456789\n").unwrap();
         let mut r = std::io::BufReader::new(File::open(&p).unwrap());
@@ -353,6 +354,7 @@ mod tests {
         assert_eq!(buf, b"abc");
         let e = read_line(&mut r, &mut buf, SMALL, &p, 2)
             .unwrap_err()
+            .report()
             .to_string();
         assert!(e.contains("line 2"), "{e}");
     }

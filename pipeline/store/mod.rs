@@ -236,7 +236,7 @@ impl Store {
         let meta_path = dir.join("store.json");
         let text = input::read(&meta_path, input::METADATA)?;
         let meta: StoreMeta = serde_json::from_slice(crate::store::input::without_bom(&text))
-            .map_err(|e| Error::json(&meta_path, &e))?;
+            .map_err(|e| Error::json(&meta_path, e))?;
         if meta.format != STORE_FORMAT || meta.format_version != STORE_FORMAT_VERSION {
             return Err(Error::input(
                 &meta_path,

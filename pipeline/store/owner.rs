@@ -99,7 +99,7 @@ fn read_marker(dir: &Path) -> Result<Option<Marker>> {
     let bytes = super::input::read(&path, super::input::METADATA)?;
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| Error::json(&path, &e))
+        .map_err(|e| Error::json(&path, e))
 }
 
 fn write_marker(dir: &Path, m: &Marker) -> Result<()> {
@@ -143,9 +143,10 @@ impl Owned {
     /// message `--force` prints.
     pub fn claim(dir: &Path, what: &str, writes: &str) -> Result<Self> {
         if dir.as_os_str().is_empty() {
-            return Err(Error::Usage(format!(
-                "the {what} folder is an empty path; name a folder"
-            )));
+            return Err(Error::invalid(
+                format!("the {what} folder"),
+                "is an empty path; name a folder",
+            ));
         }
         let foreign = foreign_entries(dir)?;
         if !foreign.is_empty() {
@@ -442,7 +443,7 @@ mod tests {
         o.finish().unwrap();
         std::fs::write(dir.join("predictions.jsonl"), b"").unwrap();
         let e = Owned::claim(&dir, "release", "the shards").unwrap_err();
-        assert!(e.to_string().contains("predictions.jsonl"), "{e}");
+        assert!(e.report().to_string().contains("predictions.jsonl"), "{e}");
         assert!(!e.to_string().contains("manifest.json"), "{e}");
     }
 

@@ -123,12 +123,14 @@ pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> c
     } else {
         return Ok(());
     };
-    Err(crate::Error::Usage(format!(
-        "{what_out} {} {how} {what_in} {}: drivegen never writes where it reads; give {what_out} \
-         a folder of its own",
-        output.display(),
-        input.display()
-    )))
+    Err(crate::Error::Refused {
+        path: output.to_path_buf(),
+        why: format!(
+            "({what_out}) {how} {what_in} {}: drivegen never writes where it reads; give \
+             {what_out} a folder of its own",
+            input.display()
+        ),
+    })
 }
 
 /// A file-name-safe form of an id: `[A-Za-z0-9._-]` kept; an id holding anything else has it

@@ -52,7 +52,7 @@ impl Reject {
             item: Some(image_id.to_string()),
             file: Some(file.display().to_string()),
             record,
-            reason: err.to_string(),
+            reason: err.report().to_string(),
         })
     }
 }
@@ -110,7 +110,7 @@ impl RejectLog {
                     path: path.to_path_buf(),
                     line: i + 1,
                     column: e.column(),
-                    detail: e.to_string(),
+                    source: e,
                 })
             })
             .collect()

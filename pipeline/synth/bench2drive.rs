@@ -124,7 +124,7 @@ fn mat_json(m: &Matrix4<f64>) -> Value {
 
 fn inverse(m: &Matrix4<f64>) -> Result<Matrix4<f64>> {
     m.try_inverse()
-        .ok_or_else(|| Error::Usage("synth: singular CARLA transform".into()))
+        .ok_or_else(|| Error::Internal("synth: singular CARLA transform".into()))
 }
 
 /// The blueprint id and base type of a world class in CARLA, `None` for classes CARLA lacks.
@@ -153,7 +153,7 @@ thread_local! {
 }
 
 fn gz(value: &Value) -> Result<Vec<u8>> {
-    let text = serde_json::to_vec(value).map_err(|e| Error::Usage(format!("synth: {e}")))?;
+    let text = serde_json::to_vec(value).map_err(|e| Error::Internal(format!("synth: {e}")))?;
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
     enc.write_all(&text)
         .and_then(|()| enc.finish())
@@ -252,7 +252,7 @@ fn nuscenes_camera(
     let spec = super::rig::CAMERAS
         .iter()
         .find(|c| c.channel == key)
-        .ok_or_else(|| Error::Usage(format!("no nuScenes rig camera {key}")))?;
+        .ok_or_else(|| Error::Internal(format!("no nuScenes rig camera {key}")))?;
     let cv_to_ego = crate::geometry::pose(spec.translation, spec.rotation);
     // Right-handed actor axes (x forward, y left, z up) in OpenCV axes.
     let actor_in_cv = Matrix4::new(

@@ -105,7 +105,7 @@ impl Default for SynthOptions {
 impl SynthOptions {
     /// Rejects option combinations that cannot make a valid dataset.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::Usage(m));
+        let bad = |m: String| Err(Error::invalid("synth", m));
         if self.scenes == 0 {
             return bad("synth: --scenes must be at least 1".into());
         }

@@ -771,7 +771,7 @@ fn raster_face(
 pub fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<Vec<u8>> {
     let (w, h) = (width as usize, height as usize);
     if w == 0 || h == 0 || w > 65_535 || h > 65_535 || rgb.len() != 3 * w * h {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "cannot encode a {width}x{height} JPEG from {} bytes",
             rgb.len()
         )));

@@ -99,7 +99,7 @@ fn rig_camera(channel: &str) -> Result<&'static CameraSpec> {
     rig::CAMERAS
         .iter()
         .find(|c| c.channel == channel)
-        .ok_or_else(|| Error::Usage(format!("no rig camera {channel}")))
+        .ok_or_else(|| Error::Internal(format!("no rig camera {channel}")))
 }
 
 /// Waymo camera axes (x forward, y left, z up) → OpenCV camera axes (x right, y down, z
@@ -675,8 +675,9 @@ pub fn write(out: &Path, opts: &WaymoSynthOptions) -> Result<FormatSummary> {
     let base = &opts.base;
     base.validate()?;
     if opts.distortion.iter().any(|d| !d.is_finite()) {
-        return Err(Error::Usage(
-            "synth: distortion coefficients must be finite".into(),
+        return Err(Error::invalid(
+            "synth",
+            "distortion coefficients must be finite",
         ));
     }
     let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;

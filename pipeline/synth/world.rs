@@ -505,10 +505,10 @@ fn integrate_speed(script: &Script, t_end: f64) -> Result<(Vec<f64>, Vec<f64>, V
             if let SpeedStep::Ramp { t0, to, dur, edge } = *st {
                 if plateau[j].is_none() && t >= t0 - 0.5 * DT {
                     if dur <= edge {
-                        return Err(Error::Usage(format!(
-                            "script {}: a ramp's duration must exceed its edge",
-                            script.name
-                        )));
+                        return Err(Error::invalid(
+                            format!("script {}", script.name),
+                            "a ramp's duration must exceed its edge",
+                        ));
                     }
                     plateau[j] = Some((to - vk) / (dur - edge));
                     let end = ((t0 + dur - T_BEGIN) / DT).round() as usize;
@@ -559,17 +559,17 @@ fn place_events(
             continue;
         }
         if len < 1.0 {
-            return Err(Error::Usage(format!(
-                "script {}: a path event at {:?} covers {len:.2} m; the ego must be moving",
-                script.name, ev
-            )));
+            return Err(Error::invalid(
+                format!("script {}", script.name),
+                format!("a path event at {ev:?} covers {len:.2} m; the ego must be moving"),
+            ));
         }
         if let Some(&(ps, pl, _)) = pieces.last() {
             if s0 < ps + pl {
-                return Err(Error::Usage(format!(
-                    "script {}: path events overlap",
-                    script.name
-                )));
+                return Err(Error::invalid(
+                    format!("script {}", script.name),
+                    "path events overlap",
+                ));
             }
         }
         pieces.push((s0, len, *ev));
@@ -891,9 +891,10 @@ impl SceneWorld {
     /// Builds scene `index` of the world drawn from `seed`.
     pub fn build(seed: u64, index: usize, duration_s: f64) -> Result<Self> {
         if !(duration_s.is_finite() && duration_s > 0.0) {
-            return Err(Error::Usage(format!(
-                "scene duration must be positive, got {duration_s}"
-            )));
+            return Err(Error::invalid(
+                "scene duration",
+                format!("must be positive, got {duration_s}"),
+            ));
         }
         let script = &SCRIPTS[index % SCRIPTS.len()];
         let place = PLACES[index % PLACES.len()];
@@ -973,10 +974,10 @@ fn lay_roads(
         let start_lane = (0..LANES_EACH_WAY as i32)
             .find(|&l| valid(l))
             .ok_or_else(|| {
-                Error::Usage(format!(
-                    "script {}: its lane changes leave the {LANES_EACH_WAY}-lane carriageway",
-                    script.name
-                ))
+                Error::invalid(
+                    format!("script {}", script.name),
+                    format!("its lane changes leave the {LANES_EACH_WAY}-lane carriageway"),
+                )
             })?;
         stretches.push(Stretch {
             s0,

@@ -128,10 +128,10 @@ pub fn run(dir: &Path) -> Result<Report> {
         ..Default::default()
     };
     if !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "validate: {} is not a release folder",
-            dir.display()
-        )));
+        return Err(Error::invalid(
+            "validate",
+            format!("{} is not a release folder", dir.display()),
+        ));
     }
     let manifest = read_manifest(dir, &mut rep);
     let listed = check_shard_files(dir, manifest.as_ref(), &mut rep);
@@ -155,7 +155,7 @@ fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {
     let text = match crate::store::input::read_to_string(&path, crate::store::input::METADATA) {
         Ok(t) => t,
         Err(e) => {
-            rep.add("manifest", None, None, e.to_string());
+            rep.add("manifest", None, None, e.report().to_string());
             return None;
         }
     };
@@ -241,7 +241,7 @@ fn check_shard_files(
         });
         match found {
             Err(e) => {
-                rep.add("shard_missing", Some(path), None, e.to_string());
+                rep.add("shard_missing", Some(path), None, e.report().to_string());
                 continue;
             }
             Ok((have, n)) => {
@@ -365,7 +365,7 @@ fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report
     let text = match crate::store::input::read_to_string(&path, crate::store::input::METADATA) {
         Ok(t) => t,
         Err(e) => {
-            rep.add("card", None, None, e.to_string());
+            rep.add("card", None, None, e.report().to_string());
             return;
         }
     };

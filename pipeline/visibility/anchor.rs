@@ -114,15 +114,19 @@ impl EdtParams {
     /// Checks the image size (sides within `1..=MAX_SIDE`).
     pub fn new(width: u32, height: u32, border: u32, num_objects: u32) -> Result<Self> {
         if width == 0 || height == 0 || width.max(height) > MAX_SIDE {
-            return Err(Error::Usage(format!(
-                "som: cannot take the distance transform of a {width}×{height} image: sides \
-                 must be within 1..={MAX_SIDE}"
-            )));
+            return Err(Error::invalid(
+                "image size",
+                format!(
+                    "som: cannot take the distance transform of a {width}×{height} image: \
+                     sides must be within 1..={MAX_SIDE}"
+                ),
+            ));
         }
         if border > 1024 {
-            return Err(Error::Usage(format!(
-                "som: border of {border} px is larger than 1024"
-            )));
+            return Err(Error::invalid(
+                "anchor.border",
+                format!("som: border of {border} px is larger than 1024"),
+            ));
         }
         Ok(Self {
             width,
@@ -172,7 +176,7 @@ impl Anchor {
 
 fn check_len(p: &EdtParams, ids: &[u32]) -> Result<()> {
     if ids.len() != p.pixels() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "som: an ID map of {} pixels for a {}×{} image",
             ids.len(),
             p.width,
@@ -564,7 +568,7 @@ pub fn image_anchors(
 ) -> Result<Vec<Option<MarkAnchor>>> {
     let n = out.objects.len();
     if boxes.len() != n {
-        return Err(Error::Usage(format!(
+        return Err(Error::Internal(format!(
             "som: {} boxes for {n} objects",
             boxes.len()
         )));

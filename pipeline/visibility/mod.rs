@@ -132,24 +132,49 @@ pub fn rejects_path(out_file: &Path) -> PathBuf {
     out_file.with_extension("rejects.jsonl")
 }
 
-/// Projects, rasterises and filters every box of the store at `store_dir` in every keyframe
-/// camera image and writes the table to `out_file`. `config` replaces the built-in
-/// `configs/visibility.toml`.
-pub fn run(store_dir: &Path, out_file: &Path, config: Option<&Path>) -> Result<VisibilitySummary> {
-    let cfg = VisibilityConfig::load(config)?;
-    run_with(store_dir, out_file, &cfg, &CpuRasteriser, None)
+/// What a visibility run reads and writes, with which settings and on which rasteriser.
+pub struct VisibilityOptions<'a> {
+    /// The canonical store to read.
+    pub store: PathBuf,
+    /// The visibility table to write; its rejects go beside it ([`rejects_path`]).
+    pub out: PathBuf,
+    /// Projection, filters and thresholds.
+    pub config: VisibilityConfig,
+    /// The z-buffer: [`CpuRasteriser`] by default, or what [`rasteriser`] opens.
+    pub rasteriser: &'a dyn Rasteriser,
+    /// Also write every image's instance-ID map to `<id_maps>/<scene_id>/<camera_frame_id>.png`
+    /// ([`output::write_id_png`]).
+    pub id_maps: Option<PathBuf>,
 }
 
-/// [`run`] with a loaded config and a chosen rasteriser; with `id_map_dir`, also writes every
-/// image's instance-ID map to `id_map_dir/<scene_id>/<camera_frame_id>.png`
-/// ([`output::write_id_png`]).
-pub fn run_with(
-    store_dir: &Path,
-    out_file: &Path,
-    cfg: &VisibilityConfig,
-    rasteriser: &dyn Rasteriser,
-    id_map_dir: Option<&Path>,
-) -> Result<VisibilitySummary> {
+impl VisibilityOptions<'static> {
+    /// The store at `store` into the table `out` on the CPU twin, with the config at `config`
+    /// (the built-in `configs/visibility.toml` when `None`).
+    pub fn new(
+        store: impl Into<PathBuf>,
+        out: impl Into<PathBuf>,
+        config: Option<&Path>,
+    ) -> Result<Self> {
+        Ok(Self {
+            store: store.into(),
+            out: out.into(),
+            config: VisibilityConfig::load(config)?,
+            rasteriser: &CpuRasteriser,
+            id_maps: None,
+        })
+    }
+}
+
+/// Projects, rasterises and filters every box of the store in every keyframe camera image and
+/// writes the table.
+pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
+    let (store_dir, out_file, cfg, rasteriser) = (
+        opts.store.as_path(),
+        opts.out.as_path(),
+        &opts.config,
+        opts.rasteriser,
+    );
+    let id_map_dir = opts.id_maps.as_deref();
     crate::store::paths::disjoint(store_dir, "the store", out_file, "the output")?;
     if let Some(d) = id_map_dir {
         crate::store::paths::disjoint(store_dir, "the store", d, "the id-map folder")?;

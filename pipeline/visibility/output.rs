@@ -161,7 +161,7 @@ pub fn write_id_png(path: &Path, r: &RasterOut) -> Result<()> {
         .collect();
     let img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_raw(r.width, r.height, px)
         .ok_or_else(|| {
-            Error::Usage(format!("{}: the ID map has the wrong size", path.display()))
+            Error::Internal(format!("{}: the ID map has the wrong size", path.display()))
         })?;
     let mut bytes = Vec::new();
     img.write_to(

@@ -116,9 +116,13 @@ impl Grid {
     pub fn new(width: u32, height: u32) -> Result<Self> {
         let m = width.max(height);
         if width == 0 || height == 0 || m > MAX_SIDE {
-            return Err(Error::Usage(format!(
-                "cannot rasterise a {width}×{height} image: sides must be within 1..={MAX_SIDE}"
-            )));
+            return Err(Error::invalid(
+                "image size",
+                format!(
+                    "cannot rasterise a {width}×{height} image: sides must be within \
+                     1..={MAX_SIDE}"
+                ),
+            ));
         }
         let mut s = 1;
         while s < 8 && (m + 1) << (s + 1) <= MAX_FIXED {

@@ -396,15 +396,17 @@ fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_fil
     }
     let dir = tempfile::tempdir().unwrap();
     let files = write_files(dir.path(), &shuffled, 3, 7);
+    let out = dir.path().join("out");
     let opts = BalanceOptions {
+        inputs: files.clone(),
+        out: out.clone(),
         spec: spec(20, Mode::Paper),
         type_cap: Some(15),
         balance_letters: true,
         ..Default::default()
     };
-    let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    let o = drivegen::balance::run(&files, &out, &opts).unwrap();
+    let o = drivegen::balance::run(&opts).unwrap();
     let written = drivegen::qa::ipc::read_all(&[out.join("balanced_qa.arrow")]).unwrap();
     let (expected, _) = balance_rows(&rows, &opts);
     assert_eq!(written, expected, "same rows, same order, same letters");

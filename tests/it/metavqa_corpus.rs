@@ -57,7 +57,14 @@ fn corpus() -> &'static Corpus {
         .unwrap();
         let vis = dir.path().join("vis.arrow");
         let cfg = VisibilityConfig::load(None).unwrap();
-        drivegen::visibility::run_with(&store, &vis, &cfg, &CpuRasteriser, None).unwrap();
+        drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+            store: (&store).into(),
+            out: (&vis).into(),
+            config: cfg.clone(),
+            rasteriser: &CpuRasteriser,
+            id_maps: None,
+        })
+        .unwrap();
         Corpus {
             _dir: dir,
             store,
@@ -74,7 +81,7 @@ fn options(out: &Path, device: DeviceChoice, images: bool) -> Options {
         out: out.to_path_buf(),
         config: MetavqaConfig::default_config().unwrap(),
         som: SomConfig::default_config().unwrap(),
-        device,
+        gpu: drivegen::gpu::device::open(device).unwrap(),
         images,
         scene: None,
     }
@@ -337,7 +344,7 @@ fn inputs_that_do_not_belong_together_are_named() {
     let out = tempfile::tempdir().unwrap();
     let mut o = options(out.path(), DeviceChoice::Cpu, false);
     o.visibility = c.store.join("frames.arrow");
-    let e = metavqa::run(&o).unwrap_err().to_string();
+    let e = metavqa::run(&o).unwrap_err().report().to_string();
     assert!(
         e.contains("frames.arrow") && e.contains("not a visibility table"),
         "{e}"

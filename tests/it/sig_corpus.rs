@@ -56,7 +56,10 @@ fn synthetic_corpus_grids() {
     })
     .unwrap();
     let vis = dir.path().join("visibility.arrow");
-    drivegen::visibility::run(&store_dir, &vis, None).unwrap();
+    drivegen::visibility::run(
+        &drivegen::visibility::VisibilityOptions::new(&store_dir, &vis, None).unwrap(),
+    )
+    .unwrap();
     let out = dir.path().join("sig");
     let sopts = SigOptions {
         store: store_dir.clone(),

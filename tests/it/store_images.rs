@@ -188,20 +188,20 @@ fn missing_segments_and_rows_name_the_file_and_the_image() {
 
     let mut no_row = cams[0].clone();
     no_row.camera_frame_id = format!("{}/42/FRONT", no_row.scene_id);
-    let e = reader.bytes(&no_row).unwrap_err().to_string();
+    let e = reader.bytes(&no_row).unwrap_err().report().to_string();
     assert!(e.contains(&no_row.camera_frame_id), "{e}");
     assert!(e.contains(&no_row.image_path), "{e}");
     assert!(e.contains("no image row"), "{e}");
 
     let mut bad_id = cams[0].clone();
     bad_id.camera_frame_id = "not-an-id".into();
-    let e = reader.bytes(&bad_id).unwrap_err().to_string();
+    let e = reader.bytes(&bad_id).unwrap_err().report().to_string();
     assert!(e.contains("not-an-id"), "{e}");
 
     let moved = dir.path().join("elsewhere");
     std::fs::create_dir_all(&moved).unwrap();
     let reader = ImageReader::new(&store, Some(&moved));
-    let e = reader.rgb(&cams[0]).unwrap_err().to_string();
+    let e = reader.rgb(&cams[0]).unwrap_err().report().to_string();
     assert!(e.contains(&cams[0].camera_frame_id), "{e}");
     assert!(
         e.contains(&moved.join(&cams[0].image_path).display().to_string()),
@@ -250,7 +250,7 @@ fn nuscenes_images_are_the_files() {
     }
     let mut gone = cams[0].clone();
     gone.image_path = "samples/CAM_FRONT/missing.jpg".into();
-    let e = reader.bytes(&gone).unwrap_err().to_string();
+    let e = reader.bytes(&gone).unwrap_err().report().to_string();
     assert!(
         e.contains("missing.jpg") && e.contains(&gone.camera_frame_id),
         "{e}"

@@ -616,7 +616,14 @@ impl Staged {
             }
             w.finish(&RejectLog::new()).unwrap();
             let vis = dir.join(format!("{}_{side}.arrow", p.name));
-            drivegen::visibility::run_with(&store, &vis, &cfg, &CpuRasteriser, None).unwrap();
+            drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+                store: (&store).into(),
+                out: (&vis).into(),
+                config: cfg.clone(),
+                rasteriser: &CpuRasteriser,
+                id_maps: None,
+            })
+            .unwrap();
             (store, vis)
         };
         Self {

@@ -193,8 +193,12 @@ fn synthetic_corpus_end_to_end() {
     let (_, _, store) = corpus(dir.path());
     let a = dir.path().join("a.arrow");
     let b = dir.path().join("b.arrow");
-    let sa = visibility::run(&store, &a, None).unwrap();
-    let sb = visibility::run(&store, &b, None).unwrap();
+    let sa =
+        visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &a, None).unwrap())
+            .unwrap();
+    let sb =
+        visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &b, None).unwrap())
+            .unwrap();
     assert_eq!(
         std::fs::read(&a).unwrap(),
         std::fs::read(&b).unwrap(),
@@ -314,7 +318,14 @@ fn synthetic_corpus_end_to_end() {
     let maps = dir.path().join("maps");
     let cfg = VisibilityConfig::default_config().unwrap();
     let c = dir.path().join("c.arrow");
-    visibility::run_with(&store, &c, &cfg, &CpuRasteriser, Some(&maps)).unwrap();
+    visibility::run(&drivegen::visibility::VisibilityOptions {
+        store: (&store).into(),
+        out: (&c).into(),
+        config: cfg.clone(),
+        rasteriser: &CpuRasteriser,
+        id_maps: Some(maps.clone()),
+    })
+    .unwrap();
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
     // Another rasteriser behind the seam (one image per batch) on one thread: the same bytes.
     let d = dir.path().join("d.arrow");
@@ -322,14 +333,29 @@ fn synthetic_corpus_end_to_end() {
         .num_threads(1)
         .build()
         .unwrap();
-    pool.install(|| visibility::run_with(&store, &d, &cfg, &OneAtATime, None))
-        .unwrap();
+    pool.install(|| {
+        visibility::run(&drivegen::visibility::VisibilityOptions {
+            store: (&store).into(),
+            out: (&d).into(),
+            config: cfg.clone(),
+            rasteriser: &OneAtATime,
+            id_maps: None,
+        })
+    })
+    .unwrap();
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&d).unwrap());
     // The GPU z-buffer and distance transform: the same bytes.
     if let Some(gpu) = gpu() {
         let e = dir.path().join("e.arrow");
         let raster = GpuRasteriser::new(gpu).unwrap();
-        visibility::run_with(&store, &e, &cfg, &raster, None).unwrap();
+        visibility::run(&drivegen::visibility::VisibilityOptions {
+            store: (&store).into(),
+            out: (&e).into(),
+            config: cfg.clone(),
+            rasteriser: &raster,
+            id_maps: None,
+        })
+        .unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&e).unwrap());
     }
     let mut by_image: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
@@ -436,7 +462,9 @@ fn unusable_store_rows_are_recorded_not_fatal() {
     w.write_scene(&scene).unwrap();
     w.finish(&RejectLog::new()).unwrap();
     let out = dir.path().join("bad.arrow");
-    let s = visibility::run(&bad, &out, None).unwrap();
+    let s =
+        visibility::run(&drivegen::visibility::VisibilityOptions::new(&bad, &out, None).unwrap())
+            .unwrap();
     assert_eq!((s.invalid_cameras, s.invalid_objects), (2, 3), "{s}");
     assert!(s.rows > 0);
     let rejects = RejectLog::read(&rejects_path(&out)).unwrap();
@@ -460,10 +488,23 @@ fn unusable_store_rows_are_recorded_not_fatal() {
             .replace("min_visible_pixels = 1200", "min_visible_pixels = 0"),
     )
     .unwrap();
-    let s0 = visibility::run(&bad, &dir.path().join("lenient.arrow"), Some(&cfg)).unwrap();
+    let s0 = visibility::run(
+        &drivegen::visibility::VisibilityOptions::new(
+            &bad,
+            dir.path().join("lenient.arrow"),
+            Some(&cfg),
+        )
+        .unwrap(),
+    )
+    .unwrap();
     assert!(s0.kept >= s.kept);
     std::fs::write(&cfg, "[projection]\nnear_m = 0.1\n").unwrap();
-    assert!(visibility::run(&bad, &dir.path().join("x.arrow"), Some(&cfg)).is_err());
+    assert!(drivegen::visibility::VisibilityOptions::new(
+        &bad,
+        dir.path().join("x.arrow"),
+        Some(&cfg)
+    )
+    .is_err());
 }
 
 #[test]
@@ -474,7 +515,8 @@ fn corners_match_devkit_view_points() {
     let dir = tempfile::tempdir().unwrap();
     let (root, version, store) = corpus(dir.path());
     let out = dir.path().join("vis.arrow");
-    visibility::run(&store, &out, None).unwrap();
+    visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &out, None).unwrap())
+        .unwrap();
     let o = Command::new(py)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/devkit_corners.py"))
         .arg(&root)

@@ -380,9 +380,22 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
     let cpu = d.join("cpu.arrow");
     let gpu_out = d.join("gpu.arrow");
     let raster = GpuRasteriser::new(gpu).unwrap();
-    let s_cpu =
-        drivegen::visibility::run_with(&d.join("store"), &cpu, &cfg, &CpuRasteriser, None).unwrap();
-    drivegen::visibility::run_with(&d.join("store"), &gpu_out, &cfg, &raster, None).unwrap();
+    let s_cpu = drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+        store: (&d.join("store")).into(),
+        out: (&cpu).into(),
+        config: cfg.clone(),
+        rasteriser: &CpuRasteriser,
+        id_maps: None,
+    })
+    .unwrap();
+    drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+        store: (&d.join("store")).into(),
+        out: (&gpu_out).into(),
+        config: cfg.clone(),
+        rasteriser: &raster,
+        id_maps: None,
+    })
+    .unwrap();
     assert!(s_cpu.rows > 50 && s_cpu.kept > 0, "{s_cpu}");
     assert_eq!(
         std::fs::read(&gpu_out).unwrap(),

@@ -67,6 +67,8 @@ fn parse_cap(s: &str) -> std::result::Result<(String, usize), String> {
 impl BalanceArgs {
     pub fn run(self) -> Result<ExitCode> {
         let opts = balance::BalanceOptions {
+            inputs: self.qa,
+            out: self.out,
             spec: greedy::BalanceSpec {
                 target: self.target,
                 source_caps: self.caps.into_iter().collect(),
@@ -82,13 +84,13 @@ impl BalanceArgs {
             max_rows: self.max_rows,
             max_blind_excess: self.max_blind_excess,
         };
-        let o = balance::run(&self.qa, &self.out, &opts)?;
+        let o = balance::run(&opts)?;
         println!(
             "balance: {} items → {} selected ({} rows) in {}; {} fallback steps, shortfall {}",
             o.items_in,
             o.selection.chosen.len(),
             o.rows,
-            self.out.display(),
+            opts.out.display(),
             o.selection.fallbacks,
             o.selection.shortfall
         );
@@ -96,7 +98,7 @@ impl BalanceArgs {
             "  majority-answer accuracy {:.3} → {:.3}; report in {}",
             o.before.overall_majority_accuracy(),
             o.after.overall_majority_accuracy(),
-            self.out.join("balance_report.md").display()
+            opts.out.join("balance_report.md").display()
         );
         Ok(ExitCode::SUCCESS)
     }

@@ -85,7 +85,7 @@ impl BenchVisibilityArgs {
                     totals.push(v);
                 }
                 Err(e) if self.device == DeviceChoice::Auto => {
-                    eprintln!("drivegen: no GPU ({e}); CPU only")
+                    eprintln!("drivegen: no GPU ({}); CPU only", e.report())
                 }
                 Err(e) => return Err(e),
             }

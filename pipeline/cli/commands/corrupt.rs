@@ -63,7 +63,7 @@ impl CorruptArgs {
                 img,
                 &self.out,
                 self.seed,
-                self.device,
+                drivegen::gpu::device::open(self.device)?.as_deref(),
                 self.cell_width,
             )?;
             println!(
@@ -77,19 +77,26 @@ impl CorruptArgs {
             (Some(d), None) => Input::Images(d),
             (None, Some(s)) => Input::Store(s),
             _ => {
-                return Err(Error::Usage(
-                    "corrupt: give --images DIR or --store STORE (or --contact-sheet IMG)".into(),
+                return Err(Error::invalid(
+                    "corrupt",
+                    "give --images DIR or --store STORE (or --contact-sheet IMG)",
                 ))
             }
+        };
+        let corruptions = corrupt_run::parse_corruptions(&self.corruption)?;
+        let gpu = if corruptions.iter().all(|c| c.is_codec()) {
+            None
+        } else {
+            drivegen::gpu::device::open(self.device)?
         };
         let opts = CorruptOptions {
             input,
             out: self.out,
-            corruptions: corrupt_run::parse_corruptions(&self.corruption)?,
+            corruptions,
             severities: corrupt_run::parse_severities(&self.severity)?,
             seed: self.seed,
             config,
-            device: self.device,
+            gpu,
             max_frames: self.max_frames,
             frames_per_scene: self.frames_per_scene,
         };

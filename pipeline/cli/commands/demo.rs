@@ -34,7 +34,8 @@ impl DemoArgs {
             *scenes = n;
         }
         // The manifest records the config that was actually built.
-        let text = toml::to_string(&cfg).map_err(|e| Error::Usage(e.to_string()))?;
+        let text =
+            toml::to_string(&cfg).map_err(|e| Error::Internal(format!("the demo config: {e}")))?;
         super::build::run_build(&BuildOptions::new(cfg, text))
     }
 }

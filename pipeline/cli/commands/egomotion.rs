@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::egomotion::config::EgodynConfig;
+use drivegen::egomotion::EgomotionOptions;
 use drivegen::Result;
 
 #[derive(Debug, Args)]
@@ -26,8 +26,10 @@ pub struct EgomotionArgs {
 
 impl EgomotionArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let cfg = EgodynConfig::load(self.config.as_deref())?;
-        let summary = drivegen::egomotion::run_shard(&self.store, &self.out, cfg, self.shard)?;
+        let summary = drivegen::egomotion::run(&EgomotionOptions {
+            shard: self.shard,
+            ..EgomotionOptions::new(self.store, self.out, self.config.as_deref())?
+        })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)
     }

@@ -61,7 +61,11 @@ impl MetavqaArgs {
             out: self.out,
             config,
             som: SomConfig::load(self.som_config.as_deref())?,
-            device: self.device,
+            gpu: if self.no_images {
+                None
+            } else {
+                drivegen::gpu::device::open(self.device)?
+            },
             images: !self.no_images,
             scene: self.scene,
         };

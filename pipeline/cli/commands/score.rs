@@ -54,8 +54,9 @@ impl ScoreArgs {
             return report_and_summary(self.out.as_deref(), &report, score::sig::summary(&report));
         }
         let (Some(release), Some(preds)) = (&self.release, &self.predictions) else {
-            return Err(Error::Usage(
-                "score: give --release and --predictions (or --sig-pred and --sig-truth)".into(),
+            return Err(Error::invalid(
+                "score",
+                "give --release and --predictions (or --sig-pred and --sig-truth)",
             ));
         };
         if let Some(out) = self.out.as_deref() {
@@ -84,10 +85,8 @@ fn report_and_summary(
 ) -> Result<ExitCode> {
     let mut to_stdout = false;
     if let Some(out) = out {
-        let json = serde_json::to_string_pretty(report).map_err(|e| Error::Config {
-            file: out.to_path_buf(),
-            detail: e.to_string(),
-        })?;
+        let json = serde_json::to_string_pretty(report)
+            .map_err(|e| Error::Internal(format!("{}: the report: {e}", out.display())))?;
         drivegen::store::atomic::write_report(out, (json + "\n").as_bytes())?;
         to_stdout = drivegen::store::atomic::is_stdout(out);
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use drivegen::gpu::DeviceChoice;
-use drivegen::visibility::config::VisibilityConfig;
+use drivegen::visibility::VisibilityOptions;
 use drivegen::Result;
 
 use crate::args::device;
@@ -33,15 +33,12 @@ pub struct VisibilityArgs {
 
 impl VisibilityArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let cfg = VisibilityConfig::load(self.config.as_deref())?;
         let rasteriser = drivegen::visibility::rasteriser(self.device)?;
-        let summary = drivegen::visibility::run_with(
-            &self.store,
-            &self.out,
-            &cfg,
-            rasteriser.as_ref(),
-            self.id_maps.as_deref(),
-        )?;
+        let summary = drivegen::visibility::run(&VisibilityOptions {
+            rasteriser: rasteriser.as_ref(),
+            id_maps: self.id_maps,
+            ..VisibilityOptions::new(self.store, self.out, self.config.as_deref())?
+        })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)
     }

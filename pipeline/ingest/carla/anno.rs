@@ -24,7 +24,7 @@ pub fn read(path: &Path) -> Result<Anno<'_>> {
         .read_to_end(&mut text)
         .map_err(|e| Error::input(path, "gzip", format!("not a readable gzip stream: {e}")))?;
     let root: Value = serde_json::from_slice(crate::store::input::without_bom(&text))
-        .map_err(|e| Error::json(path, &e))?;
+        .map_err(|e| Error::json(path, e))?;
     Ok(Anno { path, root })
 }
 

@@ -125,7 +125,7 @@ fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Ind
     let mut bytes = crate::store::input::read(&path, crate::store::input::TABLE)?;
     sanitize_nonfinite(&mut bytes);
     let rows: Vec<T> = serde_json::from_slice(crate::store::input::without_bom(&bytes))
-        .map_err(|e| Error::json(&path, &e))?;
+        .map_err(|e| Error::json(&path, e))?;
     Ok(Indexed::new(path, rows))
 }
 

@@ -180,15 +180,19 @@ pub fn only_version(root: &Path) -> Result<String> {
     v.sort();
     match v.len() {
         1 => Ok(v.remove(0)),
-        0 => Err(Error::Usage(format!(
-            "{}: no nuScenes version folder (one holding scene.json) found; is this the dataroot?",
-            root.display()
-        ))),
-        _ => Err(Error::Usage(format!(
-            "{}: several versions ({}); pick one with --version (input.version in a build config)",
-            root.display(),
-            v.join(", ")
-        ))),
+        0 => Err(Error::not_found(
+            root,
+            "nuScenes version folder (one holding scene.json) found; is this the dataroot?",
+        )),
+        _ => Err(Error::invalid(
+            "--version",
+            format!(
+                "{}: several versions ({}); pick one with --version (input.version in a build \
+                 config)",
+                root.display(),
+                v.join(", ")
+            ),
+        )),
     }
 }
 
