@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 use std::sync::Arc;
+use std::time::Instant;
 
 use arrow::ipc::writer::FileWriter;
 use image::RgbImage;
