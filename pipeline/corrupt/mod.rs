@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 
 pub use config::CorruptConfig;
 use rng::Key;
+pub use run::{run, CorruptOptions, CorruptSummary};
 
 use crate::{Error, Result};
 
