@@ -594,6 +594,9 @@ impl ObjectStats {
     }
 }
 
+/// Twice the relative rounding error of the four `f32` additions of rule 7 (4 · 2^-24).
+const ROUNDING: f64 = 1.0 / (1u64 << 21) as f64;
+
 /// What [`DepthBound::min_key`] needs to bound a triangle's inverse depth over a row segment
 /// from above, so the early test never skips a pixel the triangle would win.
 struct DepthBound {
@@ -634,15 +637,17 @@ impl DepthBound {
     fn upper(&self, di: f64, dj: f64, di_max: f64, dj_max: f64) -> f64 {
         let exact = self.w0 + self.a * di + self.b * dj;
         let mag = self.abs_w0 + self.abs_a * di_max + self.abs_b * dj_max;
-        exact + mag * 2f64.powi(-21)
+        exact + mag * ROUNDING
     }
 
     /// A key no larger than any key the triangle gives in row offset `dj`, pixel offsets
     /// `da..=db` (the plane is affine, so its largest value is at an end of the segment).
+    #[inline]
     fn min_key(&self, da: u32, db: u32, dj: u32) -> u32 {
         let (da, db, dj) = (f64::from(da), f64::from(db), f64::from(dj));
-        let w = self.upper(da, dj, db, dj).max(self.upper(db, dj, db, dj));
-        depth_key((w as f32).next_up())
+        let exact = self.w0 + self.b * dj + self.a * da + (self.a * (db - da)).max(0.0);
+        let mag = self.abs_w0 + self.abs_a * db + self.abs_b * dj;
+        depth_key(((exact + mag * ROUNDING) as f32).next_up())
     }
 }
 
@@ -784,7 +789,8 @@ fn draw_span(
         let seg = a / SEG;
         let seg_end = ((seg + 1) * SEG).min(width) - 1;
         let b = span.hi.min(seg_end);
-        if bound.min_key(a - s.i0, b - s.i0, dj) > far[seg as usize] {
+        let farthest = far[seg as usize];
+        if farthest != EMPTY && bound.min_key(a - s.i0, b - s.i0, dj) > farthest {
             a = b + 1;
             continue;
         }
