@@ -29,6 +29,7 @@ pub mod gpu;
 pub mod images;
 pub mod ingest;
 pub mod inspect;
+pub mod jpeg;
 pub mod progress;
 pub mod qa;
 pub mod release;

@@ -202,17 +202,10 @@ fn marked_thumbnails(dirs: &[PathBuf], n: usize, assets: &Path) -> Result<Vec<St
         let w = 480.min(img.width()).max(1);
         let h = (u64::from(img.height()) * u64::from(w) / u64::from(img.width().max(1))).max(1);
         let small = img.resize_exact(w, h as u32, image::imageops::FilterType::Triangle);
-        let mut bytes = std::io::Cursor::new(Vec::new());
-        small
-            .to_rgb8()
-            .write_to(&mut bytes, image::ImageFormat::Jpeg)
-            .map_err(|e| Error::Input {
-                file: p.clone(),
-                record: String::new(),
-                detail: format!("cannot encode a thumbnail: {e}"),
-            })?;
+        let small = small.to_rgb8();
+        let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85);
         let name = format!("marked_{i:02}.jpg");
-        write_atomic(&assets.join(&name), &bytes.into_inner())?;
+        write_atomic(&assets.join(&name), &bytes)?;
         names.push(name);
     }
     Ok(names)

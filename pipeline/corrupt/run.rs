@@ -289,13 +289,25 @@ pub fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> 
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    if ext == "jpg" || ext == "jpeg" {
+        let (w, h) = img.dimensions();
+        if w > crate::jpeg::MAX_SIDE || h > crate::jpeg::MAX_SIDE {
+            return Err(Error::input(
+                like,
+                "image",
+                format!("cannot encode a {w}×{h} JPEG: sides must be at most 65535"),
+            ));
+        }
+        return Ok(crate::jpeg::encode(
+            img.as_raw(),
+            w as usize,
+            h as usize,
+            quality,
+        ));
+    }
     let mut buf = Vec::new();
-    let res = if ext == "jpg" || ext == "jpeg" {
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, quality).encode_image(img)
-    } else {
-        img.write_with_encoder(image::codecs::png::PngEncoder::new(&mut buf))
-    };
-    res.map_err(|e| Error::input(like, "image", format!("cannot encode: {e}")))?;
+    img.write_with_encoder(image::codecs::png::PngEncoder::new(&mut buf))
+        .map_err(|e| Error::input(like, "image", format!("cannot encode: {e}")))?;
     Ok(buf)
 }
 

@@ -7,8 +7,8 @@
 //! * [`world`]: a format-free world per scene — roads with lanes and a junction, the ego's drive
 //!   from a manoeuvre script, agents of all 13 unified classes (23 nuScenes categories);
 //! * [`rig`]: the real nuScenes six-camera rig and top lidar;
-//! * [`render`]: a CPU renderer (sky, road plane with markings, z-buffered boxes), and
-//!   [`jpeg`], a fast 4:2:0 baseline JPEG encoder for its frames;
+//! * [`render`]: a CPU renderer (sky, road plane with markings, z-buffered boxes), whose
+//!   frames [`crate::jpeg`] encodes;
 //! * [`nuscenes`]: the tables, images and point clouds;
 //! * [`tokens`]: deterministic tokens and random streams (same seed → byte-identical corpus).
 //!
@@ -43,7 +43,6 @@
 //! classes do not depend on the side. The seed moves and turns the
 //! scene in the map and draws the agents.
 
-pub mod jpeg;
 pub mod map;
 pub mod nuscenes;
 pub mod render;

@@ -767,7 +767,7 @@ fn raster_face(
     }
 }
 
-/// Encodes RGB8 pixels as a baseline JPEG (4:2:0, see [`super::jpeg`]).
+/// Encodes RGB8 pixels as a baseline JPEG (4:2:0, see [`crate::jpeg`]).
 pub fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<Vec<u8>> {
     let (w, h) = (width as usize, height as usize);
     if w == 0 || h == 0 || w > 65_535 || h > 65_535 || rgb.len() != 3 * w * h {
@@ -776,7 +776,7 @@ pub fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<V
             rgb.len()
         )));
     }
-    Ok(super::jpeg::encode(rgb, w, h, quality))
+    Ok(crate::jpeg::encode(rgb, w, h, quality))
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
-//! A small baseline JPEG encoder (ITU-T T.81), written for speed on rendered frames.
+//! drivegen's JPEG encoder: baseline ITU-T T.81, YCbCr with 4:2:0 chroma.
 //!
-//! The general-purpose encoder of the `image` crate codes full-resolution chroma and reads the
-//! picture pixel by pixel through a generic view; at 1600×900 it took longer than rendering the
-//! frame. This one does what camera JPEGs do — YCbCr with 4:2:0 chroma subsampling — reads the
-//! RGB buffer directly, and uses the standard's example quantisation and Huffman tables
-//! (Annex K), scaled by quality the usual way (50 = the tables as printed).
+//! Every JPEG drivegen writes goes through it: the synthetic corpus's frames, corrupted images
+//! and the report's pictures. The general-purpose encoder of the `image` crate codes
+//! full-resolution chroma and reads the picture pixel by pixel through a generic view; this one
+//! does what camera JPEGs and the references' writers do (Pillow and OpenCV default to 4:2:0
+//! at quality 95), reads the RGB buffer directly, and uses the standard's example quantisation
+//! and Huffman tables (Annex K), scaled by quality the usual way (50 = the tables as printed).
+//! It is plain scalar Rust with no CPU-feature dispatch, so its bytes are the same on every
+//! machine (BENCHMARKS.md, "JPEG and PNG encoders", gives the measured speeds and the choice).
 
 /// Annex K.1: luminance quantisation, natural (row-major) order.
 const LUMA_Q: [u16; 64] = [
@@ -247,6 +250,9 @@ fn segment(out: &mut Vec<u8>, marker: u8, body: &[u8]) {
     out.extend_from_slice(&((body.len() + 2) as u16).to_be_bytes());
     out.extend_from_slice(body);
 }
+
+/// The largest width or height a baseline JPEG frame header can state.
+pub const MAX_SIDE: u32 = 65535;
 
 /// Encodes row-major RGB8 pixels (`rgb.len() == 3·width·height`, both sides ≥ 1 and < 65536)
 /// as a baseline JFIF JPEG with 4:2:0 chroma.
