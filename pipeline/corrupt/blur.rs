@@ -5,6 +5,7 @@
 //! the kernels and these twins as f32, so both sides do the same f32 arithmetic per pixel.
 
 use image::RgbImage;
+use rayon::prelude::*;
 use serde_json::json;
 
 use super::config::CorruptConfig;
@@ -92,18 +93,51 @@ pub fn gather<F: Fn(usize) -> f32>(taps: &[Tap], x: i32, y: i32, w: i32, h: i32,
 }
 
 /// The CPU twin of `corrupt_motion.wgsl`: the gather on 0..255 values, clipped, truncated.
+///
+/// Each pixel adds its taps in the kernel's order ([`gather`]); the loops run tap by tap over
+/// whole rows instead of pixel by pixel, which gives every pixel the same additions in the
+/// same order and lets the inner loop vectorise. Rows run in parallel.
 pub fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
-    let (w, h) = (img.width() as i32, img.height() as i32);
-    let src = img.as_raw();
-    let mut out = RgbImage::new(img.width(), img.height());
-    for (i, px) in out.pixels_mut().enumerate() {
-        let (x, y) = ((i as i32) % w, (i as i32) / w);
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
+    let mut out = vec![0u8; w * h * 3];
+    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
+        let mut acc = vec![0.0f32; w * 3];
+        for t in taps {
+            let sy = (y as i64 + i64::from(t.dy)).clamp(0, h as i64 - 1) as usize;
+            add_shifted(&mut acc, &src[sy * w * 3..(sy + 1) * w * 3], t.dx, t.w);
+        }
+        for (o, a) in row.iter_mut().zip(&acc) {
+            *o = a.clamp(0.0, 255.0) as u8;
+        }
+    });
+    RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default()
+}
+
+/// `acc[x] += wt · row[clamp(x + dx)]` for every pixel x of an interleaved RGB row.
+fn add_shifted(acc: &mut [f32], row: &[f32], dx: i32, wt: f32) {
+    let w = (row.len() / 3) as i64;
+    let dx = i64::from(dx);
+    // Pixels whose source lies inside the row: x + dx in 0..w.
+    let (x0, x1) = ((-dx).clamp(0, w) as usize, (w - dx).clamp(0, w) as usize);
+    let (first, last) = (&row[..3], &row[row.len() - 3..]);
+    for px in acc[..3 * x0].chunks_exact_mut(3) {
         for c in 0..3 {
-            let v = gather(taps, x, y, w, h, |j| f32::from(src[j * 3 + c]));
-            px.0[c] = v.clamp(0.0, 255.0) as u8;
+            px[c] += wt * first[c];
         }
     }
-    out
+    if x0 < x1 {
+        let s0 = (x0 as i64 + dx) as usize;
+        let src = &row[3 * s0..3 * (s0 + x1 - x0)];
+        for (a, v) in acc[3 * x0..3 * x1].iter_mut().zip(src) {
+            *a += wt * v;
+        }
+    }
+    for px in acc[3 * x1.max(x0)..].chunks_exact_mut(3) {
+        for c in 0..3 {
+            px[c] += wt * last[c];
+        }
+    }
 }
 
 /// numpy's `arange(start, stop, step)` length: ceil((stop − start) / step), at least 0.
@@ -205,23 +239,55 @@ impl ZoomPlan {
 }
 
 /// The CPU twin of `corrupt_zoom.wgsl`: (x + Σ layers) / (n + 1) on [0, 1] values.
+///
+/// Every pixel computes what [`zoom_sample`] computes, layer after layer in the kernel's
+/// order; the row and column halves of each bilinear sample are worked out once per row and
+/// once per column instead of once per pixel. Rows run in parallel.
 pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
-    let w = img.width();
-    let src = img.as_raw();
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v) / 255.0).collect();
     let inv = 1.0f32 / (layers.len() as f32 + 1.0);
-    let mut out = RgbImage::new(img.width(), img.height());
-    for (i, px) in out.pixels_mut().enumerate() {
-        let (x, y) = (i as u32 % w, i as u32 / w);
-        for c in 0..3 {
-            let get = |sx: u32, sy: u32| f32::from(src[((sy * w + sx) * 3) as usize + c]) / 255.0;
-            let mut acc = 0.0f32;
-            for l in layers {
-                acc += zoom_sample(l, x, y, get);
+    // Per layer and output column: the two source columns and the weight (zoom_sample's x half).
+    let cols: Vec<Vec<(usize, usize, f32)>> = layers
+        .iter()
+        .map(|l| {
+            (0..w as u32)
+                .map(|x| {
+                    let sx = x as f32 * l.ratio_x;
+                    let x0 = (sx.floor() as u32).min(l.crop_w - 1);
+                    let x1 = (x0 + 1).min(l.crop_w - 1);
+                    let fx = sx - x0 as f32;
+                    (3 * (l.left + x0) as usize, 3 * (l.left + x1) as usize, fx)
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = vec![0u8; w * h * 3];
+    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
+        let mut acc = vec![0.0f32; w * 3];
+        for (l, cols) in layers.iter().zip(&cols) {
+            let sy = y as f32 * l.ratio_y;
+            let y0 = (sy.floor() as u32).min(l.crop_h - 1);
+            let y1 = (y0 + 1).min(l.crop_h - 1);
+            let fy = sy - y0 as f32;
+            let r0 = &src[(l.top + y0) as usize * w * 3..][..w * 3];
+            let r1 = &src[(l.top + y1) as usize * w * 3..][..w * 3];
+            for (px, &(c0, c1, fx)) in acc.chunks_exact_mut(3).zip(cols) {
+                for c in 0..3 {
+                    let (a, b) = (r0[c0 + c], r0[c1 + c]);
+                    let (cc, d) = (r1[c0 + c], r1[c1 + c]);
+                    let top = a + (b - a) * fx;
+                    let bot = cc + (d - cc) * fx;
+                    px[c] += top + (bot - top) * fy;
+                }
             }
-            px.0[c] = to_u8((get(x, y) + acc) * inv);
         }
-    }
-    out
+        let own = &src[y * w * 3..(y + 1) * w * 3];
+        for ((o, a), v) in row.iter_mut().zip(&acc).zip(own) {
+            *o = to_u8((v + a) * inv);
+        }
+    });
+    RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default()
 }
 
 /// OpenCV's Gaussian: sigma = 0.3·((k − 1)/2 − 1) + 0.8 for sigma 0, weights normalised.
@@ -297,6 +363,59 @@ pub fn round_u8(v: f32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn random_image(w: u32, h: u32, seed: u64) -> RgbImage {
+        let mut state = seed | 1;
+        RgbImage::from_fn(w, h, |_, _| {
+            image::Rgb([0; 3].map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            }))
+        })
+    }
+
+    /// Motion and Zoom Blur by the kernels' per-pixel recipe ([`gather`], [`zoom_sample`]):
+    /// the row-wise twins must give the same bytes.
+    #[test]
+    fn row_wise_blurs_equal_the_per_pixel_recipe() {
+        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        for (k, (w, h)) in [(97, 61), (160, 90), (7, 300), (300, 5)]
+            .into_iter()
+            .enumerate()
+        {
+            let img = random_image(w, h, 0x9e37_79b9 + k as u64);
+            let src = img.as_raw();
+            for (sev, angle) in [(1, -45.0), (3, 10.0), (5, 135.0), (4, -170.0)] {
+                let m = &c.motion_blur;
+                let taps = motion_taps(m.radius[sev - 1], m.sigma[sev - 1], angle, w, h);
+                let want = RgbImage::from_fn(w, h, |x, y| {
+                    image::Rgb([0, 1, 2].map(|ch| {
+                        let get = |j: usize| f32::from(src[j * 3 + ch]);
+                        let v = gather(&taps, x as i32, y as i32, w as i32, h as i32, get);
+                        v.clamp(0.0, 255.0) as u8
+                    }))
+                });
+                assert_eq!(motion_cpu(&img, &taps), want, "motion {w}×{h} sev {sev}");
+                let layers = ZoomPlan::new(&c, sev as u8, w, h).layers;
+                let inv = 1.0f32 / (layers.len() as f32 + 1.0);
+                let want = RgbImage::from_fn(w, h, |x, y| {
+                    image::Rgb([0, 1, 2].map(|ch| {
+                        let get = |sx: u32, sy: u32| {
+                            f32::from(src[((sy * w + sx) * 3) as usize + ch]) / 255.0
+                        };
+                        let mut acc = 0.0f32;
+                        for l in &layers {
+                            acc += zoom_sample(l, x, y, get);
+                        }
+                        to_u8((get(x, y) + acc) * inv)
+                    }))
+                });
+                assert_eq!(zoom_cpu(&img, &layers), want, "zoom {w}×{h} sev {sev}");
+            }
+        }
+    }
 
     #[test]
     fn zoom_factor_counts_follow_numpy() {

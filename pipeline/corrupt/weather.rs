@@ -5,6 +5,7 @@
 //! arithmetic is written in the same order on both sides.
 
 use image::RgbImage;
+use rayon::prelude::*;
 use serde_json::json;
 
 use super::blur::{gather, motion_taps, reflect101, Tap, ZoomLayer};
@@ -141,24 +142,31 @@ pub fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3]
     })
 }
 
-/// The CPU twin of the four snow kernels.
+/// The CPU twin of the four snow kernels, each stage one element per kernel invocation, the
+/// elements of a stage in parallel.
 pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
     let p = &plan.params;
     let cells = p.zoom.crop_w * p.zoom.crop_h;
-    let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
+    let noise: Vec<f32> = (0..cells)
+        .into_par_iter()
+        .map(|i| snow_noise(p, i))
+        .collect();
     let zoomed: Vec<f32> = (0..p.zoom_w * p.zoom_h)
+        .into_par_iter()
         .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
         .collect();
     let (w, h) = (p.width, p.height);
     let layer: Vec<u32> = (0..w * h)
+        .into_par_iter()
         .map(|i| snow_layer(p, &plan.taps, &zoomed, i % w, i / w))
         .collect();
     let mut out = img.clone();
-    for (i, px) in out.pixels_mut().enumerate() {
+    out.par_chunks_mut(3).enumerate().for_each(|(i, px)| {
         let (x, y) = (i as u32 % w, i as u32 / w);
         let rot = ((h - 1 - y) * w + (w - 1 - x)) as usize;
-        px.0 = snow_composite(p, px.0, layer[i], layer[rot]);
-    }
+        let v = snow_composite(p, [px[0], px[1], px[2]], layer[i], layer[rot]);
+        px.copy_from_slice(&v);
+    });
     out
 }
 
@@ -232,6 +240,38 @@ fn fog_noise(l: &FogLevel, idx: u32) -> f32 {
 /// One fog dispatch element: element `t` of the squares (phase 0) or diamonds (phase 1)
 /// step; writes one node (squares) or two (diamonds) of `map`.
 pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
+    for (idx, v) in fog_level_values(l, map, t) {
+        if idx != usize::MAX {
+            map[idx] = v;
+        }
+    }
+}
+
+/// The plasma fractal of `plan` (before normalisation).
+///
+/// The elements of one level and phase read only nodes earlier steps wrote and write nodes
+/// nobody else in the step touches, so a step's new values are computed in parallel and then
+/// stored: the same map as one element after another.
+pub fn fog_map_cpu(plan: &FogPlan) -> Vec<f32> {
+    let mut map = vec![0.0f32; (plan.size * plan.size) as usize];
+    for l in &plan.levels {
+        let n = plan.size / l.step;
+        let writes: Vec<[(usize, f32); 2]> = (0..n * n)
+            .into_par_iter()
+            .map(|t| fog_level_values(l, &map, t))
+            .collect();
+        for &(idx, v) in writes.iter().flatten() {
+            if idx != usize::MAX {
+                map[idx] = v;
+            }
+        }
+    }
+    map
+}
+
+/// What [`fog_level_element`] writes for element `t`: up to two (index, value) pairs, unused
+/// ones with index `usize::MAX`.
+fn fog_level_values(l: &FogLevel, map: &[f32], t: u32) -> [(usize, f32); 2] {
     let n = l.size / l.step;
     let (i, j) = (t / n, t % n);
     let (s, h) = (l.step, l.step / 2);
@@ -241,7 +281,10 @@ pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
         let sum = (map[at(i * s, j * s)] + map[at(i1 * s, j * s)])
             + (map[at(i * s, j1 * s)] + map[at(i1 * s, j1 * s)]);
         let idx = at(i * s + h, j * s + h);
-        map[idx] = sum / 4.0 + fog_noise(l, idx as u32);
+        [
+            (idx, sum / 4.0 + fog_noise(l, idx as u32)),
+            (usize::MAX, 0.0),
+        ]
     } else {
         let (ip, jp) = ((i + n - 1) % n, (j + n - 1) % n);
         let (i1, j1) = ((i + 1) % n, (j + 1) % n);
@@ -251,21 +294,11 @@ pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
         let left = (dr(i, j) + dr(i, jp)) + (ul(i, j) + ul(i1, j));
         let a = at(i * s, j * s + h);
         let b = at(i * s + h, j * s);
-        map[a] = top / 4.0 + fog_noise(l, a as u32);
-        map[b] = left / 4.0 + fog_noise(l, b as u32);
+        [
+            (a, top / 4.0 + fog_noise(l, a as u32)),
+            (b, left / 4.0 + fog_noise(l, b as u32)),
+        ]
     }
-}
-
-/// The plasma fractal of `plan` (before normalisation).
-pub fn fog_map_cpu(plan: &FogPlan) -> Vec<f32> {
-    let mut map = vec![0.0f32; (plan.size * plan.size) as usize];
-    for l in &plan.levels {
-        let n = plan.size / l.step;
-        for t in 0..n * n {
-            fog_level_element(l, &mut map, t);
-        }
-    }
-    map
 }
 
 /// The composite of one channel: (x + a·F)·M/(M + a), clipped and truncated.
@@ -286,12 +319,13 @@ pub fn fog_cpu(img: &RgbImage, plan: &FogPlan) -> RgbImage {
     let max = img.as_raw().iter().copied().max().unwrap_or(0);
     let w = img.width();
     let mut out = img.clone();
-    for (i, px) in out.pixels_mut().enumerate() {
+    out.par_chunks_mut(3).enumerate().for_each(|(i, px)| {
         let (x, y) = (i as u32 % w, i as u32 / w);
         let f = map[(y * plan.size + x) as usize];
-        px.0 =
-            px.0.map(|v| fog_value(v, f, fmin, fmax, max, plan.strength));
-    }
+        for v in px {
+            *v = fog_value(*v, f, fmin, fmax, max, plan.strength);
+        }
+    });
     out
 }
 
