@@ -24,8 +24,7 @@ use drivegen::metavqa::stage::{image_questions, scene_graphs};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::som::SomConfig;
 use drivegen::store::Store;
-use drivegen::visibility::config::VisibilityConfig;
-use drivegen::visibility::raster::CpuRasteriser;
+use drivegen::visibility::VisibilityOptions;
 use rayon::prelude::*;
 
 fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
@@ -48,15 +47,8 @@ fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
     })
     .unwrap();
     let vis = dir.join("vis.arrow");
-    let cfg = VisibilityConfig::load(None).unwrap();
-    drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
-        store: (&store).into(),
-        out: (&vis).into(),
-        config: cfg.clone(),
-        rasteriser: &CpuRasteriser,
-        id_maps: None,
-    })
-    .unwrap();
+    let opts = VisibilityOptions::new(&store, &vis, None).unwrap();
+    drivegen::visibility::run(&opts).unwrap();
     (store, vis)
 }
 

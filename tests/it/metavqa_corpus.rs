@@ -21,8 +21,7 @@ use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::qa::record::{check_invariants, from_batch, letter_index, QaRecord};
 use drivegen::som::SomConfig;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
-use drivegen::visibility::config::VisibilityConfig;
-use drivegen::visibility::raster::CpuRasteriser;
+use drivegen::visibility::VisibilityOptions;
 
 struct Corpus {
     _dir: tempfile::TempDir,
@@ -56,15 +55,8 @@ fn corpus() -> &'static Corpus {
         })
         .unwrap();
         let vis = dir.path().join("vis.arrow");
-        let cfg = VisibilityConfig::load(None).unwrap();
-        drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
-            store: (&store).into(),
-            out: (&vis).into(),
-            config: cfg.clone(),
-            rasteriser: &CpuRasteriser,
-            id_maps: None,
-        })
-        .unwrap();
+        let opts = VisibilityOptions::new(&store, &vis, None).unwrap();
+        drivegen::visibility::run(&opts).unwrap();
         Corpus {
             _dir: dir,
             store,
