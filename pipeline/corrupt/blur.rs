@@ -105,7 +105,7 @@ pub fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
         let mut acc = vec![0.0f32; w * 3];
         for t in taps {
             let sy = (y as i64 + i64::from(t.dy)).clamp(0, h as i64 - 1) as usize;
-            add_shifted(&mut acc, &src[sy * w * 3..(sy + 1) * w * 3], t.dx, t.w);
+            add_shifted(&mut acc, &src[sy * w * 3..(sy + 1) * w * 3], 3, t.dx, t.w);
         }
         for (o, a) in row.iter_mut().zip(&acc) {
             *o = a.clamp(0.0, 255.0) as u8;
@@ -114,28 +114,30 @@ pub fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
     RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default()
 }
 
-/// `acc[x] += wt · row[clamp(x + dx)]` for every pixel x of an interleaved RGB row.
-fn add_shifted(acc: &mut [f32], row: &[f32], dx: i32, wt: f32) {
-    let w = (row.len() / 3) as i64;
+/// `acc[x] += wt · row[clamp(x + dx)]` for every pixel x of a row of `ch` interleaved
+/// channels; `row` may be longer than `acc` (its pixels beyond `acc` are read, not written),
+/// and `x + dx` is clamped to the row's own ends.
+pub(crate) fn add_shifted(acc: &mut [f32], row: &[f32], ch: usize, dx: i32, wt: f32) {
+    let (w, n) = ((acc.len() / ch) as i64, (row.len() / ch) as i64);
     let dx = i64::from(dx);
-    // Pixels whose source lies inside the row: x + dx in 0..w.
-    let (x0, x1) = ((-dx).clamp(0, w) as usize, (w - dx).clamp(0, w) as usize);
-    let (first, last) = (&row[..3], &row[row.len() - 3..]);
-    for px in acc[..3 * x0].chunks_exact_mut(3) {
-        for c in 0..3 {
-            px[c] += wt * first[c];
+    // Pixels whose source lies inside the row: 0 <= x + dx < n.
+    let (x0, x1) = ((-dx).clamp(0, w) as usize, (n - dx).clamp(0, w) as usize);
+    let (first, last) = (&row[..ch], &row[row.len() - ch..]);
+    for px in acc[..ch * x0].chunks_exact_mut(ch) {
+        for (a, v) in px.iter_mut().zip(first) {
+            *a += wt * v;
         }
     }
     if x0 < x1 {
         let s0 = (x0 as i64 + dx) as usize;
-        let src = &row[3 * s0..3 * (s0 + x1 - x0)];
-        for (a, v) in acc[3 * x0..3 * x1].iter_mut().zip(src) {
+        let src = &row[ch * s0..ch * (s0 + x1 - x0)];
+        for (a, v) in acc[ch * x0..ch * x1].iter_mut().zip(src) {
             *a += wt * v;
         }
     }
-    for px in acc[3 * x1.max(x0)..].chunks_exact_mut(3) {
-        for c in 0..3 {
-            px[c] += wt * last[c];
+    for px in acc[ch * x1.max(x0)..].chunks_exact_mut(ch) {
+        for (a, v) in px.iter_mut().zip(last) {
+            *a += wt * v;
         }
     }
 }

@@ -8,7 +8,7 @@ use image::RgbImage;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::blur::{gather, motion_taps, reflect101, Tap, ZoomLayer};
+use super::blur::{add_shifted, gather, motion_taps, reflect101, Tap, ZoomLayer};
 use super::config::CorruptConfig;
 use super::rng::Key;
 use super::{j32, sev_index, to_u8};
@@ -129,6 +129,24 @@ pub fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y: u32) 
     (v * 255.0).round_ties_even().clamp(0.0, 255.0) as u32
 }
 
+/// Snow stage 3 for the whole image: [`snow_layer`] at every pixel, computed tap by tap over
+/// whole rows (each pixel gets the same additions in the same order), rows in parallel.
+pub fn snow_layer_rows(p: &SnowParams, taps: &[Tap], zoomed: &[f32]) -> Vec<u32> {
+    let (w, zw, zh) = (p.width as usize, p.zoom_w as usize, p.zoom_h as i64);
+    let mut layer = vec![0u32; w * p.height as usize];
+    layer.par_chunks_mut(w).enumerate().for_each(|(y, out)| {
+        let mut acc = vec![0.0f32; w];
+        for t in taps {
+            let sy = (y as i64 + i64::from(t.dy)).clamp(0, zh - 1) as usize;
+            add_shifted(&mut acc, &zoomed[sy * zw..(sy + 1) * zw], 1, t.dx, t.w);
+        }
+        for (o, v) in out.iter_mut().zip(&acc) {
+            *o = (v * 255.0).round_ties_even().clamp(0.0, 255.0) as u32;
+        }
+    });
+    layer
+}
+
 /// Snow stage 4: whiten the pixel and add the layer and its 180° rotation.
 #[inline]
 pub fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3] {
@@ -156,10 +174,7 @@ pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
         .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
         .collect();
     let (w, h) = (p.width, p.height);
-    let layer: Vec<u32> = (0..w * h)
-        .into_par_iter()
-        .map(|i| snow_layer(p, &plan.taps, &zoomed, i % w, i / w))
-        .collect();
+    let layer = snow_layer_rows(p, &plan.taps, &zoomed);
     let mut out = img.clone();
     out.par_chunks_mut(3).enumerate().for_each(|(i, px)| {
         let (x, y) = (i as u32 % w, i as u32 / w);
@@ -497,6 +512,31 @@ mod tests {
 
     fn cfg() -> CorruptConfig {
         CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_row_wise_snow_layer_equals_the_per_pixel_one() {
+        for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200))] {
+            let plan = SnowPlan::new(&cfg(), sev, Key::new(0, "x", 1, sev), w, h);
+            let p = &plan.params;
+            let cells = p.zoom.crop_w * p.zoom.crop_h;
+            let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
+            let zoomed: Vec<f32> = (0..p.zoom_w * p.zoom_h)
+                .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
+                .collect();
+            let want: Vec<u32> = (0..w * h)
+                .map(|i| snow_layer(p, &plan.taps, &zoomed, i % w, i / w))
+                .collect();
+            assert!(
+                want.iter().any(|&v| v > 0),
+                "severity {sev}: no snow to compare"
+            );
+            assert_eq!(
+                snow_layer_rows(p, &plan.taps, &zoomed),
+                want,
+                "severity {sev}"
+            );
+        }
     }
 
     #[test]
