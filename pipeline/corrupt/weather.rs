@@ -255,10 +255,27 @@ fn fog_noise(l: &FogLevel, idx: u32) -> f32 {
 /// One fog dispatch element: element `t` of the squares (phase 0) or diamonds (phase 1)
 /// step; writes one node (squares) or two (diamonds) of `map`.
 pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
-    for (idx, v) in fog_level_values(l, map, t) {
-        if idx != usize::MAX {
-            map[idx] = v;
-        }
+    let n = l.size / l.step;
+    let (i, j) = (t / n, t % n);
+    let (s, h) = (l.step, l.step / 2);
+    let at = |y: u32, x: u32| (y * l.size + x) as usize;
+    if l.phase == 0 {
+        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
+        let sum = (map[at(i * s, j * s)] + map[at(i1 * s, j * s)])
+            + (map[at(i * s, j1 * s)] + map[at(i1 * s, j1 * s)]);
+        let idx = at(i * s + h, j * s + h);
+        map[idx] = sum / 4.0 + fog_noise(l, idx as u32);
+    } else {
+        let (ip, jp) = ((i + n - 1) % n, (j + n - 1) % n);
+        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
+        let dr = |a: u32, b: u32| map[at(a * s + h, b * s + h)];
+        let ul = |a: u32, b: u32| map[at(a * s, b * s)];
+        let top = (dr(i, j) + dr(ip, j)) + (ul(i, j) + ul(i, j1));
+        let left = (dr(i, j) + dr(i, jp)) + (ul(i, j) + ul(i1, j));
+        let a = at(i * s, j * s + h);
+        let b = at(i * s + h, j * s);
+        map[a] = top / 4.0 + fog_noise(l, a as u32);
+        map[b] = left / 4.0 + fog_noise(l, b as u32);
     }
 }
 
@@ -275,38 +292,6 @@ pub fn fog_map_cpu(plan: &FogPlan) -> Vec<f32> {
         }
     }
     map
-}
-
-/// What [`fog_level_element`] writes for element `t`: up to two (index, value) pairs, unused
-/// ones with index `usize::MAX`.
-fn fog_level_values(l: &FogLevel, map: &[f32], t: u32) -> [(usize, f32); 2] {
-    let n = l.size / l.step;
-    let (i, j) = (t / n, t % n);
-    let (s, h) = (l.step, l.step / 2);
-    let at = |y: u32, x: u32| (y * l.size + x) as usize;
-    if l.phase == 0 {
-        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
-        let sum = (map[at(i * s, j * s)] + map[at(i1 * s, j * s)])
-            + (map[at(i * s, j1 * s)] + map[at(i1 * s, j1 * s)]);
-        let idx = at(i * s + h, j * s + h);
-        [
-            (idx, sum / 4.0 + fog_noise(l, idx as u32)),
-            (usize::MAX, 0.0),
-        ]
-    } else {
-        let (ip, jp) = ((i + n - 1) % n, (j + n - 1) % n);
-        let (i1, j1) = ((i + 1) % n, (j + 1) % n);
-        let dr = |a: u32, b: u32| map[at(a * s + h, b * s + h)];
-        let ul = |a: u32, b: u32| map[at(a * s, b * s)];
-        let top = (dr(i, j) + dr(ip, j)) + (ul(i, j) + ul(i, j1));
-        let left = (dr(i, j) + dr(i, jp)) + (ul(i, j) + ul(i1, j));
-        let a = at(i * s, j * s + h);
-        let b = at(i * s + h, j * s);
-        [
-            (a, top / 4.0 + fog_noise(l, a as u32)),
-            (b, left / 4.0 + fog_noise(l, b as u32)),
-        ]
-    }
 }
 
 /// The composite of one channel: (x + a·F)·M/(M + a), clipped and truncated.

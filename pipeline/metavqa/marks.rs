@@ -17,7 +17,6 @@ use crate::som::config::{BoxKind, SomConfig};
 use crate::som::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use crate::som::font::mark_colour;
 use crate::som::layout::{layout_numbered, MarkIn, Rect};
-use crate::store::atomic::write_atomic;
 use crate::store::CameraRow;
 use crate::{Error, Result};
 
@@ -144,14 +143,5 @@ pub fn write_png(path: &Path, px: &[u32], width: u32, height: u32) -> Result<()>
         .collect();
     let img = image::RgbImage::from_raw(width, height, rgb)
         .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
-    let mut bytes = Vec::new();
-    img.write_to(
-        &mut std::io::Cursor::new(&mut bytes),
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| Error::Tool {
-        tool: "png".into(),
-        detail: format!("{}: {e}", path.display()),
-    })?;
-    write_atomic(path, &bytes)
+    crate::store::atomic::write_png(path, img)
 }

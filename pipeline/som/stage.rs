@@ -33,7 +33,7 @@ use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
 use crate::images::ImageReader;
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::{write_png, AtomicFile};
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::Store;
 use crate::visibility::anchor::{choose_anchor, image_anchors};
@@ -504,15 +504,5 @@ fn draw_png(
         .collect();
     let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
         .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
-    let mut bytes = Vec::new();
-    marked
-        .write_to(
-            &mut std::io::Cursor::new(&mut bytes),
-            image::ImageFormat::Png,
-        )
-        .map_err(|e| Error::Tool {
-            tool: "png".into(),
-            detail: format!("{}: {e}", path.display()),
-        })?;
-    write_atomic(path, &bytes)
+    write_png(path, marked)
 }

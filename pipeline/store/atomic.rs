@@ -101,6 +101,21 @@ pub fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic(path, bytes)
 }
 
+/// Encodes `img` as PNG (the `image` crate's fast deflate) and writes it to `path` atomically.
+pub fn write_png(path: &Path, img: impl Into<image::DynamicImage>) -> Result<()> {
+    let mut bytes = Vec::new();
+    img.into()
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .map_err(|e| Error::Tool {
+            tool: "png".into(),
+            detail: format!("{}: {e}", path.display()),
+        })?;
+    write_atomic(path, &bytes)
+}
+
 /// Writes `bytes` to `path` atomically, creating parent folders.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;

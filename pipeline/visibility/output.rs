@@ -163,14 +163,5 @@ pub fn write_id_png(path: &Path, r: &RasterOut) -> Result<()> {
         .ok_or_else(|| {
             Error::Internal(format!("{}: the ID map has the wrong size", path.display()))
         })?;
-    let mut bytes = Vec::new();
-    img.write_to(
-        &mut std::io::Cursor::new(&mut bytes),
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| Error::Tool {
-        tool: "png".into(),
-        detail: format!("{}: {e}", path.display()),
-    })?;
-    crate::store::atomic::write_atomic(path, &bytes)
+    crate::store::atomic::write_png(path, img)
 }
