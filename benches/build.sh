@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end `drivegen build` of a store ingested from a nuScenes-layout root (the synthetic
-# corpus, written first by `drivegen synth`): scenes/min and peak RSS at several corpus sizes
+# corpus, written first by `drivegen synth`): scenes/min, seconds per scene of every step,
+# the work folder's bytes per scene beyond the store, and peak RSS at several corpus sizes
 # (RSS must stay flat as scenes grow: every stage streams scene by scene, balancing keeps
 # compact facts per row and the release writes one row group at a time), then Parquet write
 # throughput of the release writer next to pyarrow writing the same table with the same
@@ -22,6 +23,7 @@ sizes=("$@")
 work=$(mktemp -d /tmp/drivegen-bench-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 rows=()
+steps=()
 for n in "${sizes[@]}"; do
   d="$work/s$n"
   mkdir -p "$d"
@@ -38,6 +40,7 @@ path = "store"
 egomotion = true
 visibility = true
 som = true
+metavqa = true
 corrupt = true
 stsbench = true
 sig = true
@@ -76,13 +79,32 @@ print(f"{max(peaks):.0f}" if peaks else "n/a")
 PY
 )
   spm=$(python3 -c "print(f'{$n / ($end - $start) * 60:.2f}')")
-  echo "--- $n scenes: $secs s, peak RSS $rss MiB" >&2
+  # Intermediates: the work folder without the store it starts from (the store is the input
+  # every sharded worker gets), per scene.
+  work_b=$(du -sb "$d/release.work" | cut -f1)
+  mb_scene=$(python3 -c "print(f'{$work_b / $n / 1e6:.2f}')")
+  echo "--- $n scenes: $secs s, peak RSS $rss MiB, work folder $work_b bytes" >&2
   cat "$d/summary.txt" >&2
-  rows+=("| $n | $secs | $spm | $rss | $ingest_rss |")
+  rows+=("| $n | $secs | $spm | $rss | $ingest_rss | $mb_scene |")
+  steps+=("$(python3 - "$d/summary.txt" "$n" <<'PY'
+import re, sys
+n = int(sys.argv[2])
+cells = []
+for line in open(sys.argv[1]):
+    m = re.match(r"(\S+)\s+ran\s+([0-9.]+)\s", line)
+    if m:
+        cells.append(f"{m.group(1)} {float(m.group(2)) / n:.2f}")
+print(f"| {n} | " + ", ".join(cells) + " |")
+PY
+)")
 done
-echo "| scenes | build seconds | scenes/min | build peak RSS (MiB) | ingest peak RSS (MiB) |"
-echo "|---:|---:|---:|---:|---:|"
+echo "| scenes | build seconds | scenes/min | build peak RSS (MiB) | ingest peak RSS (MiB) | work folder MB/scene |"
+echo "|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
+echo
+echo "| scenes | seconds per scene, by step |"
+echo "|---:|---|"
+printf '%s\n' "${steps[@]}"
 
 # Parquet write throughput: rewrite the largest build's release with the release writer, then
 # the same table with pyarrow (zstd level 3, the same row groups).
@@ -91,7 +113,8 @@ qa=$(ls "$d"/release.work/families/*/*.arrow | sed 's/^/--qa /' | tr '\n' ' ')
 store="$d/store"
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086
-"$bin" release $qa --store "$store" --image-dir "$d/release.work/corrupt" --out "$work/rel" > /dev/null
+"$bin" release $qa --store "$store" --image-dir "$d/release.work/metavqa" \
+  --image-dir "$d/release.work/corrupt" --out "$work/rel" > /dev/null
 t1=$(date +%s.%N)
 mb=$(du -cm "$work"/rel/data/*.parquet | tail -1 | cut -f1)
 ours=$(python3 -c "print(f'{$mb / ($t1 - $t0):.0f}')")
@@ -115,6 +138,6 @@ fi
 echo
 echo "| Parquet writer | MiB/s (release data, zstd 3) |"
 echo "|---|---:|"
-echo "| drivegen release (read images + write, $mb MiB) | $ours |"
+echo "| drivegen release (read or draw images + write, $mb MiB) | $ours |"
 echo "| pyarrow write_table (same table, in memory) | $theirs |"
 rm -f /tmp/drivegen-bench-pyarrow-*.parquet

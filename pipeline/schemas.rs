@@ -50,6 +50,11 @@ pub fn published() -> Vec<(&'static str, &'static str, SchemaRef)> {
         ),
         ("som/marks.json", "marks", crate::som::stage::marks_schema()),
         (
+            "som/marked_images.json",
+            "marked_images",
+            crate::som::recipe::columns(),
+        ),
+        (
             "metavqa/metavqa_qa.json",
             "metavqa_qa",
             crate::metavqa::stage::qa_schema(),

@@ -45,6 +45,8 @@ pub struct BuildOptions {
     pub shard: Option<Shard>,
     /// Run the global steps over this many shards' outputs.
     pub merge: Option<u32>,
+    /// Also write the images the release draws under this folder.
+    pub keep_images: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -56,6 +58,7 @@ impl BuildOptions {
             config_text,
             shard: None,
             merge: None,
+            keep_images: None,
         }
     }
 }
@@ -571,6 +574,7 @@ fn scene_steps(
                 visibility_config: &vis_cfg,
                 rasteriser: r.as_ref(),
                 scene: None,
+                images: false,
             })?;
             Ok(first_line(&s) + &skipped(s.rejected_images, "images", out))
         })?;
@@ -587,7 +591,7 @@ fn scene_steps(
                 config,
                 som: crate::som::SomConfig::load(c.som.config.as_deref())?,
                 gpu: crate::gpu::device::open(c.metavqa.device)?,
-                images: true,
+                images: false,
                 scene: None,
             };
             let s = crate::metavqa::run(&o)?;
@@ -642,6 +646,7 @@ fn scene_steps(
                 gpu,
                 max_frames: None,
                 frames_per_scene: c.corrupt.frames_per_scene,
+                images: false,
             };
             let s = cr::run(&o)?;
             Ok(format!(
@@ -680,11 +685,22 @@ fn global_steps(
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
     let (release_inputs, family_keys) = family_steps(opts, cp, outputs)?;
-    let ro = release_options(opts, outputs, release_inputs);
+    // Marked and corrupted images are drawn where the stages that planned them would have.
+    let device = if c.stages.corrupt {
+        c.corrupt.device
+    } else {
+        c.metavqa.device
+    };
+    let gpu = if c.stages.corrupt || c.stages.metavqa {
+        crate::gpu::device::open(device)?
+    } else {
+        None
+    };
+    let ro = release_options(opts, outputs, release_inputs, gpu);
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
     let k = key(
         "release",
-        &json!({"config": opts.config_text, "release": c.release}),
+        &json!({"config": opts.config_text, "release": c.release, "keep_images": opts.keep_images}),
         &fk,
     );
     // The release replaces its own shards and removes stale ones itself; the rest of `data/`
@@ -796,6 +812,7 @@ fn release_options(
     opts: &BuildOptions,
     outputs: &[SceneOutputs],
     qa: Vec<PathBuf>,
+    gpu: Option<std::sync::Arc<crate::gpu::Gpu>>,
 ) -> crate::release::ReleaseOptions {
     let c = &opts.config;
     crate::release::ReleaseOptions {
@@ -815,6 +832,8 @@ fn release_options(
         name: c.name.clone(),
         image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
         text_only_controls: c.release.text_only_controls,
+        keep_images: opts.keep_images.clone(),
+        gpu,
     }
 }
 
@@ -930,7 +949,10 @@ fn add_build_to_manifest(opts: &BuildOptions) -> Result<()> {
 /// What the report shows from the per-scene outputs.
 fn outputs_for_report(outputs: &[SceneOutputs]) -> report::Inputs {
     report::Inputs {
-        som_dirs: outputs.iter().filter_map(|o| o.som_dir.clone()).collect(),
+        som: outputs
+            .iter()
+            .filter_map(|o| o.som_dir.clone().map(|d| (d, o.store.clone())))
+            .collect(),
         corrupt_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
         stores: outputs.iter().map(|o| o.store.clone()).collect(),
     }

@@ -13,7 +13,7 @@ use super::BuildOptions;
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
 use crate::store::CameraRow;
-use crate::{Error, Result};
+use crate::Result;
 
 /// The blind audit the build recorded in the manifest: a table per family and type, and the
 /// families' best blind baseline beside chance.
@@ -93,7 +93,8 @@ struct BlindRow {
 /// What the report shows besides the steps.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    pub som_dirs: Vec<PathBuf>,
+    /// Set-of-Mark output folders, each with the store it marked.
+    pub som: Vec<(PathBuf, PathBuf)>,
     pub corrupt_dirs: Vec<PathBuf>,
     pub stores: Vec<PathBuf>,
 }
@@ -169,44 +170,71 @@ pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
     Ok(None)
 }
 
-fn pngs_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            pngs_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "png") {
-            out.push(p);
+/// Up to `n` Set-of-Mark images, drawn from the stages' `marked_images.arrow` (spread over the
+/// whole set rather than the first frame's six cameras), scaled to 480 px wide JPEGs under
+/// `assets`; returns their names. `som` pairs each Set-of-Mark folder with its store.
+fn marked_thumbnails(som: &[(PathBuf, PathBuf)], n: usize, assets: &Path) -> Result<Vec<String>> {
+    use crate::som::recipe;
+    let tables: Vec<(PathBuf, &PathBuf)> = som
+        .iter()
+        .map(|(d, store)| (d.join(recipe::FILE), store))
+        .filter(|(f, _)| f.is_file())
+        .collect();
+    let mut total = 0;
+    for (f, _) in &tables {
+        let r = arrow::ipc::reader::FileReader::try_new(crate::store::input::open(f)?, None)?;
+        for b in r {
+            total += b?.num_rows();
         }
     }
-}
-
-/// Up to `n` marked images, scaled to 480 px wide JPEGs under `assets`; returns their names.
-fn marked_thumbnails(dirs: &[PathBuf], n: usize, assets: &Path) -> Result<Vec<String>> {
-    let mut all = Vec::new();
-    for d in dirs {
-        pngs_under(d, &mut all);
-    }
-    // Spread the picks over the whole set rather than the first frame's six cameras.
-    let step = (all.len() / n.max(1)).max(1);
+    let step = (total / n.max(1)).max(1);
     let mut names = Vec::new();
-    for (i, p) in all.iter().step_by(step).take(n).enumerate() {
-        let img = image::open(p).map_err(|e| Error::Input {
-            file: p.clone(),
-            record: String::new(),
-            detail: format!("cannot read a marked image: {e}"),
-        })?;
-        let w = 480.min(img.width()).max(1);
-        let h = (u64::from(img.height()) * u64::from(w) / u64::from(img.width().max(1))).max(1);
-        let small = img.resize_exact(w, h as u32, image::imageops::FilterType::Triangle);
-        let small = small.to_rgb8();
-        let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85);
-        let name = format!("marked_{i:02}.jpg");
-        write_atomic(&assets.join(&name), &bytes)?;
-        names.push(name);
+    let mut at = 0;
+    for (f, store) in &tables {
+        let r = arrow::ipc::reader::FileReader::try_new(crate::store::input::open(f)?, None)?;
+        let draw = recipe::draw_config(f, &r.schema())?;
+        let mut picks: Vec<recipe::MarkedImage> = Vec::new();
+        for b in r {
+            let b = b?;
+            for (k, m) in recipe::from_batch(f, &b)?.into_iter().enumerate() {
+                if (at + k) % step == 0 && names.len() + picks.len() < n {
+                    picks.push(m);
+                }
+            }
+            at += b.num_rows();
+        }
+        if picks.is_empty() {
+            continue;
+        }
+        let store = crate::store::Store::open(store)?;
+        let images = crate::images::ImageReader::new(&store, None);
+        for data in store.scenes()? {
+            let data = data?;
+            for m in picks.iter().filter(|m| m.scene_id == data.scene.scene_id) {
+                let Some(cam) = data
+                    .cameras
+                    .iter()
+                    .find(|c| c.camera_frame_id == m.camera_frame_id)
+                else {
+                    continue;
+                };
+                // A report picture is not worth failing the build over.
+                let Ok(base) = images.rgb_checked(cam) else {
+                    continue;
+                };
+                let img = image::DynamicImage::from(recipe::draw(&base, &m.marks, &draw, None)?);
+                let w = 480.min(img.width()).max(1);
+                let h =
+                    (u64::from(img.height()) * u64::from(w) / u64::from(img.width().max(1))).max(1);
+                let small = img
+                    .resize_exact(w, h as u32, image::imageops::FilterType::Triangle)
+                    .to_rgb8();
+                let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85);
+                let name = format!("marked_{:02}.jpg", names.len());
+                write_atomic(&assets.join(&name), &bytes)?;
+                names.push(name);
+            }
+        }
     }
     Ok(names)
 }
@@ -399,7 +427,7 @@ pub fn write(
         );
     }
     // Marked images.
-    let thumbs = marked_thumbnails(&inputs.som_dirs, opts.config.report.marked_images, &assets)?;
+    let thumbs = marked_thumbnails(&inputs.som, opts.config.report.marked_images, &assets)?;
     if !thumbs.is_empty() {
         html.push_str("<h2>Set-of-Mark images</h2><div class=\"grid\">");
         for t in thumbs {

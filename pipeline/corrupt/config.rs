@@ -294,7 +294,7 @@ impl CorruptConfig {
     /// Refuses the first value the algorithms cannot use, naming its key. The checks go
     /// through the tables in the file's order, one helper per group of corruptions, so the
     /// key reported for a file with several bad values stays the same.
-    fn validate(&self, file: &Path) -> Result<()> {
+    pub fn validate(&self, file: &Path) -> Result<()> {
         let c = Check { file };
         for k in super::Corruption::ALL {
             c.severity(

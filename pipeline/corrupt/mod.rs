@@ -22,6 +22,7 @@ pub mod occlusion;
 pub mod output;
 pub mod photometric;
 pub mod qa;
+pub mod recipe;
 pub mod rng;
 pub mod run;
 pub mod sheet;
@@ -332,7 +333,7 @@ fn select_views(
 
 /// The plan of one selected, non-empty view, its random draws keyed by `key` (the view's
 /// own key).
-fn view_plan(
+pub(crate) fn view_plan(
     cfg: &CorruptConfig,
     corruption: Corruption,
     severity: u8,

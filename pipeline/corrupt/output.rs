@@ -11,6 +11,8 @@ use crate::Result;
 /// One row of `corruptions.arrow`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CorruptionRow {
+    /// The source image's scene (empty for an image folder).
+    pub scene_id: String,
     /// The source image's id (nuScenes sample_data token, or the path under `--images`).
     pub image_id: String,
     pub camera: String,
@@ -33,6 +35,7 @@ pub struct CorruptionRow {
 pub fn schema() -> SchemaRef {
     let f = |n: &str, t: DataType| Field::new(n, t, false);
     Arc::new(Schema::new(vec![
+        f("scene_id", DataType::Utf8),
         f("image_id", DataType::Utf8),
         f("camera", DataType::Utf8),
         f("frame_id", DataType::Utf8),
@@ -54,6 +57,7 @@ pub fn to_batch(rows: &[CorruptionRow]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(
         schema(),
         vec![
+            s(&|r| &r.scene_id),
             s(&|r| &r.image_id),
             s(&|r| &r.camera),
             s(&|r| &r.frame_id),

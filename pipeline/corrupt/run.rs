@@ -20,7 +20,7 @@ use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::output::{self, CorruptionRow};
+use super::output::CorruptionRow;
 use super::qa::{frame_questions, FrameRef, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
@@ -90,6 +90,10 @@ pub struct CorruptOptions {
     /// With a store input, only the first N keyframes of each scene (a per-scene limit keeps
     /// a sharded build's output independent of which scenes share its shard).
     pub frames_per_scene: Option<usize>,
+    /// Write the corrupted images. Off, only codec corruptions (whose recorded parameters
+    /// come from running the codec) are written; the release corrupts the published images
+    /// from `corruptions.arrow` ([`super::recipe`]).
+    pub images: bool,
 }
 
 /// What a run did.
@@ -404,10 +408,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         questions,
         rejects,
     } = acc;
-    write_table(
-        &opts.out.join("corruptions.arrow"),
-        &output::to_batch(&rows)?,
-    )?;
+    super::recipe::write(&opts.out.join("corruptions.arrow"), &rows, &opts.config)?;
     summary.questions = questions.len();
     write_table(
         &opts.out.join("corruption_qa.arrow"),
@@ -553,15 +554,25 @@ fn corrupt_frames(
         acc.summary.images_in += views.len();
         for &c in &opts.corruptions {
             for sev in severities(opts, c) {
-                let done = corrupt_frame(
-                    &opts.config,
-                    gpu,
-                    c,
-                    sev,
-                    opts.seed,
-                    &f.frame.frame_id,
-                    &views,
-                )?;
+                let done = if opts.images || c.is_codec() {
+                    corrupt_frame(
+                        &opts.config,
+                        gpu,
+                        c,
+                        sev,
+                        opts.seed,
+                        &f.frame.frame_id,
+                        &views,
+                    )?
+                    .into_iter()
+                    .map(|(img, applied, p)| (Some(img), applied, p))
+                    .collect()
+                } else {
+                    plan_frame(&opts.config, c, sev, opts.seed, &f.frame.frame_id, &views)?
+                        .into_iter()
+                        .map(|p| (None, p.applied, p.params))
+                        .collect()
+                };
                 let batch = acc.record(opts.seed, f, c, sev, done)?;
                 if write_tx.send(batch).is_err() {
                     // The writer stopped on an error, which its join reports.
@@ -583,7 +594,7 @@ impl Gathered {
         f: &FrameIn,
         c: Corruption,
         sev: u8,
-        done: Vec<(RgbImage, bool, Value)>,
+        done: Vec<(Option<RgbImage>, bool, Value)>,
     ) -> Result<WriteBatch> {
         let outs: Vec<(PathBuf, &ViewIn)> = f
             .views
@@ -596,6 +607,7 @@ impl Gathered {
                 evidence = fr.clone();
             }
             self.rows.push(CorruptionRow {
+                scene_id: f.frame.scene_id.clone(),
                 image_id: v.image_id.clone(),
                 camera: v.camera.clone(),
                 frame_id: f.frame.frame_id.clone(),
@@ -643,7 +655,7 @@ impl Gathered {
         Ok(outs
             .iter()
             .zip(done)
-            .map(|((rel, _), (img, _, _))| (rel.clone(), img))
+            .filter_map(|((rel, _), (img, _, _))| img.map(|img| (rel.clone(), img)))
             .collect())
     }
 }

@@ -8,17 +8,12 @@
 //! every object in its mark colour: the white outline is one more mark without a label, so
 //! the drawing kernels need no change.
 
-use std::path::Path;
-
 use super::graph::{Node, SceneGraph};
-use crate::gpu::Gpu;
-use crate::images::ImageReader;
 use crate::som::config::{BoxKind, SomConfig};
-use crate::som::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
+use crate::som::draw::DrawMark;
 use crate::som::font::mark_colour;
 use crate::som::layout::{layout_numbered, MarkIn, Rect};
-use crate::store::CameraRow;
-use crate::{Error, Result};
+use crate::Result;
 
 /// White, the grounding target's box.
 pub const WHITE: u32 = 0xff_ffff;
@@ -61,16 +56,14 @@ fn anchor_px(nd: &Node, b: Rect, width: u32, height: u32) -> [u32; 2] {
     ]
 }
 
-/// Draws `specs` (and a white box around `white`, if any) into a copy of `base` (packed
-/// RGBA, the source image). Returns the pixels and the number of labels that overlap.
-pub fn draw(
+/// The marks of `specs` laid out on `g`'s image (and a white box around `white`, if any), in
+/// drawing order, with the number of labels that overlap.
+pub fn plan(
     g: &SceneGraph,
-    base: &[u32],
     specs: &[MarkSpec],
     white: Option<usize>,
     som: &SomConfig,
-    gpu: Option<&Gpu>,
-) -> Result<(Vec<u32>, u64)> {
+) -> Result<(Vec<DrawMark>, u64)> {
     let (w, h) = (g.width, g.height);
     let boxes: Vec<Rect> = specs
         .iter()
@@ -99,49 +92,5 @@ pub fn draw(
         let b = node_box(&g.nodes[t], som.draw.box_kind, w, h);
         marks.push(DrawMark::new(b, [0; 4], 0, WHITE));
     }
-    let mut px = base.to_vec();
-    match gpu {
-        Some(gpu) => draw_gpu(gpu, &mut px, w, h, &marks, &som.draw)?,
-        None => draw_cpu(&mut px, w, h, &marks, &som.draw)?,
-    }
-    Ok((px, labels.iter().filter(|l| l.overlaps).count() as u64))
-}
-
-/// Reads a store image as packed RGBA, checking its size.
-pub fn read_image(
-    images: &ImageReader,
-    cam: &CameraRow,
-    width: u32,
-    height: u32,
-) -> Result<Vec<u32>> {
-    let img = images.rgb(cam)?;
-    if img.dimensions() != (width, height) {
-        return Err(Error::input(
-            images.source_path(cam),
-            &cam.camera_frame_id,
-            format!(
-                "the image is {}×{}, cameras.arrow says {width}×{height}",
-                img.width(),
-                img.height()
-            ),
-        ));
-    }
-    Ok(img
-        .pixels()
-        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
-        .collect())
-}
-
-/// Writes packed pixels as a lossless RGB PNG, atomically.
-pub fn write_png(path: &Path, px: &[u32], width: u32, height: u32) -> Result<()> {
-    let rgb: Vec<u8> = px
-        .iter()
-        .flat_map(|&p| {
-            let [r, g, b, _] = unpack(p);
-            [r, g, b]
-        })
-        .collect();
-    let img = image::RgbImage::from_raw(width, height, rgb)
-        .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
-    crate::store::atomic::write_png(path, img)
+    Ok((marks, labels.iter().filter(|l| l.overlaps).count() as u64))
 }

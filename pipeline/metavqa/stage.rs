@@ -17,7 +17,9 @@
 //! `embodied_distance` and `embodied_sideness` do not depend on the image; their `image` is
 //! empty (the unmarked source image in `cameras`/`camera_frame_ids`). Output:
 //! `OUT/metavqa_qa.arrow` (the common QA record plus `image`, one record batch per store
-//! scene), `OUT/rollouts.json` (the rollout table and its parameters) and the images. Same
+//! scene), `OUT/marked_images.arrow` (what each image draws, [`crate::som::recipe`]: the
+//! release draws the published ones from it), `OUT/rollouts.json` (the rollout table and its
+//! parameters) and, when asked for, the images. Same
 //! inputs, config and seed give byte-identical files, with or without the GPU. A camera image
 //! whose source is missing, undecodable or of the wrong size loses its questions (they would
 //! show marks that cannot be drawn) and is recorded in `OUT/rejects.jsonl`; the rest go on.
@@ -45,6 +47,7 @@ use super::types::QuestionType;
 use crate::gpu::Gpu;
 use crate::images::ImageReader;
 use crate::qa::record::{self, QaRecord, SplitMix64};
+use crate::som::recipe::{self, MarkedImage};
 use crate::som::SomConfig;
 use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
@@ -65,7 +68,8 @@ pub struct Options {
     pub som: SomConfig,
     /// The GPU marks are drawn on (`None`: the CPU twin); only used with `images`.
     pub gpu: Option<Arc<Gpu>>,
-    /// Write the marked images (off: questions only).
+    /// Write the marked images as PNG files (off: only `marked_images.arrow`, which the release
+    /// draws from).
     pub images: bool,
     /// Only this scene.
     pub scene: Option<String>,
@@ -141,8 +145,9 @@ pub const STAGE: &str = "metavqa";
 
 /// What became of one camera image's questions.
 enum ImageDone {
-    /// The questions, the images written and their overlapping labels.
-    Asked(ImageQuestions, u64, u64),
+    /// The questions, the marked images they show, the images written and their
+    /// overlapping labels.
+    Asked(ImageQuestions, Vec<MarkedImage>, u64, u64),
     /// Its source image is unusable.
     Skipped(Reject),
 }
@@ -569,6 +574,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     write_rollouts(&opts.out, cfg, &ro)?;
     let out_file = opts.out.join("metavqa_qa.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&out_file)?, &qa_schema())?;
+    let mut recipe_writer = recipe::Writer::create(&opts.out.join(recipe::FILE), &opts.som.draw)?;
     let mut s = Summary {
         out_file: out_file.clone(),
         config_hash: cfg.hash()?,
@@ -597,8 +603,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
             .par_iter()
             .map(|g| ask_and_draw(g, &data, &images, opts, gpu.as_deref(), &ro))
             .collect::<Result<_>>()?;
-        let (records, paths) = tally(&mut s, &mut rejects, &graphs, done, opts.images);
+        let mut marked = Vec::new();
+        let (records, paths) = tally(&mut s, &mut rejects, &graphs, done, &mut marked);
         writer.write(&to_batch(&records, &paths)?)?;
+        recipe_writer.write(&marked)?;
         s.scenes += 1;
     }
     if let Some(x) = opts.scene.as_ref().filter(|_| !found) {
@@ -606,6 +614,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
+    recipe_writer.finish()?;
     rejects.write(&opts.out.join(LOG_FILE))?;
     for t in QuestionType::ALL {
         s.by_type.entry(t.name().to_string()).or_default();
@@ -628,9 +637,9 @@ fn write_rollouts(out: &Path, cfg: &MetavqaConfig, ro: &Rollouts) -> Result<()> 
     write_atomic(&out.join("rollouts.json"), &ro_json)
 }
 
-/// One camera image's questions and, with `opts.images`, its marked images. An unusable
-/// source image skips the image, as its questions would show marks that cannot be drawn; any
-/// other error fails the run.
+/// One camera image's questions and the marked images they show (drawn and written with
+/// `opts.images`). An unusable source image skips the image, as its questions would show
+/// marks that cannot be drawn; any other error fails the run.
 fn ask_and_draw(
     g: &SceneGraph,
     data: &SceneData,
@@ -641,13 +650,16 @@ fn ask_and_draw(
 ) -> Result<ImageDone> {
     let q = image_questions(g, &opts.config, ro)?;
     let (mut written, mut overlaps) = (0, 0);
-    if opts.images && !q.renders.is_empty() {
+    let mut marked = Vec::with_capacity(q.renders.len());
+    if !q.renders.is_empty() {
         let cam = data
             .cameras
             .iter()
             .find(|c| c.camera_frame_id == g.camera_frame_id)
             .ok_or_else(|| Error::Internal(format!("no camera image {}", g.camera_frame_id)))?;
-        let base = match marks::read_image(images, cam, g.width, g.height) {
+        // Decoded even when the release draws the images: a source it cannot read rejects the
+        // image's questions here, with the stage's record, rather than at publication.
+        let base = match images.rgb_checked(cam) {
             Ok(base) => base,
             Err(e) => {
                 return Reject::bad_image(STAGE, &data.scene.scene_id, &g.camera_frame_id, &e)
@@ -657,13 +669,25 @@ fn ask_and_draw(
         };
         for r in &q.renders {
             let (specs, white) = r.specs(g);
-            let (px, o) = marks::draw(g, &base, &specs, white, &opts.som, gpu)?;
-            marks::write_png(&opts.out.join(r.path(g)), &px, g.width, g.height)?;
-            written += 1;
+            let (marks, o) = marks::plan(g, &specs, white, &opts.som)?;
+            let m = MarkedImage {
+                path: r.path(g),
+                scene_id: g.scene_id.clone(),
+                camera_frame_id: g.camera_frame_id.clone(),
+                width: g.width,
+                height: g.height,
+                marks,
+            };
+            if opts.images {
+                let bytes = recipe::render(&m, &base, &opts.som.draw, gpu)?;
+                write_atomic(&opts.out.join(&m.path), &bytes)?;
+                written += 1;
+            }
             overlaps += o;
+            marked.push(m);
         }
     }
-    Ok(ImageDone::Asked(q, written, overlaps))
+    Ok(ImageDone::Asked(q, marked, written, overlaps))
 }
 
 /// Adds one scene's images to the summary and the reject log, and returns its records with
@@ -673,14 +697,17 @@ fn tally(
     rejects: &mut RejectLog,
     graphs: &[SceneGraph],
     done: Vec<ImageDone>,
-    with_images: bool,
+    marked: &mut Vec<MarkedImage>,
 ) -> (Vec<QaRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut images = Vec::new();
     let mut keyframes = std::collections::BTreeSet::new();
     for (g, d) in graphs.iter().zip(done) {
         let (q, written, overlaps) = match d {
-            ImageDone::Asked(q, written, overlaps) => (q, written, overlaps),
+            ImageDone::Asked(q, m, written, overlaps) => {
+                marked.extend(m);
+                (q, written, overlaps)
+            }
             ImageDone::Skipped(r) => {
                 s.rejected_images += 1;
                 rejects.push(r);
@@ -697,10 +724,11 @@ fn tally(
         for r in &q.records {
             *s.by_type.entry(r.question_type.clone()).or_default() += 1;
         }
-        // The release shows the marked image (relative to this stage's folder) instead of
-        // the store's; unmarked questions (and `--no-images` runs) show the store's.
+        // The release shows the marked image (relative to this stage's folder, drawn from
+        // `marked_images.arrow` unless the file is there) instead of the store's; unmarked
+        // questions show the store's.
         for (mut r, image) in q.records.into_iter().zip(q.images) {
-            if with_images && !image.is_empty() {
+            if !image.is_empty() {
                 r.image_paths = vec![image.clone()];
             }
             records.push(r);

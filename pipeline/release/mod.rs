@@ -22,6 +22,7 @@
 pub mod blind;
 pub mod card;
 pub mod read;
+mod render;
 pub mod screen;
 pub mod shards;
 
@@ -88,6 +89,12 @@ pub struct ReleaseOptions {
     /// `{split}_text_only`: the control DriveBench recommends, which shows how much a model
     /// answers from the text alone.
     pub text_only_controls: bool,
+    /// Also write every image the release draws (marked, corrupted) under this folder, at its
+    /// published path, for people to look at.
+    pub keep_images: Option<PathBuf>,
+    /// The GPU images are drawn on (`None`: the CPU twins, identical pixels).
+    #[serde(skip)]
+    pub gpu: Option<Arc<crate::gpu::Gpu>>,
 }
 
 impl Default for ReleaseOptions {
@@ -105,6 +112,8 @@ impl Default for ReleaseOptions {
             name: DEFAULT_NAME.into(),
             image_dirs: Vec::new(),
             text_only_controls: false,
+            keep_images: None,
+            gpu: None,
         }
     }
 }
@@ -213,6 +222,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     let finder = ImageFinder {
         opts,
         cameras: std::cell::RefCell::new(SceneCameras::open(&stores)?),
+        recipes: std::cell::RefCell::new(render::Recipes::open(&opts.image_dirs)?),
         readers: &readers,
         has_store: !stores.is_empty(),
     };
@@ -284,6 +294,15 @@ fn check_options(opts: &ReleaseOptions) -> Result<()> {
     }
     if let Some(r) = &opts.images_root {
         disjoint(r, "the images root", &opts.out, "the release")?;
+    }
+    if let Some(k) = &opts.keep_images {
+        disjoint(k, "the kept images' folder", &opts.out, "the release")?;
+        for d in &opts.image_dirs {
+            disjoint(k, "the kept images' folder", d, "an image folder")?;
+        }
+        for s in &opts.stores {
+            disjoint(k, "the kept images' folder", s, "a store")?;
+        }
     }
     Ok(())
 }
@@ -413,6 +432,7 @@ pub fn control_split(split: &str) -> String {
 struct ImageFinder<'a> {
     opts: &'a ReleaseOptions,
     cameras: std::cell::RefCell<SceneCameras>,
+    recipes: std::cell::RefCell<render::Recipes>,
     readers: &'a [ImageReader],
     has_store: bool,
 }
@@ -428,14 +448,27 @@ struct Shown<'a> {
 enum From<'a> {
     File(PathBuf),
     Camera(&'a ImageReader, Box<CameraRow>),
+    /// Drawn by the release on a camera image; the path is where a kept copy would go.
+    Render(&'a ImageReader, Box<CameraRow>, render::Recipe, PathBuf),
 }
 
 impl Shown<'_> {
-    /// Identifies the bytes (for the per-group cache and for errors).
+    /// Identifies the bytes read (for the screening's verdicts and for errors): a drawn image
+    /// is screened by its source.
     fn source(&self) -> PathBuf {
         match &self.from {
             From::File(f) => f.clone(),
-            From::Camera(r, c) => r.source_path(c).join(&c.camera_frame_id),
+            From::Camera(r, c) | From::Render(r, c, ..) => {
+                r.source_path(c).join(&c.camera_frame_id)
+            }
+        }
+    }
+
+    /// Identifies the published bytes (for the per-group cache).
+    fn key(&self) -> PathBuf {
+        match &self.from {
+            From::Render(.., at) => at.clone(),
+            _ => self.source(),
         }
     }
 
@@ -443,19 +476,89 @@ impl Shown<'_> {
     fn file(&self) -> PathBuf {
         match &self.from {
             From::File(f) => f.clone(),
-            From::Camera(r, c) => r.source_path(c),
+            From::Camera(r, c) | From::Render(r, c, ..) => r.source_path(c),
         }
     }
 
+    /// The bytes read: the file, or the camera image (a drawn image's source).
     fn read(&self) -> Result<Vec<u8>> {
         match &self.from {
             From::File(f) => crate::store::input::read(f, crate::store::input::IMAGE),
-            From::Camera(r, c) => r.bytes(c),
+            From::Camera(r, c) | From::Render(r, c, ..) => r.bytes(c),
+        }
+    }
+
+    /// The bytes published: as read, drawn, or (`black`) a black image of the same size and
+    /// format. A drawn image is kept under `keep`, if given.
+    fn publish(
+        &self,
+        black: bool,
+        keep: Option<&Path>,
+        gpu: Option<&crate::gpu::Gpu>,
+    ) -> Result<Vec<u8>> {
+        match &self.from {
+            From::Render(r, c, recipe, _) => {
+                if black {
+                    return render::black_for(&self.path, c.width, c.height, &r.source_path(c));
+                }
+                let base = r.rgb_checked(c)?;
+                let bytes = recipe.render(&base, gpu)?;
+                if let Some(k) = keep {
+                    write_atomic(&k.join(&self.path), &bytes)?;
+                }
+                Ok(bytes)
+            }
+            _ => {
+                let raw = self.read()?;
+                if black {
+                    black_like(&raw, &self.source())
+                } else {
+                    Ok(raw)
+                }
+            }
         }
     }
 }
 
 impl<'a> ImageFinder<'a> {
+    /// Image `p` of row `r`: the first image folder holding it as a file or as a recipe.
+    fn find(&self, r: &QaRecord, p: &str, size: (u32, u32)) -> Result<Option<Shown<'a>>> {
+        for (k, d) in self.opts.image_dirs.iter().enumerate() {
+            let f = d.join(p);
+            if f.is_file() {
+                return Ok(Some(Shown {
+                    path: p.to_string(),
+                    from: From::File(f),
+                    size,
+                }));
+            }
+            let Some(recipe) = self.recipes.borrow_mut().get(&r.scene_id, k, p)? else {
+                continue;
+            };
+            let cam = self
+                .cameras
+                .borrow_mut()
+                .get(&r.scene_id, recipe.source_id())?;
+            let Some((s, cam)) = cam else {
+                return Err(Error::input(
+                    &f,
+                    &r.qa_id,
+                    format!(
+                        "image {p} is drawn on camera image {}, which is not in the stores' \
+                         cameras.arrow (the release needs the store the stage read)",
+                        recipe.source_id()
+                    ),
+                ));
+            };
+            return Ok(Some(Shown {
+                path: p.to_string(),
+                size: (cam.width, cam.height),
+                from: From::Render(&self.readers[s], Box::new(cam), recipe, f),
+            }));
+        }
+        Ok(None)
+    }
+
     /// The images `r` shows, in order.
     fn images(&self, r: &QaRecord) -> Result<Vec<Shown<'a>>> {
         let missing = |detail: String| Error::Input {
@@ -479,27 +582,18 @@ impl<'a> ImageFinder<'a> {
                     if let Some(why) = crate::store::paths::unsafe_relative(p) {
                         return Err(missing(format!("image_paths entry: {why}")));
                     }
-                    self.opts
-                        .image_dirs
-                        .iter()
-                        .map(|d| d.join(p))
-                        .find(|f| f.is_file())
-                        .map(|f| Shown {
-                            path: p.clone(),
-                            from: From::File(f),
-                            size: sizes.get(k).copied().unwrap_or((0, 0)),
-                        })
-                        .ok_or_else(|| {
-                            missing(format!(
-                                "image {p} is in none of the image folders ({})",
-                                self.opts
-                                    .image_dirs
-                                    .iter()
-                                    .map(|d| d.display().to_string())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ))
-                        })
+                    let size = sizes.get(k).copied().unwrap_or((0, 0));
+                    self.find(r, p, size)?.ok_or_else(|| {
+                        missing(format!(
+                            "image {p} is in none of the image folders ({})",
+                            self.opts
+                                .image_dirs
+                                .iter()
+                                .map(|d| d.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })
                 })
                 .collect();
         }
@@ -534,12 +628,17 @@ fn black_like(bytes: &[u8], file: &Path) -> Result<Vec<u8>> {
         record: String::new(),
         detail: format!("cannot read the image size: {e}"),
     })?;
-    let black = image::RgbImage::new(w, h);
-    let mut out = std::io::Cursor::new(Vec::new());
     let format = match format {
         image::ImageFormat::Jpeg => image::ImageFormat::Jpeg,
         _ => image::ImageFormat::Png,
     };
+    black_image(format, w, h, file)
+}
+
+/// A black `w`×`h` image encoded as `format` (`file` names it in an error).
+fn black_image(format: image::ImageFormat, w: u32, h: u32, file: &Path) -> Result<Vec<u8>> {
+    let black = image::RgbImage::new(w, h);
+    let mut out = std::io::Cursor::new(Vec::new());
     black.write_to(&mut out, format).map_err(|e| Error::Input {
         file: file.to_path_buf(),
         record: String::new(),
@@ -579,6 +678,7 @@ fn write_split(
     let mut shards = Vec::with_capacity(n);
     let (mut images_total, mut counts) = (0, Counts::new());
     let pb = crate::progress::bar(n as u64, &format!("release {split}"));
+    let mut ahead = Ahead::new(finder, opts, black);
     for i in 0..n {
         let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
         let want = per.min(total - i * per);
@@ -586,43 +686,28 @@ fn write_split(
         // Row groups end at `row_group_rows` rows or `row_group_bytes` of distinct images,
         // whichever comes first: only one group's rows and images are in memory, and the cut
         // depends on the data alone. Images repeat across the questions of one clip or frame:
-        // read each once per group (the Parquet dictionary stores each once per group too).
-        let mut cache: BTreeMap<PathBuf, Arc<Vec<u8>>> = BTreeMap::new();
+        // each is read or drawn once per group (the Parquet dictionary stores each once per
+        // group too).
+        let mut seen: std::collections::BTreeSet<PathBuf> = Default::default();
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
         for k in 0..want {
-            let r = rows.next().unwrap_or_else(|| {
-                Err(Error::Refused {
-                    path: opts.out.clone(),
-                    why: "was not written: the QA tables changed while the release was written"
-                        .into(),
-                })
-            })?;
+            let (r, shown) = ahead.next(&mut rows)?;
             *counts
                 .entry(r.family.clone())
                 .or_default()
                 .entry(r.question_type.clone())
                 .or_default() += 1;
-            let shown = finder.images(&r)?;
             let mut v = Vec::with_capacity(shown.len());
             for im in shown {
                 let bytes = match opts.images {
                     ImageMode::Paths => None,
                     ImageMode::Embed => {
-                        let source = im.source();
-                        Some(match cache.get(&source) {
-                            Some(b) => b.clone(),
-                            None => {
-                                let raw = im.read()?;
-                                let b = Arc::new(if black {
-                                    black_like(&raw, &source)?
-                                } else {
-                                    raw
-                                });
-                                group_bytes += b.len();
-                                cache.insert(source, b.clone());
-                                b
-                            }
-                        })
+                        let key = im.key();
+                        let b = ahead.bytes(&key)?;
+                        if seen.insert(key) {
+                            group_bytes += b.len();
+                        }
+                        Some(b)
                     }
                 };
                 v.push(ImageRef {
@@ -643,7 +728,8 @@ fn write_split(
                 group_bytes = 0;
                 group.clear();
                 images.clear();
-                cache.clear();
+                seen.clear();
+                ahead.forget_unused();
             }
         }
         shards.push(w.finish()?);
@@ -651,6 +737,122 @@ fn write_split(
     }
     pb.finish_and_clear();
     Ok((shards, images_total, counts))
+}
+
+/// The rows about to be written and their images' bytes, read and drawn ahead on the CPU
+/// pool a batch at a time, so that every core is busy while memory stays bounded by a row
+/// group and one batch.
+struct Ahead<'f, 'a> {
+    finder: &'f ImageFinder<'a>,
+    opts: &'f ReleaseOptions,
+    black: bool,
+    queue: std::collections::VecDeque<(QaRecord, Vec<Shown<'a>>)>,
+    ready: std::collections::HashMap<PathBuf, Arc<Vec<u8>>>,
+}
+
+impl<'f, 'a> Ahead<'f, 'a> {
+    fn new(finder: &'f ImageFinder<'a>, opts: &'f ReleaseOptions, black: bool) -> Self {
+        Self {
+            finder,
+            opts,
+            black,
+            queue: Default::default(),
+            ready: Default::default(),
+        }
+    }
+
+    /// The next row and its images, with the bytes of every image it shows ready.
+    fn next(
+        &mut self,
+        rows: &mut impl Iterator<Item = Result<QaRecord>>,
+    ) -> Result<(QaRecord, Vec<Shown<'a>>)> {
+        let missing = |q: &(QaRecord, Vec<Shown<'a>>), ready: &std::collections::HashMap<_, _>| {
+            q.1.iter().any(|im| !ready.contains_key(&im.key()))
+        };
+        let embed = self.opts.images == ImageMode::Embed;
+        if self.queue.is_empty() || (embed && missing(&self.queue[0], &self.ready)) {
+            self.fill(rows)?;
+        }
+        self.queue.pop_front().ok_or_else(|| Error::Refused {
+            path: self.opts.out.clone(),
+            why: "was not written: the QA tables changed while the release was written".into(),
+        })
+    }
+
+    /// Reads rows ahead until a batch of new images is due (or a row group's worth of rows
+    /// is queued) and produces their bytes in parallel.
+    fn fill(&mut self, rows: &mut impl Iterator<Item = Result<QaRecord>>) -> Result<()> {
+        let batch = 2 * rayon::current_num_threads().max(1);
+        let embed = self.opts.images == ImageMode::Embed;
+        let mut due: std::collections::BTreeSet<PathBuf> = Default::default();
+        let mut todo: Vec<(usize, usize)> = Vec::new();
+        let mut seen_rows = 0;
+        for (q, (_, shown)) in self.queue.iter().enumerate() {
+            for (k, im) in shown.iter().enumerate() {
+                let key = im.key();
+                if !self.ready.contains_key(&key) && due.insert(key) {
+                    todo.push((q, k));
+                }
+            }
+            seen_rows += 1;
+        }
+        while embed && due.len() < batch && seen_rows < self.opts.row_group_rows.max(1) {
+            let Some(r) = rows.next() else { break };
+            let r = r?;
+            let shown = self.finder.images(&r)?;
+            let q = self.queue.len();
+            for (k, im) in shown.iter().enumerate() {
+                let key = im.key();
+                if !self.ready.contains_key(&key) && due.insert(key) {
+                    todo.push((q, k));
+                }
+            }
+            self.queue.push_back((r, shown));
+            seen_rows += 1;
+        }
+        if !embed && self.queue.is_empty() {
+            if let Some(r) = rows.next() {
+                let r = r?;
+                let shown = self.finder.images(&r)?;
+                self.queue.push_back((r, shown));
+            }
+        }
+        let (black, keep, gpu) = (
+            self.black,
+            self.opts.keep_images.as_deref(),
+            self.opts.gpu.as_deref(),
+        );
+        let jobs: Vec<&Shown<'a>> = todo.iter().map(|&(q, k)| &self.queue[q].1[k]).collect();
+        let made: Vec<Result<(PathBuf, Vec<u8>)>> = {
+            use rayon::prelude::*;
+            jobs.par_iter()
+                .map(|im| Ok((im.key(), im.publish(black, keep, gpu)?)))
+                .collect()
+        };
+        for m in made {
+            let (key, bytes) = m?;
+            self.ready.insert(key, Arc::new(bytes));
+        }
+        Ok(())
+    }
+
+    /// The bytes of the image `key` (made by [`Ahead::next`]).
+    fn bytes(&self, key: &Path) -> Result<Arc<Vec<u8>>> {
+        self.ready
+            .get(key)
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("{} was not read ahead", key.display())))
+    }
+
+    /// Drops the bytes no queued row shows (at the end of a row group).
+    fn forget_unused(&mut self) {
+        let used: std::collections::BTreeSet<PathBuf> = self
+            .queue
+            .iter()
+            .flat_map(|(_, shown)| shown.iter().map(Shown::key))
+            .collect();
+        self.ready.retain(|k, _| used.contains(k));
+    }
 }
 
 /// Whether `name` is a shard file name drivegen writes: `{split}-{i:05}-of-{n:05}.parquet`.

@@ -81,18 +81,33 @@ impl SomConfig {
                 detail,
             })
         };
-        let checks: [(&str, u32, u32, u32); 7] = [
+        let checks: [(&str, u32, u32, u32); 4] = [
             ("anchor.border_px", self.anchor.border_px, 0, 1024),
             ("anchor.ring_px", self.anchor.ring_px, 1, 1024),
-            ("draw.box_thickness_px", self.draw.box_thickness_px, 1, 64),
-            ("draw.glyph_scale", self.draw.glyph_scale, 1, 16),
-            ("draw.label_padding_px", self.draw.label_padding_px, 0, 64),
             ("layout.search_step_px", self.layout.search_step_px, 1, 1024),
             ("layout.search_rings", self.layout.search_rings, 0, 4096),
         ];
         for (name, v, lo, hi) in checks {
             if !(lo..=hi).contains(&v) {
                 return bad(format!("{name} must be within {lo}..={hi}, got {v}"));
+            }
+        }
+        self.draw.check().or_else(bad)
+    }
+}
+
+impl DrawConfig {
+    /// Why these settings cannot be drawn with, naming the key, if they cannot (also checked
+    /// where a marked-images table brings its own).
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let checks: [(&str, u32, u32, u32); 3] = [
+            ("draw.box_thickness_px", self.box_thickness_px, 1, 64),
+            ("draw.glyph_scale", self.glyph_scale, 1, 16),
+            ("draw.label_padding_px", self.label_padding_px, 0, 64),
+        ];
+        for (name, v, lo, hi) in checks {
+            if !(lo..=hi).contains(&v) {
+                return Err(format!("{name} must be within {lo}..={hi}, got {v}"));
             }
         }
         Ok(())

@@ -14,6 +14,7 @@ pub mod config;
 pub mod draw;
 pub mod font;
 pub mod layout;
+pub mod recipe;
 pub mod stage;
 
 pub use crate::visibility::anchor::{

@@ -5,9 +5,10 @@
 //! instance-ID map is the one the table was measured on), takes the anchors of the kept
 //! objects under `configs/som.toml` ([`super::anchor`]), numbers and places their labels
 //! ([`super::layout`]) and draws boxes and labels into the source image ([`super::draw`], on the
-//! GPU when the rasteriser has one). It writes `<out>/<scene_id>/<camera_frame_id>.png`
-//! (lossless RGB, atomically) and `<out>/marks.arrow` (`schemas/som/marks.json`: one row per
-//! mark, one record batch per store scene, rows in image then mark order).
+//! GPU when the rasteriser has one). It writes `<out>/marks.arrow` (`schemas/som/marks.json`:
+//! one row per mark, one record batch per store scene, rows in image then mark order),
+//! `<out>/marked_images.arrow` (what each marked image draws, [`super::recipe`]) and, when
+//! asked for images, `<out>/<scene_id>/<camera_frame_id>.png` (lossless RGB, atomically).
 //!
 //! A kept row must name an object that projects into its image; otherwise the visibility
 //! table does not belong to this store and the run stops with the row named. A missing or
@@ -28,12 +29,13 @@ use arrow::ipc::writer::FileWriter;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
-use super::config::{BoxKind, DrawConfig, SomConfig};
-use super::draw::{draw_cpu, draw_gpu, pack, unpack, DrawMark};
+use super::config::{BoxKind, SomConfig};
+use super::draw::DrawMark;
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
+use super::recipe::{self, MarkedImage};
 use crate::images::ImageReader;
-use crate::store::atomic::{write_png, AtomicFile};
+use crate::store::atomic::{write_atomic, AtomicFile};
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::Store;
 use crate::visibility::anchor::{choose_anchor, image_anchors};
@@ -173,7 +175,7 @@ pub const STAGE: &str = "som";
 
 /// What became of one image with kept rows.
 enum Marked {
-    Done(Vec<MarkRow>, u64),
+    Done(Vec<MarkRow>, MarkedImage, u64),
     /// Its source image is unusable.
     Skipped(Reject),
 }
@@ -238,6 +240,9 @@ pub struct Options<'a> {
     pub rasteriser: &'a dyn Rasteriser,
     /// Only this scene.
     pub scene: Option<&'a str>,
+    /// Also write the marked PNGs (the build leaves them to the release, which draws the
+    /// published ones from `marked_images.arrow`).
+    pub images: bool,
 }
 
 /// Marks every keyframe image with kept rows in the visibility table (see the module docs).
@@ -250,6 +255,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
         visibility_config: vis_cfg,
         rasteriser,
         scene,
+        images: images_out,
     } = *opts;
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
@@ -263,6 +269,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     )?;
     let marks_path = out_dir.join("marks.arrow");
     let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
+    let mut recipe_writer = recipe::Writer::create(&out_dir.join(recipe::FILE), &cfg.draw)?;
     let mut summary = SomSummary {
         out_dir: out_dir.to_path_buf(),
         config_hash: cfg.hash()?,
@@ -285,6 +292,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
         }
         found_scene = true;
         let mut rows: Vec<MarkRow> = Vec::new();
+        let mut recipes: Vec<MarkedImage> = Vec::new();
         // The visibility stage's own bookkeeping; its rejects were reported by that stage.
         let (mut log, mut vis_summary) = (RejectLog::new(), VisibilitySummary::default());
         scene_images(
@@ -314,15 +322,17 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
                                     .ok_or(e)
                             }
                         };
-                        let (r, overlapping) =
-                            mark_image(w, out, anns, img, cfg, rasteriser, out_dir)?;
-                        Ok(Some(Marked::Done(r, overlapping)))
+                        let files = images_out.then_some(out_dir);
+                        let (r, m, overlapping) =
+                            mark_image(w, out, anns, img, cfg, rasteriser, files)?;
+                        Ok(Some(Marked::Done(r, m, overlapping)))
                     })
                     .collect::<Result<_>>()?;
                 for m in done.into_iter().flatten() {
                     match m {
-                        Marked::Done(r, overlapping) => {
+                        Marked::Done(r, m, overlapping) => {
                             summary.images += 1;
+                            recipes.push(m);
                             summary.marks += r.len() as u64;
                             summary.overlapping_labels += overlapping;
                             rows.extend(r);
@@ -337,6 +347,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
             },
         )?;
         writer.write(&to_batch(&rows)?)?;
+        recipe_writer.write(&recipes)?;
         summary.scenes += 1;
         pb.inc(1);
     }
@@ -346,6 +357,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
+    recipe_writer.finish()?;
     rejects.write(&out_dir.join(LOG_FILE))?;
     Ok(summary)
 }
@@ -368,8 +380,8 @@ fn object_box(w: &ImageWork<'_>, out: &RasterOut, k: usize, kind: BoxKind) -> [u
     }
 }
 
-/// Marks one image: anchors, layout, drawing, the PNG. Returns its rows and the number of
-/// labels that overlap.
+/// Marks one image: anchors, layout, and (given a folder) the drawn PNG. Returns its rows,
+/// its recipe and the number of labels that overlap.
 fn mark_image(
     w: &ImageWork<'_>,
     out: &RasterOut,
@@ -377,8 +389,8 @@ fn mark_image(
     img: image::RgbImage,
     cfg: &SomConfig,
     rasteriser: &dyn Rasteriser,
-    out_dir: &Path,
-) -> Result<(Vec<MarkRow>, u64)> {
+    out_dir: Option<&Path>,
+) -> Result<(Vec<MarkRow>, MarkedImage, u64)> {
     let cam = w.cam;
     let objs = kept_objects(w, anns)?;
     let boxes: Vec<Option<[u32; 4]>> = (0..w.objects.len())
@@ -423,10 +435,22 @@ fn mark_image(
             )
         })
         .collect();
-    let path = out_dir
-        .join(safe_name(&cam.scene_id))
-        .join(format!("{}.png", safe_name(&cam.camera_frame_id)));
-    draw_png(img, out, &draws, &cfg.draw, rasteriser, &path)?;
+    let marked = MarkedImage {
+        path: format!(
+            "{}/{}.png",
+            safe_name(&cam.scene_id),
+            safe_name(&cam.camera_frame_id)
+        ),
+        scene_id: cam.scene_id.clone(),
+        camera_frame_id: cam.camera_frame_id.clone(),
+        width: out.width,
+        height: out.height,
+        marks: draws.clone(),
+    };
+    if let Some(dir) = out_dir {
+        let bytes = recipe::render(&marked, &img, &cfg.draw, rasteriser.gpu())?;
+        write_atomic(&dir.join(&marked.path), &bytes)?;
+    }
     let overlapping = labels.iter().filter(|l| l.overlaps).count() as u64;
     let rows = objs
         .iter()
@@ -450,7 +474,7 @@ fn mark_image(
             }
         })
         .collect();
-    Ok((rows, overlapping))
+    Ok((rows, marked, overlapping))
 }
 
 /// Indices (into `w.objects`) of the objects the visibility table keeps in this image, in
@@ -476,33 +500,4 @@ fn kept_objects(w: &ImageWork<'_>, anns: &[String]) -> Result<Vec<usize>> {
             })
         })
         .collect()
-}
-
-/// Draws `draws` over `img` on the rasteriser's device (or the CPU twin) and writes the PNG.
-fn draw_png(
-    img: image::RgbImage,
-    out: &RasterOut,
-    draws: &[DrawMark],
-    draw: &DrawConfig,
-    rasteriser: &dyn Rasteriser,
-    path: &Path,
-) -> Result<()> {
-    let mut px: Vec<u32> = img
-        .pixels()
-        .map(|p| pack([p.0[0], p.0[1], p.0[2], 255]))
-        .collect();
-    match rasteriser.gpu() {
-        Some(gpu) => draw_gpu(gpu, &mut px, out.width, out.height, draws, draw)?,
-        None => draw_cpu(&mut px, out.width, out.height, draws, draw)?,
-    }
-    let rgb: Vec<u8> = px
-        .iter()
-        .flat_map(|&p| {
-            let [r, g, b, _] = unpack(p);
-            [r, g, b]
-        })
-        .collect();
-    let marked = image::RgbImage::from_raw(out.width, out.height, rgb)
-        .ok_or_else(|| Error::Internal(format!("{}: wrong image size", path.display())))?;
-    write_png(path, marked)
 }

@@ -103,6 +103,15 @@ pub fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Encodes `img` as PNG (the `image` crate's fast deflate) and writes it to `path` atomically.
 pub fn write_png(path: &Path, img: impl Into<image::DynamicImage>) -> Result<()> {
+    let bytes = encode_png(&path.display(), img)?;
+    write_atomic(path, &bytes)
+}
+
+/// The PNG bytes [`write_png`] writes (`what` names the image in an error).
+pub fn encode_png(
+    what: &dyn std::fmt::Display,
+    img: impl Into<image::DynamicImage>,
+) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     img.into()
         .write_to(
@@ -111,9 +120,9 @@ pub fn write_png(path: &Path, img: impl Into<image::DynamicImage>) -> Result<()>
         )
         .map_err(|e| Error::Tool {
             tool: "png".into(),
-            detail: format!("{}: {e}", path.display()),
+            detail: format!("{what}: {e}"),
         })?;
-    write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// Writes `bytes` to `path` atomically, creating parent folders.

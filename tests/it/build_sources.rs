@@ -89,21 +89,49 @@ fn check_release(dir: &Path, frames_cameras: usize) {
         .map(|b| b.unwrap().num_rows())
         .sum();
     assert!(n > 0, "no marks");
-    // The corrupted images are real JPEGs, one per view.
-    let mut jpgs = 0;
+    // Render once: the corrupt step leaves its images to the release, which embeds them as
+    // real JPEGs, one per view and corruption.
     let mut stack = vec![dir.join("release.work").join("corrupt")];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jpg") {
-                image::open(&p).unwrap();
-                jpgs += 1;
+            } else {
+                assert!(p.extension().is_none_or(|x| x != "jpg"), "{}", p.display());
             }
         }
     }
-    assert_eq!(jpgs, 2 * frames_cameras);
+    let mut jpgs = std::collections::BTreeSet::new();
+    for p in &data {
+        let f = std::fs::File::open(p).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(f, 256).unwrap();
+        for b in reader {
+            let b = b.unwrap();
+            use arrow::array::{Array, AsArray};
+            let list = b.column_by_name("images").unwrap().as_list::<i32>();
+            for row in 0..list.len() {
+                let items = list.value(row);
+                let st = items.as_struct();
+                let bytes = st.column(0).as_binary::<i32>();
+                let paths = st.column(1).as_string::<i32>();
+                for k in 0..st.len() {
+                    let path = paths.value(k);
+                    let corrupted = path
+                        .split('/')
+                        .next()
+                        .is_some_and(|c| drivegen::corrupt::Corruption::parse(c).is_ok());
+                    if corrupted && !jpgs.contains(path) {
+                        let img = image::load_from_memory(bytes.value(k)).unwrap();
+                        assert!(img.width() > 0);
+                        jpgs.insert(path.to_string());
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(jpgs.len(), 2 * frames_cameras, "{jpgs:?}");
     assert!(rel.join("report/contact_sheet.png").is_file());
 }
 

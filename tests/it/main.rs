@@ -32,6 +32,7 @@ mod kernels_zbuffer;
 mod metavqa_corpus;
 mod metavqa_hand;
 mod release;
+mod render_once;
 mod schemas;
 mod score;
 mod sig_corpus;

@@ -33,6 +33,10 @@ pub struct BuildArgs {
     /// Override the config's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Also write the images the release draws (marked, corrupted) under this folder, at
+    /// their published paths, for people to look at.
+    #[arg(long, value_name = "DIR")]
+    pub keep_images: Option<PathBuf>,
 }
 
 impl BuildArgs {
@@ -52,6 +56,7 @@ impl BuildArgs {
         let mut opts = BuildOptions::new(cfg, text);
         opts.shard = self.shard;
         opts.merge = self.merge;
+        opts.keep_images = self.keep_images;
         run_build(&opts)
     }
 }

@@ -46,6 +46,10 @@ pub struct CorruptArgs {
     /// With --store, only the first N keyframes of every scene.
     #[arg(long, value_parser = count)]
     pub frames_per_scene: Option<usize>,
+    /// Only the tables (corruptions.arrow, corruption_qa.arrow), no images except the codec
+    /// corruptions': a release corrupts the images it publishes from corruptions.arrow.
+    #[arg(long)]
+    pub no_images: bool,
     /// Draw IMG under all 15 corruptions × 5 severities into --out (a PNG).
     #[arg(long, value_name = "IMG")]
     pub contact_sheet: Option<PathBuf>,
@@ -99,6 +103,7 @@ impl CorruptArgs {
             gpu,
             max_frames: self.max_frames,
             frames_per_scene: self.frames_per_scene,
+            images: !self.no_images,
         };
         print!("{}", corrupt_run::run(&opts)?);
         Ok(ExitCode::SUCCESS)

@@ -38,7 +38,8 @@ pub struct MetavqaArgs {
     /// Where marks are drawn: `auto` (a hardware GPU, else the CPU twin), `gpu` or `cpu`.
     #[arg(long, default_value = "auto", value_parser = device)]
     pub device: DeviceChoice,
-    /// Questions only, no marked images.
+    /// Only the tables, no PNG files: a release draws the marked images it publishes from
+    /// marked_images.arrow.
     #[arg(long)]
     pub no_images: bool,
     /// Only this scene.

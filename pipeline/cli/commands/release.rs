@@ -4,13 +4,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use drivegen::gpu::DeviceChoice;
 use drivegen::release::{
     self, ImageMode, ReleaseOptions, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
     DEFAULT_ROW_GROUP_ROWS, DEFAULT_SPLIT,
 };
 use drivegen::Result;
 
-use crate::args::count;
+use crate::args::{count, device};
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
@@ -49,6 +50,13 @@ pub struct ReleaseArgs {
     /// Also write every question with black images into the split `{split}_text_only`.
     #[arg(long)]
     pub text_only_controls: bool,
+    /// Also write every image the release draws (from the stages' marked_images.arrow and
+    /// corruptions.arrow) under this folder, at its published path.
+    #[arg(long, value_name = "DIR")]
+    pub keep_images: Option<PathBuf>,
+    /// Where images are drawn: `auto` (a hardware GPU, else the CPU twins), `gpu` or `cpu`.
+    #[arg(long, default_value = "auto", value_parser = device)]
+    pub device: DeviceChoice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,6 +83,8 @@ impl ReleaseArgs {
             name: self.name,
             image_dirs: self.image_dirs,
             text_only_controls: self.text_only_controls,
+            keep_images: self.keep_images,
+            gpu: drivegen::gpu::device::open(self.device)?,
         };
         let s = release::run(&opts)?;
         println!(

@@ -34,6 +34,10 @@ pub struct SomArgs {
     /// Only this scene.
     #[arg(long)]
     pub scene: Option<String>,
+    /// Only the tables (marks.arrow, marked_images.arrow), no PNGs: a release draws the
+    /// images it publishes from the tables.
+    #[arg(long)]
+    pub no_images: bool,
 }
 
 impl SomArgs {
@@ -49,6 +53,7 @@ impl SomArgs {
             visibility_config: &vis_cfg,
             rasteriser: rasteriser.as_ref(),
             scene: self.scene.as_deref(),
+            images: !self.no_images,
         })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)
