@@ -132,17 +132,20 @@ impl Table {
         Error::input(&self.file, &record, detail)
     }
 
+    /// Record batch `b`.
+    fn batch(&mut self, b: usize) -> Result<arrow::array::RecordBatch> {
+        let bad = |detail: String| Error::input(&self.file, format!("record batch {b}"), detail);
+        self.reader.set_index(b).map_err(|e| bad(e.to_string()))?;
+        self.reader
+            .next()
+            .ok_or_else(|| bad("missing".into()))?
+            .map_err(|e| bad(e.to_string()))
+    }
+
     /// Notes which batches hold which scenes (one pass, a batch at a time).
     fn index(&mut self) -> Result<()> {
         for b in 0..self.reader.num_batches() {
-            self.reader
-                .set_index(b)
-                .map_err(|e| self.bad(format!("record batch {b}"), e.to_string()))?;
-            let batch = self
-                .reader
-                .next()
-                .ok_or_else(|| self.bad(format!("record batch {b}"), "missing".into()))?
-                .map_err(|e| self.bad(format!("record batch {b}"), e.to_string()))?;
+            let batch = self.batch(b)?;
             let scenes = batch
                 .column_by_name("scene_id")
                 .and_then(|c| c.as_any().downcast_ref::<StringArray>())
@@ -168,14 +171,7 @@ impl Table {
             return Ok(());
         };
         for b in batches {
-            self.reader
-                .set_index(b)
-                .map_err(|e| self.bad(format!("record batch {b}"), e.to_string()))?;
-            let batch = self
-                .reader
-                .next()
-                .ok_or_else(|| self.bad(format!("record batch {b}"), "missing".into()))?
-                .map_err(|e| self.bad(format!("record batch {b}"), e.to_string()))?;
+            let batch = self.batch(b)?;
             match &self.settings {
                 Settings::Marked(draw) => {
                     for m in crate::som::recipe::from_batch(&self.file, &batch)? {

@@ -23,6 +23,8 @@ use drivegen::som::SomConfig;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use drivegen::visibility::VisibilityOptions;
 
+use crate::common::tree;
+
 struct Corpus {
     _dir: tempfile::TempDir,
     store: PathBuf,
@@ -96,24 +98,6 @@ fn read(out: &Path) -> (Vec<QaRecord>, Vec<String>) {
         images.extend(im.iter().map(|s| s.unwrap().to_string()));
     }
     (rows, images)
-}
-
-/// Every file under `dir`, relative path → bytes.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn gpu_tests() -> bool {

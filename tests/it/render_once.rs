@@ -12,26 +12,7 @@ use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::release::ReleaseOptions;
 use drivegen::visibility::VisibilityOptions;
 
-/// Every file under `dir`, relative path → bytes.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
+use crate::common::tree;
 
 fn images_in(t: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
     t.iter()
