@@ -650,9 +650,10 @@ fn scene_steps(
             };
             let s = cr::run(&o)?;
             Ok(format!(
-                "{} frames, {} images, {} questions on {}{}",
+                "{} frames, {} images ({} written), {} questions on {}{}",
                 s.frames,
                 s.images_out,
+                s.images_written,
                 s.questions,
                 s.device,
                 skipped(s.rejected_frames as u64, "frames", out)
@@ -685,18 +686,7 @@ fn global_steps(
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
     let (release_inputs, family_keys) = family_steps(opts, cp, outputs)?;
-    // Marked and corrupted images are drawn where the stages that planned them would have.
-    let device = if c.stages.corrupt {
-        c.corrupt.device
-    } else {
-        c.metavqa.device
-    };
-    let gpu = if c.stages.corrupt || c.stages.metavqa {
-        crate::gpu::device::open(device)?
-    } else {
-        None
-    };
-    let ro = release_options(opts, outputs, release_inputs, gpu);
+    let mut ro = release_options(opts, outputs, release_inputs);
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
     let k = key(
         "release",
@@ -706,6 +696,16 @@ fn global_steps(
     // The release replaces its own shards and removes stale ones itself; the rest of `data/`
     // is not drivegen's to delete.
     cp.step("release", &k, &[], || {
+        // Marked and corrupted images are drawn on the device of the stages that planned them
+        // (opened here: a release step that is reused needs none).
+        if c.stages.corrupt || c.stages.metavqa {
+            let device = if c.stages.corrupt {
+                c.corrupt.device
+            } else {
+                c.metavqa.device
+            };
+            ro.gpu = crate::gpu::device::open(device)?;
+        }
         let s = crate::release::run(&ro)?;
         add_build_to_manifest(opts)?;
         // The blind baselines of what was just written go into the manifest and the report.
@@ -812,7 +812,6 @@ fn release_options(
     opts: &BuildOptions,
     outputs: &[SceneOutputs],
     qa: Vec<PathBuf>,
-    gpu: Option<std::sync::Arc<crate::gpu::Gpu>>,
 ) -> crate::release::ReleaseOptions {
     let c = &opts.config;
     crate::release::ReleaseOptions {
@@ -833,7 +832,7 @@ fn release_options(
         image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
         text_only_controls: c.release.text_only_controls,
         keep_images: opts.keep_images.clone(),
-        gpu,
+        gpu: None,
     }
 }
 

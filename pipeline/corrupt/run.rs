@@ -102,6 +102,8 @@ pub struct CorruptSummary {
     pub frames: usize,
     pub images_in: usize,
     pub images_out: usize,
+    /// Of those, the images written as files (the rest are drawn by the release).
+    pub images_written: usize,
     pub questions: usize,
     /// Frames skipped because one of their images was unusable (see `rejects.jsonl`).
     pub rejected_frames: usize,
@@ -114,8 +116,14 @@ impl fmt::Display for CorruptSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "corrupt: {} frames, {} images in, {} images out, {} questions on {} in {:.1} s",
-            self.frames, self.images_in, self.images_out, self.questions, self.device, self.seconds
+            "corrupt: {} frames, {} images in, {} images out ({} written), {} questions on {} in {:.1} s",
+            self.frames,
+            self.images_in,
+            self.images_out,
+            self.images_written,
+            self.questions,
+            self.device,
+            self.seconds
         )?;
         writeln!(f, "  {}", self.out.join("corruptions.arrow").display())?;
         writeln!(f, "  {}", self.out.join("corruption_qa.arrow").display())?;
@@ -574,6 +582,7 @@ fn corrupt_frames(
                         .collect()
                 };
                 let batch = acc.record(opts.seed, f, c, sev, done)?;
+                acc.summary.images_written += batch.len();
                 if write_tx.send(batch).is_err() {
                     // The writer stopped on an error, which its join reports.
                     return Ok(());

@@ -784,45 +784,41 @@ impl<'f, 'a> Ahead<'f, 'a> {
     fn fill(&mut self, rows: &mut impl Iterator<Item = Result<QaRecord>>) -> Result<()> {
         let batch = 2 * rayon::current_num_threads().max(1);
         let embed = self.opts.images == ImageMode::Embed;
+        let ready = &self.ready;
         let mut due: std::collections::BTreeSet<PathBuf> = Default::default();
-        let mut todo: Vec<(usize, usize)> = Vec::new();
-        let mut seen_rows = 0;
-        for (q, (_, shown)) in self.queue.iter().enumerate() {
-            for (k, im) in shown.iter().enumerate() {
-                let key = im.key();
-                if !self.ready.contains_key(&key) && due.insert(key) {
-                    todo.push((q, k));
-                }
-            }
-            seen_rows += 1;
+        let note = |shown: &[Shown<'a>], due: &mut std::collections::BTreeSet<PathBuf>| {
+            due.extend(
+                shown
+                    .iter()
+                    .map(Shown::key)
+                    .filter(|k| !ready.contains_key(k)),
+            );
+        };
+        for (_, shown) in &self.queue {
+            note(shown, &mut due);
         }
-        while embed && due.len() < batch && seen_rows < self.opts.row_group_rows.max(1) {
+        while self.queue.len() < self.opts.row_group_rows.max(1) && (!embed || due.len() < batch) {
             let Some(r) = rows.next() else { break };
             let r = r?;
             let shown = self.finder.images(&r)?;
-            let q = self.queue.len();
-            for (k, im) in shown.iter().enumerate() {
-                let key = im.key();
-                if !self.ready.contains_key(&key) && due.insert(key) {
-                    todo.push((q, k));
-                }
-            }
+            note(&shown, &mut due);
             self.queue.push_back((r, shown));
-            seen_rows += 1;
         }
-        if !embed && self.queue.is_empty() {
-            if let Some(r) = rows.next() {
-                let r = r?;
-                let shown = self.finder.images(&r)?;
-                self.queue.push_back((r, shown));
-            }
+        if !embed {
+            return Ok(());
         }
+        // Each due image once, from the first queued row that shows it.
+        let jobs: Vec<&Shown<'a>> = self
+            .queue
+            .iter()
+            .flat_map(|(_, shown)| shown.iter())
+            .filter(|im| due.remove(&im.key()))
+            .collect();
         let (black, keep, gpu) = (
             self.black,
             self.opts.keep_images.as_deref(),
             self.opts.gpu.as_deref(),
         );
-        let jobs: Vec<&Shown<'a>> = todo.iter().map(|&(q, k)| &self.queue[q].1[k]).collect();
         let made: Vec<Result<(PathBuf, Vec<u8>)>> = {
             use rayon::prelude::*;
             jobs.par_iter()

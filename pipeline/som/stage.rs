@@ -131,6 +131,8 @@ pub struct SomSummary {
     pub device: String,
     pub scenes: u64,
     pub images: u64,
+    /// Of those, the images written as PNG files.
+    pub images_written: u64,
     pub marks: u64,
     /// Labels that found no free place (see [`super::layout`]); 0 in practice.
     pub overlapping_labels: u64,
@@ -143,9 +145,10 @@ impl fmt::Display for SomSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "som: {} scenes, {} marked images, {} marks in {} ({} device, config {})",
+            "som: {} scenes, {} marked images ({} written), {} marks in {} ({} device, config {})",
             self.scenes,
             self.images,
+            self.images_written,
             self.marks,
             self.out_dir.display(),
             self.device,
@@ -332,6 +335,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
                     match m {
                         Marked::Done(r, m, overlapping) => {
                             summary.images += 1;
+                            summary.images_written += u64::from(images_out);
                             recipes.push(m);
                             summary.marks += r.len() as u64;
                             summary.overlapping_labels += overlapping;
@@ -445,7 +449,7 @@ fn mark_image(
         camera_frame_id: cam.camera_frame_id.clone(),
         width: out.width,
         height: out.height,
-        marks: draws.clone(),
+        marks: draws,
     };
     if let Some(dir) = out_dir {
         let bytes = recipe::render(&marked, &img, &cfg.draw, rasteriser.gpu())?;
@@ -455,7 +459,7 @@ fn mark_image(
     let rows = objs
         .iter()
         .zip(&chosen)
-        .zip(labels.iter().zip(&draws))
+        .zip(labels.iter().zip(&marked.marks))
         .map(|((&k, a), (l, d))| {
             let o = w.objects[k].0;
             MarkRow {

@@ -179,6 +179,45 @@ fn a_release_drawn_from_tables_equals_one_read_from_files() {
         kept.len(),
         "each published drawn image kept once"
     );
+    // A hand-edited recipe table cannot lead the release out of its folders or draw outside
+    // an image: the error names the table and the record.
+    let file = mv_tables.join(drivegen::som::recipe::FILE);
+    let reader =
+        arrow::ipc::reader::FileReader::try_new(std::fs::File::open(&file).unwrap(), None).unwrap();
+    let draw = drivegen::som::recipe::draw_config(&file, &reader.schema()).unwrap();
+    let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
+    type Edit = fn(&mut drivegen::som::recipe::MarkedImage);
+    let edits: [(Edit, &str); 2] = [
+        (|m| m.path = "../../escape.png".into(), "path"),
+        (|m| m.marks[0].bbox[2] = m.width + 1, "not inside"),
+    ];
+    for (k, (edit, why)) in edits.into_iter().enumerate() {
+        let bad = d.path().join(format!("mv_bad{k}"));
+        std::fs::create_dir_all(&bad).unwrap();
+        let mut w =
+            drivegen::som::recipe::Writer::create(&bad.join(drivegen::som::recipe::FILE), &draw)
+                .unwrap();
+        for (i, b) in batches.iter().enumerate() {
+            let mut rows = drivegen::som::recipe::from_batch(&file, b).unwrap();
+            if i == 0 {
+                let m = rows.iter_mut().find(|m| !m.marks.is_empty()).unwrap();
+                edit(m);
+            }
+            w.write(&rows).unwrap();
+        }
+        w.finish().unwrap();
+        let e = drivegen::release::run(&ReleaseOptions {
+            qa: vec![mv_tables.join("metavqa_qa.arrow")],
+            stores: vec![store.clone()],
+            out: d.path().join(format!("r_bad{k}")),
+            image_dirs: vec![bad.clone()],
+            ..Default::default()
+        })
+        .unwrap_err()
+        .report()
+        .to_string();
+        assert!(e.contains("marked_images.arrow") && e.contains(why), "{e}");
+    }
 }
 
 #[test]
@@ -239,4 +278,63 @@ fn som_tables_do_not_depend_on_the_files_and_draw_the_files() {
         }
     }
     assert_eq!(n, images_in(&a).len());
+
+    // The recipes draw what marks.arrow records, mark for mark and in its order.
+    let marks = arrow::ipc::reader::FileReader::try_new(
+        std::fs::File::open(without.join("marks.arrow")).unwrap(),
+        None,
+    )
+    .unwrap();
+    let mut by_image: BTreeMap<String, Vec<[u32; 10]>> = BTreeMap::new();
+    for b in marks {
+        let b = b.unwrap();
+        let u = |c: &str| {
+            b.column_by_name(c)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow::array::UInt32Array>()
+                .unwrap()
+                .clone()
+        };
+        let id = b
+            .column_by_name("camera_frame_id")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .unwrap()
+            .clone();
+        let cols: Vec<_> = [
+            "box_x0", "box_y0", "box_x1", "box_y1", "label_x0", "label_y0", "label_x1", "label_y1",
+            "mark", "colour",
+        ]
+        .iter()
+        .map(|c| u(c))
+        .collect();
+        for i in 0..b.num_rows() {
+            let mut v = [0u32; 10];
+            for (k, c) in cols.iter().enumerate() {
+                v[k] = c.value(i);
+            }
+            by_image.entry(id.value(i).to_string()).or_default().push(v);
+        }
+    }
+    let reader =
+        arrow::ipc::reader::FileReader::try_new(std::fs::File::open(&file).unwrap(), None).unwrap();
+    for batch in reader {
+        for m in drivegen::som::recipe::from_batch(&file, &batch.unwrap()).unwrap() {
+            let drawn: Vec<[u32; 10]> = m
+                .marks
+                .iter()
+                .map(|d| {
+                    let [r, g, b, _] = drivegen::som::draw::unpack(d.colour);
+                    let rgb = (u32::from(r) << 16) | (u32::from(g) << 8) | u32::from(b);
+                    let (x, l) = (d.bbox, d.label);
+                    [
+                        x[0], x[1], x[2], x[3], l[0], l[1], l[2], l[3], d.number, rgb,
+                    ]
+                })
+                .collect();
+            assert_eq!(by_image[&m.camera_frame_id], drawn, "{}", m.path);
+        }
+    }
 }
