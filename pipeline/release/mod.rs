@@ -214,6 +214,14 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "release",
         "the Parquet shards, manifest.json and README.md",
     )?;
+    // The kept images go into a folder drivegen owns and locks, like every output.
+    let _kept = opts
+        .keep_images
+        .as_deref()
+        .map(|k| {
+            crate::store::owner::Owned::claim(k, "kept images", "the images the release draws")
+        })
+        .transpose()?;
     // `images_root` overrides where the stores' image paths are relative to.
     let readers: Vec<ImageReader> = stores
         .iter()

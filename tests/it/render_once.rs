@@ -159,7 +159,7 @@ fn a_release_drawn_from_tables_equals_one_read_from_files() {
     assert_eq!(ma["images"], mb["images"]);
 
     // Every kept image is the stage's file of that path; every published drawn image is kept.
-    let kept = tree(&kept);
+    let kept = images_in(&tree(&kept));
     assert!(!kept.is_empty());
     let mut stage = images_in(&tree(&mv_files));
     stage.extend(images_in(&tree(&co_files)));
@@ -179,6 +179,25 @@ fn a_release_drawn_from_tables_equals_one_read_from_files() {
         kept.len(),
         "each published drawn image kept once"
     );
+    // The kept images' folder is claimed like every output: a folder with files drivegen did
+    // not write is refused and left as it was.
+    let foreign = d.path().join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), b"mine").unwrap();
+    let e = drivegen::release::run(&ReleaseOptions {
+        qa: vec![mv_tables.join("metavqa_qa.arrow")],
+        stores: vec![store.clone()],
+        out: d.path().join("r_foreign"),
+        image_dirs: vec![mv_tables.clone()],
+        keep_images: Some(foreign.clone()),
+        ..Default::default()
+    })
+    .unwrap_err()
+    .report()
+    .to_string();
+    assert!(e.contains("foreign"), "{e}");
+    assert_eq!(tree(&foreign).len(), 1);
+
     // A hand-edited recipe table cannot lead the release out of its folders or draw outside
     // an image: the error names the table and the record.
     let file = mv_tables.join(drivegen::som::recipe::FILE);
