@@ -13,7 +13,6 @@ use std::sync::OnceLock;
 use arrow::array::StringArray;
 use arrow::ipc::reader::FileReader;
 use drivegen::gpu::DeviceChoice;
-use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::metavqa::graph::KeptMark;
 use drivegen::metavqa::input::KeptRow;
 use drivegen::metavqa::stage::scene_graphs;
@@ -36,26 +35,7 @@ fn corpus() -> &'static Corpus {
     static C: OnceLock<Corpus> = OnceLock::new();
     C.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("root");
-        let opts = drivegen::synth::SynthOptions {
-            scenes: 1,
-            duration_s: 6.0,
-            write_sweeps: false,
-            image_width: 800,
-            image_height: 450,
-            ..Default::default()
-        };
-        drivegen::synth::write_nuscenes(&root, &opts).unwrap();
-        let store = dir.path().join("store");
-        ingest(&IngestOptions {
-            root,
-            version: opts.version.clone(),
-            out: store.clone(),
-            taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
-            rules: Default::default(),
-            chunk_scenes: 1,
-        })
-        .unwrap();
+        let (_, _, store) = crate::common::synth_store(dir.path(), 1, 6.0, (800, 450));
         let vis = dir.path().join("vis.arrow");
         let opts = VisibilityOptions::new(&store, &vis, None).unwrap();
         drivegen::visibility::run(&opts).unwrap();

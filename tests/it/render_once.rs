@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use drivegen::corrupt::run as cr;
 use drivegen::gpu::DeviceChoice;
-use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::release::ReleaseOptions;
 use drivegen::visibility::VisibilityOptions;
 
@@ -22,26 +21,7 @@ fn images_in(t: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
-    let root = dir.join("root");
-    let opts = drivegen::synth::SynthOptions {
-        scenes: 1,
-        duration_s: 3.0,
-        write_sweeps: false,
-        image_width: 640,
-        image_height: 360,
-        ..Default::default()
-    };
-    drivegen::synth::write_nuscenes(&root, &opts).unwrap();
-    let store = dir.join("store");
-    ingest(&IngestOptions {
-        root,
-        version: opts.version.clone(),
-        out: store.clone(),
-        taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
-        rules: Default::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap();
+    let (_, _, store) = crate::common::synth_store(dir, 1, 3.0, (640, 360));
     let vis = dir.join("vis.arrow");
     drivegen::visibility::run(&VisibilityOptions::new(&store, &vis, None).unwrap()).unwrap();
     (store, vis)

@@ -8,32 +8,11 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, StringArray};
 use arrow::ipc::reader::FileReader;
-use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use drivegen::stsbench::{run, StsConfig, StsOptions, QA_FILE};
 
 fn corpus(dir: &Path) -> PathBuf {
-    let root = dir.join("root");
-    let opts = drivegen::synth::SynthOptions {
-        scenes: 4,
-        duration_s: 20.0,
-        write_sweeps: false,
-        image_width: 160,
-        image_height: 90,
-        ..Default::default()
-    };
-    drivegen::synth::write_nuscenes(&root, &opts).unwrap();
-    let store = dir.join("store");
-    ingest(&IngestOptions {
-        root,
-        version: opts.version.clone(),
-        out: store.clone(),
-        taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
-        rules: Default::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap();
-    store
+    crate::common::synth_store(dir, 4, 20.0, (160, 90)).2
 }
 
 fn read_qa(path: &Path) -> (Vec<drivegen::qa::QaRecord>, Vec<String>) {

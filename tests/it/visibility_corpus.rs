@@ -13,7 +13,6 @@ use arrow::array::{Array, BooleanArray, Float64Array, ListArray, StringArray, UI
 use arrow::ipc::reader::FileReader;
 use common::gpu::gpu;
 use common::oracle;
-use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::store::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
 use drivegen::store::{ObjectRow, Store, StoreWriter};
@@ -26,27 +25,7 @@ use drivegen::visibility::{self, rejects_path};
 /// Writes the synthetic corpus (1 scene, 6 s, keyframes only, 800×450) and ingests it.
 /// Returns (dataroot, version, store).
 fn corpus(dir: &Path) -> (PathBuf, String, PathBuf) {
-    let root = dir.join("root");
-    let opts = drivegen::synth::SynthOptions {
-        scenes: 1,
-        duration_s: 6.0,
-        write_sweeps: false,
-        image_width: 800,
-        image_height: 450,
-        ..Default::default()
-    };
-    drivegen::synth::write_nuscenes(&root, &opts).unwrap();
-    let store = dir.join("store");
-    ingest(&IngestOptions {
-        root: root.clone(),
-        version: opts.version.clone(),
-        out: store.clone(),
-        taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
-        rules: Default::default(),
-        chunk_scenes: 1,
-    })
-    .unwrap();
-    (root, opts.version, store)
+    crate::common::synth_store(dir, 1, 6.0, (800, 450))
 }
 
 /// One row of the written table.

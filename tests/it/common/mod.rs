@@ -27,3 +27,35 @@ pub fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>
     }
     out
 }
+
+/// A synthetic nuScenes dataset (`scenes` scenes of `duration_s`, keyframes only,
+/// `width`×`height`) written to `dir/root` and ingested into `dir/store`. Returns (root,
+/// version, store).
+pub fn synth_store(
+    dir: &std::path::Path,
+    scenes: usize,
+    duration_s: f64,
+    (width, height): (u32, u32),
+) -> (std::path::PathBuf, String, std::path::PathBuf) {
+    let root = dir.join("root");
+    let opts = drivegen::synth::SynthOptions {
+        scenes,
+        duration_s,
+        write_sweeps: false,
+        image_width: width,
+        image_height: height,
+        ..Default::default()
+    };
+    drivegen::synth::write_nuscenes(&root, &opts).unwrap();
+    let store = dir.join("store");
+    drivegen::ingest::nuscenes::ingest(&drivegen::ingest::nuscenes::IngestOptions {
+        root: root.clone(),
+        version: opts.version.clone(),
+        out: store.clone(),
+        taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
+        rules: Default::default(),
+        chunk_scenes: 1,
+    })
+    .unwrap();
+    (root, opts.version, store)
+}
