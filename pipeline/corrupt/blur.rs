@@ -325,34 +325,62 @@ pub fn reflect101(i: i32, n: i32) -> i32 {
 /// (0..255 as f32) — horizontal pass into f32, vertical pass back; the twin of the two
 /// passes of `corrupt_gauss_h.wgsl` / `corrupt_gauss_v.wgsl` (before their final step).
 pub fn gaussian_blur_f32(src: &[f32], w: u32, h: u32, weights: &[f32]) -> Vec<f32> {
-    let (w, h) = (w as i32, h as i32);
+    gaussian_blur_rows(src, w, h, weights, 0..h)
+}
+
+/// [`gaussian_blur_f32`] for the output rows `rows` only (the others are 0): each value is
+/// still the sum of its taps in kernel order, as the kernels add them, so the bytes match.
+/// Rows run in parallel, and each tap is one pass over a padded row, which vectorises.
+pub fn gaussian_blur_rows(
+    src: &[f32],
+    w: u32,
+    h: u32,
+    weights: &[f32],
+    rows: std::ops::Range<u32>,
+) -> Vec<f32> {
+    let (wi, hi) = (w as i32, h as i32);
+    let stride = w as usize * 3;
     let r = (weights.len() / 2) as i32;
+    let rows = rows.start.min(h)..rows.end.min(h);
+    let mut needed = vec![false; h as usize];
+    for y in rows.clone() {
+        for k in 0..weights.len() as i32 {
+            needed[reflect101(y as i32 + k - r, hi) as usize] = true;
+        }
+    }
     let mut tmp = vec![0.0f32; src.len()];
-    for y in 0..h {
-        for x in 0..w {
-            for c in 0..3 {
-                let mut acc = 0.0f32;
-                for (k, wk) in weights.iter().enumerate() {
-                    let sx = reflect101(x + k as i32 - r, w);
-                    acc += wk * src[((y * w + sx) * 3 + c) as usize];
-                }
-                tmp[((y * w + x) * 3 + c) as usize] = acc;
-            }
-        }
+    if stride == 0 {
+        return tmp;
     }
+    tmp.par_chunks_mut(stride)
+        .zip(src.par_chunks(stride))
+        .zip(needed.par_iter())
+        .filter(|(_, need)| **need)
+        .for_each(|((out, row), _)| {
+            let padded: Vec<f32> = (-r..wi + r)
+                .flat_map(|x| {
+                    let sx = reflect101(x, wi) as usize * 3;
+                    [row[sx], row[sx + 1], row[sx + 2]]
+                })
+                .collect();
+            for (k, wk) in weights.iter().enumerate() {
+                for (o, v) in out.iter_mut().zip(&padded[k * 3..k * 3 + stride]) {
+                    *o += wk * v;
+                }
+            }
+        });
     let mut out = vec![0.0f32; src.len()];
-    for y in 0..h {
-        for x in 0..w {
-            for c in 0..3 {
-                let mut acc = 0.0f32;
-                for (k, wk) in weights.iter().enumerate() {
-                    let sy = reflect101(y + k as i32 - r, h);
-                    acc += wk * tmp[((sy * w + x) * 3 + c) as usize];
+    out.par_chunks_mut(stride)
+        .enumerate()
+        .filter(|(y, _)| rows.contains(&(*y as u32)))
+        .for_each(|(y, o)| {
+            for (k, wk) in weights.iter().enumerate() {
+                let sy = reflect101(y as i32 + k as i32 - r, hi) as usize;
+                for (a, v) in o.iter_mut().zip(&tmp[sy * stride..(sy + 1) * stride]) {
+                    *a += wk * v;
                 }
-                out[((y * w + x) * 3 + c) as usize] = acc;
             }
-        }
-    }
+        });
     out
 }
 
@@ -376,6 +404,71 @@ mod tests {
                 (state >> 24) as u8
             }))
         })
+    }
+
+    /// The row-parallel blur against the per-pixel sum it replaced (each tap looked up through
+    /// reflect-101 and added in kernel order): the same bits, also for kernels wider than the
+    /// image and for a band of rows.
+    #[test]
+    fn gaussian_blur_equals_the_per_pixel_sum() {
+        fn per_pixel(src: &[f32], w: i32, h: i32, wt: &[f32], horizontal: bool) -> Vec<f32> {
+            let r = (wt.len() / 2) as i32;
+            let mut out = vec![0.0f32; src.len()];
+            for y in 0..h {
+                for x in 0..w {
+                    for c in 0..3 {
+                        let mut acc = 0.0f32;
+                        for (k, wk) in wt.iter().enumerate() {
+                            let (sx, sy) = if horizontal {
+                                (reflect101(x + k as i32 - r, w), y)
+                            } else {
+                                (x, reflect101(y + k as i32 - r, h))
+                            };
+                            acc += wk * src[((sy * w + sx) * 3 + c) as usize];
+                        }
+                        out[((y * w + x) * 3 + c) as usize] = acc;
+                    }
+                }
+            }
+            out
+        }
+        for (n, (w, h, k)) in [
+            (97, 61, 7),
+            (160, 90, 25),
+            (5, 40, 13),
+            (40, 3, 9),
+            (1, 1, 5),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let img = random_image(w, h, 0x51_7cc1 + n as u64);
+            let src: Vec<f32> = img.as_raw().iter().map(|v| f32::from(*v)).collect();
+            let wt = gaussian_weights(k);
+            let (wi, hi) = (w as i32, h as i32);
+            let want = per_pixel(&per_pixel(&src, wi, hi, &wt, true), wi, hi, &wt, false);
+            let got = gaussian_blur_f32(&src, w, h, &wt);
+            assert!(want
+                .iter()
+                .zip(&got)
+                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            let band = h / 3..h / 2 + 1;
+            let part = gaussian_blur_rows(&src, w, h, &wt, band.clone());
+            for (y, (a, b)) in want
+                .chunks(w as usize * 3)
+                .zip(part.chunks(w as usize * 3))
+                .enumerate()
+            {
+                if band.contains(&(y as u32)) {
+                    assert!(
+                        a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                        "row {y}"
+                    );
+                } else {
+                    assert!(b.iter().all(|v| *v == 0.0), "row {y} outside the band");
+                }
+            }
+        }
     }
 
     /// Motion and Zoom Blur by the kernels' per-pixel recipe ([`gather`], [`zoom_sample`]):

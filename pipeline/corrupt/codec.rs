@@ -78,12 +78,40 @@ impl Drop for Scratch {
     }
 }
 
-fn run(ffmpeg: &Path, image_id: &str, step: &str, args: &[&str]) -> Result<()> {
-    let out = Command::new(ffmpeg)
+/// Runs ffmpeg with `args`, `input` on its stdin (written from a second thread, so that
+/// neither side waits on a full pipe); returns its stdout.
+fn run(
+    ffmpeg: &Path,
+    image_id: &str,
+    step: &str,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(ffmpeg)
         .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
         .args(args)
-        .output()
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| tool_error(format!("{image_id}: cannot run {}: {e}", ffmpeg.display())))?;
+    let stdin = child.stdin.take();
+    let (out, fed) = std::thread::scope(|s| {
+        let feeder = s.spawn(move || match (stdin, input) {
+            (Some(mut pipe), Some(bytes)) => pipe.write_all(bytes),
+            _ => Ok(()),
+        });
+        let out = child.wait_with_output();
+        (out, feeder.join())
+    });
+    let out =
+        out.map_err(|e| tool_error(format!("{image_id}: {step}: waiting for ffmpeg: {e}")))?;
     if !out.status.success() {
         return Err(tool_error(format!(
             "{image_id}: {step} failed ({}): {}",
@@ -91,10 +119,18 @@ fn run(ffmpeg: &Path, image_id: &str, step: &str, args: &[&str]) -> Result<()> {
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    Ok(())
+    match fed {
+        Ok(Ok(())) => Ok(out.stdout),
+        Ok(Err(e)) => Err(tool_error(format!(
+            "{image_id}: {step}: writing the frame: {e}"
+        ))),
+        Err(_) => Err(Error::Internal("the ffmpeg feeder panicked".into())),
+    }
 }
 
-/// Encodes the even-cropped image as a one-frame MPEG-4 Part 2 stream; returns the crop.
+/// Encodes the even-cropped image as a one-frame MPEG-4 Part 2 stream; returns the crop. The
+/// frame goes to ffmpeg as raw RGB on a pipe: the same pixels a PNG would carry, without
+/// deflating and inflating them.
 fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> Result<(u32, u32)> {
     let (w, h) = (img.width() & !1, img.height() & !1);
     if w == 0 || h == 0 {
@@ -105,19 +141,23 @@ fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> R
         ));
     }
     let crop = image::imageops::crop_imm(img, 0, 0, w, h).to_image();
-    let png = dir.join("src.png");
-    crop.save(&png)
-        .map_err(|e| Error::input(image_id, "image", format!("writing {}: {e}", png.display())))?;
     let fps = FPS.to_string();
+    let size = format!("{w}x{h}");
     run(
         ffmpeg,
         image_id,
         "mpeg4 encode",
         &[
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-s",
+            &size,
             "-framerate",
             &fps,
             "-i",
-            &path_str(&png)?,
+            "pipe:0",
             "-c:v",
             "mpeg4",
             "-pix_fmt",
@@ -128,6 +168,7 @@ fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> R
             "mp4",
             &path_str(&dir.join("src.mp4"))?,
         ],
+        Some(crop.as_raw()),
     )?;
     Ok((w, h))
 }
@@ -138,15 +179,46 @@ fn path_str(p: &Path) -> Result<String> {
         .ok_or_else(|| tool_error(format!("{}: not a UTF-8 path", p.display())))
 }
 
-/// Decodes the first frame of `video` and pastes it over a copy of `img`.
+/// Decodes the first frame of `video` (`w`×`h`, raw RGB on ffmpeg's stdout) and pastes it
+/// over a copy of `img`.
 fn decode(
     ffmpeg: &Path,
     img: &RgbImage,
+    (w, h): (u32, u32),
     image_id: &str,
     video: &Path,
-    dir: &Path,
 ) -> Result<RgbImage> {
-    let png = dir.join("out.png");
+    let raw = run(
+        ffmpeg,
+        image_id,
+        "decode",
+        &[
+            "-i",
+            &path_str(video)?,
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "pipe:1",
+        ],
+        None,
+    )?;
+    let dec = match RgbImage::from_raw(w, h, raw) {
+        Some(d) => d,
+        // A damaged stream can decode to another frame size: read it through a PNG, which
+        // carries its size, and paste what there is.
+        None => decode_png(ffmpeg, image_id, video)?,
+    };
+    let mut out = img.clone();
+    image::imageops::replace(&mut out, &dec, 0, 0);
+    Ok(out)
+}
+
+/// The first frame of `video`, whatever its size, through a PNG beside it.
+fn decode_png(ffmpeg: &Path, image_id: &str, video: &Path) -> Result<RgbImage> {
+    let png = video.with_extension("png");
     run(
         ffmpeg,
         image_id,
@@ -160,13 +232,11 @@ fn decode(
             "rgb24",
             &path_str(&png)?,
         ],
+        None,
     )?;
-    let dec = image::open(&png)
+    Ok(image::open(&png)
         .map_err(|e| tool_error(format!("{image_id}: decoded frame unreadable: {e}")))?
-        .to_rgb8();
-    let mut out = img.clone();
-    image::imageops::replace(&mut out, &dec, 0, 0);
-    Ok(out)
+        .to_rgb8())
 }
 
 /// Applies a codec corruption to one image; returns the image and its metadata.
@@ -189,69 +259,107 @@ pub fn apply_codec_with(
     img: &RgbImage,
     image_id: &str,
 ) -> Result<(RgbImage, Value)> {
-    let ffmpeg = ffmpeg.to_path_buf();
-    let scratch = Scratch::new()?;
-    let dir = &scratch.0;
-    encode_source(&ffmpeg, img, image_id, dir)?;
-    let src = dir.join("src.mp4");
-    let bytes = std::fs::metadata(&src)
-        .map_err(|e| Error::io(&src, e))?
-        .len();
-    let source_bps = bytes * 8 * u64::from(FPS);
-    let i = sev_index(severity);
-    match corruption {
-        Corruption::H265 => {
-            let d = cfg.h265.bitrate_divisor[i];
-            let target = (source_bps / u64::from(d)).max(1000);
-            let rate = target.to_string();
-            let out = dir.join("h265.mp4");
-            run(
-                &ffmpeg,
-                image_id,
-                "libx265 encode",
-                &[
-                    "-i",
-                    &path_str(&src)?,
-                    "-c:v",
-                    "libx265",
-                    "-b:v",
-                    &rate,
-                    "-maxrate",
-                    &rate,
-                    "-bufsize",
-                    &rate,
-                    "-x265-params",
-                    "log-level=error:pools=1:frame-threads=1",
-                    &path_str(&out)?,
-                ],
-            )?;
-            let img = decode(&ffmpeg, img, image_id, &out, dir)?;
-            Ok((
-                img,
-                json!({"source_bitrate": source_bps, "divisor": d, "target_bitrate": target}),
-            ))
+    Source::encode(ffmpeg, img, image_id)?.apply(cfg, corruption, severity, img)
+}
+
+/// One image's source stream, encoded once and shared by every codec corruption and severity
+/// of that image (each starts from the same one-frame MPEG-4 stream).
+pub struct Source {
+    ffmpeg: PathBuf,
+    image_id: String,
+    scratch: Scratch,
+    crop: (u32, u32),
+    bits_per_second: u64,
+}
+
+impl Source {
+    /// Encodes `img` as the one-frame source stream.
+    pub fn encode(ffmpeg: &Path, img: &RgbImage, image_id: &str) -> Result<Source> {
+        let scratch = Scratch::new()?;
+        let crop = encode_source(ffmpeg, img, image_id, &scratch.0)?;
+        let src = scratch.0.join("src.mp4");
+        let bytes = std::fs::metadata(&src)
+            .map_err(|e| Error::io(&src, e))?
+            .len();
+        Ok(Source {
+            ffmpeg: ffmpeg.to_path_buf(),
+            image_id: image_id.to_string(),
+            scratch,
+            crop,
+            bits_per_second: bytes * 8 * u64::from(FPS),
+        })
+    }
+
+    /// `corruption` at `severity` on `img` (the image the stream was encoded from): the
+    /// corrupted image and its metadata. Calls on one source may run side by side.
+    pub fn apply(
+        &self,
+        cfg: &CorruptConfig,
+        corruption: Corruption,
+        severity: u8,
+        img: &RgbImage,
+    ) -> Result<(RgbImage, Value)> {
+        let (ffmpeg, image_id, crop) = (&self.ffmpeg, self.image_id.as_str(), self.crop);
+        let dir = &self.scratch.0;
+        let src = dir.join("src.mp4");
+        let source_bps = self.bits_per_second;
+        let i = sev_index(severity);
+        match corruption {
+            Corruption::H265 => {
+                let d = cfg.h265.bitrate_divisor[i];
+                let target = (source_bps / u64::from(d)).max(1000);
+                let rate = target.to_string();
+                let out = dir.join(format!("h265-{severity}.mp4"));
+                run(
+                    ffmpeg,
+                    image_id,
+                    "libx265 encode",
+                    &[
+                        "-i",
+                        &path_str(&src)?,
+                        "-c:v",
+                        "libx265",
+                        "-b:v",
+                        &rate,
+                        "-maxrate",
+                        &rate,
+                        "-bufsize",
+                        &rate,
+                        "-x265-params",
+                        "log-level=error:pools=1:frame-threads=1",
+                        &path_str(&out)?,
+                    ],
+                    None,
+                )?;
+                let img = decode(ffmpeg, img, crop, image_id, &out)?;
+                Ok((
+                    img,
+                    json!({"source_bitrate": source_bps, "divisor": d, "target_bitrate": target}),
+                ))
+            }
+            Corruption::BitError => {
+                let n = cfg.bit_error.noise[i];
+                let out = dir.join(format!("noisy-{severity}.mp4"));
+                let bsf = format!("noise=amount={n}");
+                run(
+                    ffmpeg,
+                    image_id,
+                    "noise bitstream filter",
+                    &[
+                        "-i",
+                        &path_str(&src)?,
+                        "-c",
+                        "copy",
+                        "-bsf:v",
+                        &bsf,
+                        &path_str(&out)?,
+                    ],
+                    None,
+                )?;
+                let img = decode(ffmpeg, img, crop, image_id, &out)?;
+                Ok((img, json!({"source_bitrate": source_bps, "noise": n})))
+            }
+            other => Err(Error::invalid(other.name(), "is not a codec corruption")),
         }
-        Corruption::BitError => {
-            let n = cfg.bit_error.noise[i];
-            let out = dir.join("noisy.mp4");
-            let bsf = format!("noise=amount={n}");
-            run(
-                &ffmpeg,
-                image_id,
-                "noise bitstream filter",
-                &[
-                    "-i",
-                    &path_str(&src)?,
-                    "-c",
-                    "copy",
-                    "-bsf:v",
-                    &bsf,
-                    &path_str(&out)?,
-                ],
-            )?;
-            let img = decode(&ffmpeg, img, image_id, &out, dir)?;
-            Ok((img, json!({"source_bitrate": source_bps, "noise": n})))
-        }
-        other => Err(Error::invalid(other.name(), "is not a codec corruption")),
     }
 }

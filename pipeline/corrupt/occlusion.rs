@@ -9,7 +9,7 @@ use image::RgbImage;
 use serde::Serialize;
 use serde_json::json;
 
-use super::blur::{gaussian_blur_f32, gaussian_weights, round_u8};
+use super::blur::{gaussian_blur_f32, gaussian_blur_rows, gaussian_weights, round_u8};
 use super::config::CorruptConfig;
 use super::rng::Key;
 use super::sev_index;
@@ -272,7 +272,11 @@ impl LensPlan {
 /// The CPU twin of the lens kernels: blurred inside the ellipse, the original outside.
 pub fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
     let src: Vec<f32> = img.as_raw().iter().map(|v| f32::from(*v)).collect();
-    let blurred = gaussian_blur_f32(&src, img.width(), img.height(), &plan.weights);
+    // Only the rows the ellipse crosses are blurred: the rest of the image is kept as it is.
+    let mut inside = plan.spans.iter().enumerate().filter(|(_, [a, b])| a <= b);
+    let first = inside.next().map_or(0, |(y, _)| y as u32);
+    let last = inside.next_back().map_or(first + 1, |(y, _)| y as u32 + 1);
+    let blurred = gaussian_blur_rows(&src, img.width(), img.height(), &plan.weights, first..last);
     let w = img.width() as i32;
     let mut out = img.clone();
     for (i, o) in out.iter_mut().enumerate() {

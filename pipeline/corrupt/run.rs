@@ -335,8 +335,9 @@ pub fn corrupt_frame(
     views: &[View<'_>],
 ) -> Result<Vec<(RgbImage, bool, Value)>> {
     if c.is_codec() {
+        // Each view is its own ffmpeg processes, which run side by side.
         return views
-            .iter()
+            .par_iter()
             .map(|v| {
                 let (img, p) = codec::apply_codec(cfg, c, severity, v.image, v.image_id)?;
                 Ok((img, true, p))
@@ -560,9 +561,17 @@ fn corrupt_frames(
             .collect();
         acc.summary.frames += 1;
         acc.summary.images_in += views.len();
+        let mut codec_done = codec_frame(opts, &views)?.into_iter();
         for &c in &opts.corruptions {
             for sev in severities(opts, c) {
-                let done = if opts.images || c.is_codec() {
+                let done = if c.is_codec() {
+                    codec_done
+                        .next()
+                        .ok_or_else(|| Error::Internal("a codec corruption is missing".into()))?
+                        .into_iter()
+                        .map(|(img, applied, p)| (Some(img), applied, p))
+                        .collect()
+                } else if opts.images {
                     corrupt_frame(
                         &opts.config,
                         gpu,
@@ -592,6 +601,44 @@ fn corrupt_frames(
         pb.inc(1);
     }
     Ok(())
+}
+
+/// Every codec corruption and severity of one frame's views (in the order of `opts`), run
+/// side by side; each view's source stream is encoded once for all of them.
+fn codec_frame(
+    opts: &CorruptOptions,
+    views: &[View<'_>],
+) -> Result<Vec<Vec<(RgbImage, bool, Value)>>> {
+    let jobs: Vec<(Corruption, u8)> = opts
+        .corruptions
+        .iter()
+        .filter(|c| c.is_codec())
+        .flat_map(|&c| severities(opts, c).into_iter().map(move |s| (c, s)))
+        .collect();
+    if jobs.is_empty() || views.is_empty() {
+        return Ok(vec![Vec::new(); jobs.len()]);
+    }
+    let ffmpeg = codec::find_ffmpeg()?;
+    let sources = views
+        .par_iter()
+        .map(|v| codec::Source::encode(&ffmpeg, v.image, v.image_id))
+        .collect::<Result<Vec<_>>>()?;
+    let cells: Vec<(usize, usize)> = (0..jobs.len())
+        .flat_map(|j| (0..views.len()).map(move |v| (j, v)))
+        .collect();
+    let mut done = cells
+        .par_iter()
+        .map(|&(j, v)| {
+            let (c, sev) = jobs[j];
+            let (img, p) = sources[v].apply(&opts.config, c, sev, views[v].image)?;
+            Ok((img, true, p))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
+    Ok(jobs
+        .iter()
+        .map(|_| done.by_ref().take(views.len()).collect())
+        .collect())
 }
 
 impl Gathered {

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use image::{imageops, Rgb, RgbImage};
+use rayon::prelude::*;
 use serde_json::json;
 
 use super::run::{corrupt_frame, encode_like, load_rgb};
@@ -69,6 +70,31 @@ pub fn contact_sheet_of(
     }
     let thumb = |i: &RgbImage| imageops::resize(i, cell_w, cell_h, imageops::FilterType::Triangle);
     let clean = thumb(img);
+    // Every cell is drawn first, side by side (only its thumbnail is kept), then laid out in
+    // order.
+    let jobs: Vec<(Corruption, u8)> = Corruption::ALL
+        .into_iter()
+        .flat_map(|c| (1..=5u8).map(move |sev| (c, sev)))
+        .collect();
+    let view = [View {
+        image_id: id,
+        camera: "CAM_FRONT",
+        image: img,
+    }];
+    let mut cells = jobs
+        .par_iter()
+        .map(
+            |&(c, sev)| match corrupt_frame(cfg, gpu, c, sev, seed, id, &view) {
+                Ok(mut v) => {
+                    let (out_img, _, params) = v.remove(0);
+                    Ok(Ok((thumb(&out_img), params)))
+                }
+                Err(e @ Error::Tool { .. }) => Ok(Err(e)),
+                Err(e) => Err(e),
+            },
+        )
+        .collect::<Result<Vec<_>>>()?
+        .into_iter();
     let mut legend = Vec::new();
     for (r, c) in Corruption::ALL.into_iter().enumerate() {
         let y = top + GAP + r as u32 * (cell_h + GAP);
@@ -83,19 +109,13 @@ pub fn contact_sheet_of(
         let mut notes = Vec::new();
         for sev in 1..=5u8 {
             let x = left + GAP + u32::from(sev) * (cell_w + GAP);
-            let view = [View {
-                image_id: id,
-                camera: "CAM_FRONT",
-                image: img,
-            }];
-            match corrupt_frame(cfg, gpu, c, sev, seed, id, &view) {
-                Ok(mut v) => {
-                    let (out_img, _, params) = v.remove(0);
-                    imageops::replace(&mut sheet, &thumb(&out_img), i64::from(x), i64::from(y));
+            match cells.next() {
+                Some(Ok((cell, params))) => {
+                    imageops::replace(&mut sheet, &cell, i64::from(x), i64::from(y));
                     notes.push(params);
                 }
                 // A missing ffmpeg greys out the codec rows instead of losing the sheet.
-                Err(e @ Error::Tool { .. }) => {
+                Some(Err(e)) => {
                     eprintln!(
                         "drivegen: contact sheet: {} left grey: {}",
                         e.report(),
@@ -105,7 +125,7 @@ pub fn contact_sheet_of(
                     imageops::replace(&mut sheet, &grey, i64::from(x), i64::from(y));
                     notes.push(json!({"error": e.report().to_string()}));
                 }
-                Err(e) => return Err(e),
+                None => return Err(Error::Internal("a contact-sheet cell is missing".into())),
             }
             if sev == cfg.default_severity(c) {
                 frame_cell(&mut sheet, x, y, cell_w, cell_h);

@@ -643,16 +643,37 @@ fn black_like(bytes: &[u8], file: &Path) -> Result<Vec<u8>> {
     black_image(format, w, h, file)
 }
 
-/// A black `w`×`h` image encoded as `format` (`file` names it in an error).
+/// A black `w`×`h` image encoded as `format` (`file` names it in an error). Every text-only
+/// control of a size is the same picture, so each (format, size) is encoded once per process.
 fn black_image(format: image::ImageFormat, w: u32, h: u32, file: &Path) -> Result<Vec<u8>> {
+    type Cache = std::sync::Mutex<BTreeMap<(bool, u32, u32), Arc<Vec<u8>>>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let jpeg = format == image::ImageFormat::Jpeg;
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(b) = cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&(jpeg, w, h)).cloned())
+    {
+        return Ok(b.to_vec());
+    }
+    if w == 0 || h == 0 || w > crate::jpeg::MAX_SIDE || h > crate::jpeg::MAX_SIDE {
+        return Err(Error::Input {
+            file: file.to_path_buf(),
+            record: String::new(),
+            detail: format!("cannot encode a {w}×{h} black control image"),
+        });
+    }
     let black = image::RgbImage::new(w, h);
-    let mut out = std::io::Cursor::new(Vec::new());
-    black.write_to(&mut out, format).map_err(|e| Error::Input {
-        file: file.to_path_buf(),
-        record: String::new(),
-        detail: format!("cannot encode the black control image: {e}"),
-    })?;
-    Ok(out.into_inner())
+    let bytes = if jpeg {
+        crate::jpeg::encode(black.as_raw(), w as usize, h as usize, 95)
+    } else {
+        crate::store::atomic::encode_png(&file.display(), black)?
+    };
+    if let Ok(mut c) = cache.lock() {
+        c.insert((jpeg, w, h), Arc::new(bytes.clone()));
+    }
+    Ok(bytes)
 }
 
 /// Rows per (family, question type).
