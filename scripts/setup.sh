@@ -2,6 +2,7 @@
 # Installs what drivegen's build, tests and demo need, when it is missing. Idempotent.
 #  - the Vulkan loader and Mesa's lavapipe (a CPU Vulkan driver) where no GPU driver is present
 #  - ffmpeg (the H.265 and bit-error corruptions)
+#  - cmake and nasm, which build the bundled libjpeg-turbo (drivegen's JPEG encoder) with SIMD
 #  - Python venvs holding the reference implementations the tests compare against
 #    (nuscenes-devkit; numpy/scipy/pyarrow), cached outside the clone.
 set -euo pipefail
@@ -16,6 +17,8 @@ if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1 && ! ls /etc/vulkan/icd.d
   need_apt+=(mesa-vulkan-drivers)
 fi
 if ! command -v ffmpeg >/dev/null 2>&1; then need_apt+=(ffmpeg); fi
+if ! command -v cmake >/dev/null 2>&1; then need_apt+=(cmake); fi
+if ! command -v nasm >/dev/null 2>&1; then need_apt+=(nasm); fi
 if ! python3 -m venv --help >/dev/null 2>&1; then need_apt+=(python3-venv); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}" >&2

@@ -229,7 +229,7 @@ fn marked_thumbnails(som: &[(PathBuf, PathBuf)], n: usize, assets: &Path) -> Res
                 let small = img
                     .resize_exact(w, h as u32, image::imageops::FilterType::Triangle)
                     .to_rgb8();
-                let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85);
+                let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85)?;
                 let name = format!("marked_{:02}.jpg", names.len());
                 write_atomic(&assets.join(&name), &bytes)?;
                 names.push(name);

@@ -310,12 +310,7 @@ pub fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> 
                 format!("cannot encode a {w}×{h} JPEG: sides must be at most 65535"),
             ));
         }
-        return Ok(crate::jpeg::encode(
-            img.as_raw(),
-            w as usize,
-            h as usize,
-            quality,
-        ));
+        return crate::jpeg::encode(img.as_raw(), w as usize, h as usize, quality);
     }
     let mut buf = Vec::new();
     img.write_with_encoder(image::codecs::png::PngEncoder::new(&mut buf))

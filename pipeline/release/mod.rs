@@ -666,7 +666,7 @@ fn black_image(format: image::ImageFormat, w: u32, h: u32, file: &Path) -> Resul
     }
     let black = image::RgbImage::new(w, h);
     let bytes = if jpeg {
-        crate::jpeg::encode(black.as_raw(), w as usize, h as usize, 95)
+        crate::jpeg::encode(black.as_raw(), w as usize, h as usize, 95)?
     } else {
         crate::store::atomic::encode_png(&file.display(), black)?
     };

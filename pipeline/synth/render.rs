@@ -776,7 +776,7 @@ pub fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<V
             rgb.len()
         )));
     }
-    Ok(crate::jpeg::encode(rgb, w, h, quality))
+    crate::jpeg::encode(rgb, w, h, quality)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod balance;
 mod build;
 mod build_sources;
 mod cli;
+mod codecs;
 mod corrupt_cli;
 mod corrupt_codec;
 mod corrupt_kernels;

@@ -1,4 +1,4 @@
-//! `drivegen bench visibility|corrupt`: throughput tables, each implementation beside the
+//! `drivegen bench visibility|corrupt|codecs`: throughput tables, each implementation beside the
 //! others and the Python reference measured in the same run.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +19,8 @@ pub enum BenchCommand {
     /// Images/s per corruption at 1600×900: GPU kernels, GPU with JPEG decode/encode, the CPU
     /// twin, and imagecorruptions (benches/reference/corrupt.py) where it is installed.
     Corrupt(BenchCorruptArgs),
+    /// Images/s of JPEG and PNG encoding at 1600×900, drivegen beside Pillow (libjpeg-turbo).
+    Codecs(BenchCodecsArgs),
 }
 
 impl BenchCommand {
@@ -26,6 +28,7 @@ impl BenchCommand {
         match self {
             BenchCommand::Visibility(a) => a.run(),
             BenchCommand::Corrupt(a) => a.run(),
+            BenchCommand::Codecs(a) => a.run(),
         }
     }
 }
@@ -179,6 +182,44 @@ impl BenchCorruptArgs {
         {
             drivegen::store::atomic::write_report(&p, report.as_bytes())?;
         }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchCodecsArgs {
+    #[arg(long, default_value_t = 1600, value_parser = count32)]
+    pub width: u32,
+    #[arg(long, default_value_t = 900, value_parser = count32)]
+    pub height: u32,
+    #[arg(long, default_value_t = 95)]
+    pub quality: u8,
+    /// A python with Pillow (default: `.venv-interop/bin/python` when it exists); `none` skips
+    /// the reference.
+    #[arg(long)]
+    pub python: Option<String>,
+}
+
+impl BenchCodecsArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        if !(1..=100).contains(&self.quality) {
+            return Err(Error::invalid("--quality", "must be 1 to 100"));
+        }
+        let python = match self.python.as_deref() {
+            Some("none") => None,
+            Some(p) => Some(PathBuf::from(p)),
+            None => {
+                let p = Path::new(".venv-interop/bin/python");
+                p.is_file().then(|| p.to_path_buf())
+            }
+        };
+        let b = drivegen::bench::codecs::CodecBench {
+            width: self.width,
+            height: self.height,
+            quality: self.quality,
+            python,
+        };
+        print!("{}", drivegen::bench::codecs::run(&b)?);
         Ok(ExitCode::SUCCESS)
     }
 }
