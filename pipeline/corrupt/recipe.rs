@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use arrow::array::{Array, BooleanArray, RecordBatch, StringArray, UInt64Array, UInt8Array};
 use arrow::datatypes::{Schema, SchemaRef};
-use arrow::ipc::writer::FileWriter;
 use image::RgbImage;
 
 use super::config::CorruptConfig;
@@ -22,7 +21,6 @@ use super::output::{schema, to_batch, CorruptionRow};
 use super::rng::Key;
 use super::{apply_cpu, check_severity, view_plan, Corruption, Plan, View};
 use crate::gpu::Gpu;
-use crate::store::atomic::AtomicFile;
 use crate::{Error, Result};
 
 /// The schema metadata key holding the corruption settings as JSON.
@@ -40,7 +38,7 @@ pub fn schema_with(cfg: &CorruptConfig) -> Result<SchemaRef> {
 /// Writes `rows` (in scene order) to `path`, a record batch per run of rows of one scene.
 pub fn write(path: &Path, rows: &[CorruptionRow], cfg: &CorruptConfig) -> Result<()> {
     let schema = schema_with(cfg)?;
-    let mut w = FileWriter::try_new(AtomicFile::create(path)?, &schema)?;
+    let mut w = crate::store::atomic::ipc_writer(path, &schema)?;
     let mut start = 0;
     while start < rows.len() {
         let scene = &rows[start].scene_id;

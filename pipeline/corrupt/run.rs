@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::ipc::writer::FileWriter;
 use image::RgbImage;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -26,7 +25,7 @@ use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
@@ -712,7 +711,7 @@ impl Gathered {
 }
 
 fn write_table(path: &Path, batch: &arrow::array::RecordBatch) -> Result<()> {
-    let mut w = FileWriter::try_new(AtomicFile::create(path)?, &batch.schema())?;
+    let mut w = crate::store::atomic::ipc_writer(path, &batch.schema())?;
     w.write(batch)?;
     w.finish()?;
     let file = w.into_inner()?;

@@ -25,7 +25,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use arrow::ipc::writer::FileWriter;
 use rayon::prelude::*;
 
 use self::clips::RawClip;
@@ -33,7 +32,6 @@ use self::config::EgodynConfig;
 use self::kinematics::{Features, Kinematics, Processor};
 use self::oracle::Oracle;
 use self::prompt::TrajectoryText;
-use crate::store::atomic::AtomicFile;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{SceneData, Store};
 use crate::{Error, Result};
@@ -216,11 +214,8 @@ pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
     )?;
     let clips_schema = output::clips_schema();
     let qa_schema = crate::qa::qa_schema();
-    let mut clips_w = FileWriter::try_new(
-        AtomicFile::create(&out_dir.join(CLIPS_FILE))?,
-        &clips_schema,
-    )?;
-    let mut qa_w = FileWriter::try_new(AtomicFile::create(&out_dir.join(QA_FILE))?, &qa_schema)?;
+    let mut clips_w = crate::store::atomic::ipc_writer(&out_dir.join(CLIPS_FILE), &clips_schema)?;
+    let mut qa_w = crate::store::atomic::ipc_writer(&out_dir.join(QA_FILE), &qa_schema)?;
     let mut log = RejectLog::new();
     let mut summary = EgomotionSummary {
         out_dir: out_dir.to_path_buf(),

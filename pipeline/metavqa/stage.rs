@@ -32,7 +32,6 @@ use std::time::Instant;
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::ipc::writer::FileWriter;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -49,7 +48,7 @@ use crate::images::ImageReader;
 use crate::qa::record::{self, QaRecord, SplitMix64};
 use crate::som::recipe::{self, MarkedImage};
 use crate::som::SomConfig;
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, Store};
 use crate::visibility::output::safe_name;
@@ -573,7 +572,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     )?;
     write_rollouts(&opts.out, cfg, &ro)?;
     let out_file = opts.out.join("metavqa_qa.arrow");
-    let mut writer = FileWriter::try_new(AtomicFile::create(&out_file)?, &qa_schema())?;
+    let mut writer = crate::store::atomic::ipc_writer(&out_file, &qa_schema())?;
     let mut recipe_writer = recipe::Writer::create(&opts.out.join(recipe::FILE), &opts.som.draw)?;
     let mut s = Summary {
         out_file: out_file.clone(),

@@ -174,7 +174,7 @@ pub struct QaWriter {
 impl QaWriter {
     pub fn create(path: &Path) -> Result<Self> {
         Ok(Self {
-            w: FileWriter::try_new(AtomicFile::create(path)?, &super::qa_schema())?,
+            w: crate::store::atomic::ipc_writer(path, &super::qa_schema())?,
             pending: Vec::with_capacity(BATCH_ROWS),
             rows: 0,
         })

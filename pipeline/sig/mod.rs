@@ -17,12 +17,10 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
 use arrow::ipc::reader::FileReader;
-use arrow::ipc::writer::FileWriter;
 
 pub use config::SigConfig;
 pub use frame::{SigFrame, SigObject};
 
-use crate::store::atomic::AtomicFile;
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 
@@ -163,14 +161,9 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     };
     let _owned =
         crate::store::owner::Owned::claim(&opts.out, "SIG output", "the scene-graph tables")?;
-    let mut fw = FileWriter::try_new(
-        AtomicFile::create(&opts.out.join(FRAMES_FILE))?,
-        &output::frames_schema(),
-    )?;
-    let mut qw = FileWriter::try_new(
-        AtomicFile::create(&opts.out.join(QA_FILE))?,
-        &output::qa_schema(),
-    )?;
+    let mut fw =
+        crate::store::atomic::ipc_writer(&opts.out.join(FRAMES_FILE), &output::frames_schema())?;
+    let mut qw = crate::store::atomic::ipc_writer(&opts.out.join(QA_FILE), &output::qa_schema())?;
     let grid = frame::grid_json(cfg).to_string();
     for scene in store.scenes()? {
         let scene = scene?;

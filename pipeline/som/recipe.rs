@@ -123,7 +123,7 @@ pub struct Writer {
 impl Writer {
     pub fn create(path: &Path, draw: &DrawConfig) -> Result<Self> {
         let schema = schema(draw)?;
-        let inner = FileWriter::try_new(AtomicFile::create(path)?, &schema)?;
+        let inner = crate::store::atomic::ipc_writer(path, &schema)?;
         Ok(Self { schema, inner })
     }
 

@@ -25,7 +25,6 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::ipc::reader::FileReader;
-use arrow::ipc::writer::FileWriter;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
@@ -35,7 +34,7 @@ use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
 use super::recipe::{self, MarkedImage};
 use crate::images::ImageReader;
-use crate::store::atomic::{write_atomic, AtomicFile};
+use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::Store;
 use crate::visibility::anchor::{choose_anchor, image_anchors};
@@ -271,7 +270,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
         "marks.arrow and marked images",
     )?;
     let marks_path = out_dir.join("marks.arrow");
-    let mut writer = FileWriter::try_new(AtomicFile::create(&marks_path)?, &marks_schema())?;
+    let mut writer = crate::store::atomic::ipc_writer(&marks_path, &marks_schema())?;
     let mut recipe_writer = recipe::Writer::create(&out_dir.join(recipe::FILE), &cfg.draw)?;
     let mut summary = SomSummary {
         out_dir: out_dir.to_path_buf(),

@@ -125,6 +125,23 @@ pub fn encode_png(
     Ok(bytes)
 }
 
+/// An Arrow IPC file writer for a stage's table at `path`, written atomically. Record batches
+/// are compressed with zstd (an IPC format option that pyarrow, polars and arrow-rs read):
+/// the tables are mostly repeated ids, prompts and JSON, which shrink several-fold, and
+/// they are the bulk of a work folder once images are no longer written.
+pub fn ipc_writer(
+    path: &Path,
+    schema: &arrow::datatypes::Schema,
+) -> Result<arrow::ipc::writer::FileWriter<AtomicFile>> {
+    let opts = arrow::ipc::writer::IpcWriteOptions::default()
+        .try_with_compression(Some(arrow::ipc::CompressionType::ZSTD))?;
+    Ok(arrow::ipc::writer::FileWriter::try_new_with_options(
+        AtomicFile::create(path)?,
+        schema,
+        opts,
+    )?)
+}
+
 /// Writes `bytes` to `path` atomically, creating parent folders.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;

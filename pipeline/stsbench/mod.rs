@@ -16,13 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use arrow::ipc::writer::FileWriter;
-
 pub use catalog::{Role, Scenario};
 pub use config::StsConfig;
 
 use crate::maplayers::MapLayers;
-use crate::store::atomic::AtomicFile;
 use crate::store::{CameraRow, Store};
 use crate::tracks::{scene_tracks, Track};
 use crate::{Error, Result};
@@ -284,7 +281,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     }
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     let schema = output::schema();
-    let mut w = FileWriter::try_new(AtomicFile::create(&summary.out_file)?, &schema)?;
+    let mut w = crate::store::atomic::ipc_writer(&summary.out_file, &schema)?;
     for (ms, insts) in scenes.iter().zip(&per_scene) {
         let mut rows = Vec::new();
         for inst in insts {

@@ -43,7 +43,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use arrow::ipc::writer::FileWriter;
 use rayon::prelude::*;
 
 use self::anchor::{AnchorConfig, MarkAnchor};
@@ -52,7 +51,6 @@ use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
 use self::project::{project_box, BoxGeom, Camera, Projection};
 use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
-use crate::store::atomic::AtomicFile;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
@@ -187,7 +185,7 @@ pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
         .transpose()?;
     let anchor_cfg = AnchorConfig::built_in()?;
     let schema = output::schema();
-    let mut writer = FileWriter::try_new(AtomicFile::create(out_file)?, &schema)?;
+    let mut writer = crate::store::atomic::ipc_writer(out_file, &schema)?;
     let mut log = RejectLog::new();
     let mut summary = VisibilitySummary {
         out_file: out_file.to_path_buf(),
