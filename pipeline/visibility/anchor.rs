@@ -190,33 +190,43 @@ fn check_len(p: &EdtParams, ids: &[u32]) -> Result<()> {
 // CPU twin (loop for loop what the kernels do)
 // ---------------------------------------------------------------------------------------
 
-/// Pass 1 for column `i` (kernel `som_edt_cols`).
-fn edt_column(p: &EdtParams, ids: &[u32], g: &mut [u32], i: u32) {
+/// Pass 1 for every column (kernel `som_edt_cols`, one invocation per column). Each column's
+/// steps are the kernel's, but all columns advance together row by row, so memory is read
+/// in order instead of one stride-`width` walk per column.
+fn edt_columns(p: &EdtParams, ids: &[u32], g: &mut [u32]) {
     let (w, h) = (p.width as usize, p.height);
-    let at = |j: u32| j as usize * w + i as usize;
-    let mut s = 0u32;
-    let mut prev = EMPTY;
-    for j in 0..h {
-        let l = p.label(ids[at(j)], i, j);
-        if j > 0 && l != prev {
-            s = j;
-        }
-        prev = l;
-        g[at(j)] = j - s + 1;
+    if w == 0 || h == 0 {
+        return;
     }
-    let mut e = h - 1;
-    let mut next = EMPTY;
-    for j in (0..h).rev() {
-        let l = p.label(ids[at(j)], i, j);
-        if j + 1 < h && l != next {
-            e = j;
+    let mut s = vec![0u32; w];
+    let mut prev = vec![EMPTY; w];
+    for j in 0..h {
+        let row = j as usize * w;
+        for i in 0..w {
+            let l = p.label(ids[row + i], i as u32, j);
+            if j > 0 && l != prev[i] {
+                s[i] = j;
+            }
+            prev[i] = l;
+            g[row + i] = j - s[i] + 1;
         }
-        next = l;
-        g[at(j)] = if l == EMPTY {
-            0
-        } else {
-            g[at(j)].min(e - j + 1)
-        };
+    }
+    let mut e = vec![h - 1; w];
+    let mut next = vec![EMPTY; w];
+    for j in (0..h).rev() {
+        let row = j as usize * w;
+        for i in 0..w {
+            let l = p.label(ids[row + i], i as u32, j);
+            if j + 1 < h && l != next[i] {
+                e[i] = j;
+            }
+            next[i] = l;
+            g[row + i] = if l == EMPTY {
+                0
+            } else {
+                g[row + i].min(e[i] - j + 1)
+            };
+        }
     }
 }
 
@@ -308,9 +318,7 @@ fn edt_row(p: &EdtParams, ids: &[u32], g: &[u32], d2: &mut [u32], j: u32, scratc
 pub fn edt_cpu(p: &EdtParams, ids: &[u32]) -> Result<Vec<u32>> {
     check_len(p, ids)?;
     let mut g = vec![0u32; p.pixels()];
-    for i in 0..p.width {
-        edt_column(p, ids, &mut g, i);
-    }
+    edt_columns(p, ids, &mut g);
     let mut d2 = vec![0u32; p.pixels()];
     let mut scratch = vec![0i32; 2 * (p.width as usize + 2)];
     for j in 0..p.height {
