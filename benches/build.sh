@@ -10,7 +10,9 @@
 #   benches/build.sh [SCENES...]        (default: 10 50; needs target/release/drivegen)
 #
 # BENCH_WIDTH/BENCH_HEIGHT (default 1600×900), BENCH_DURATION (s, default 8) and
-# BENCH_CORRUPTIONS (default brightness,fog,motion_blur,h265) shape the corpus and the work.
+# BENCH_CORRUPTIONS (default brightness,fog,motion_blur,h265) shape the corpus and the work;
+# BENCH_DEVICE (auto, gpu or cpu; default auto) is where visibility, som, metavqa and corrupt
+# run (scripts/gpu-bench.sh runs the build once on each).
 #
 # Prints a Markdown table; BENCHMARKS.md records the figures and the machine.
 set -euo pipefail
@@ -45,7 +47,17 @@ corrupt = true
 stsbench = true
 sig = true
 
+[visibility]
+device = "${BENCH_DEVICE:-auto}"
+
+[som]
+device = "${BENCH_DEVICE:-auto}"
+
+[metavqa]
+device = "${BENCH_DEVICE:-auto}"
+
 [corrupt]
+device = "${BENCH_DEVICE:-auto}"
 corruptions = "${BENCH_CORRUPTIONS:-brightness,fog,motion_blur,h265}"
 severity = "default"
 frames_per_scene = 1
