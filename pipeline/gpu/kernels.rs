@@ -68,7 +68,7 @@ pub const KERNELS: &[Shader] = &[
         name: "som_edt_cols",
         source: include_str!("../../kernels/som_edt_cols.wgsl"),
         twin_file: "visibility/anchor.rs",
-        twin: "edt_column",
+        twin: "edt_columns",
     },
     Shader {
         id: KernelId::SomEdtRows,
