@@ -179,6 +179,14 @@ fn path_str(p: &Path) -> Result<String> {
         .ok_or_else(|| tool_error(format!("{}: not a UTF-8 path", p.display())))
 }
 
+/// Decodes the first frame of `video` as RGB to the output `to` names; returns stdout.
+fn first_frame(ffmpeg: &Path, image_id: &str, video: &Path, to: &[&str]) -> Result<Vec<u8>> {
+    let video = path_str(video)?;
+    let mut args = vec!["-i", &video, "-frames:v", "1", "-pix_fmt", "rgb24"];
+    args.extend_from_slice(to);
+    run(ffmpeg, image_id, "decode", &args, None)
+}
+
 /// Decodes the first frame of `video` (`w`×`h`, raw RGB on ffmpeg's stdout) and pastes it
 /// over a copy of `img`.
 fn decode(
@@ -188,23 +196,7 @@ fn decode(
     image_id: &str,
     video: &Path,
 ) -> Result<RgbImage> {
-    let raw = run(
-        ffmpeg,
-        image_id,
-        "decode",
-        &[
-            "-i",
-            &path_str(video)?,
-            "-frames:v",
-            "1",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "pipe:1",
-        ],
-        None,
-    )?;
+    let raw = first_frame(ffmpeg, image_id, video, &["-f", "rawvideo", "pipe:1"])?;
     let dec = match RgbImage::from_raw(w, h, raw) {
         Some(d) => d,
         // A damaged stream can decode to another frame size: read it through a PNG, which
@@ -219,21 +211,7 @@ fn decode(
 /// The first frame of `video`, whatever its size, through a PNG beside it.
 fn decode_png(ffmpeg: &Path, image_id: &str, video: &Path) -> Result<RgbImage> {
     let png = video.with_extension("png");
-    run(
-        ffmpeg,
-        image_id,
-        "decode",
-        &[
-            "-i",
-            &path_str(video)?,
-            "-frames:v",
-            "1",
-            "-pix_fmt",
-            "rgb24",
-            &path_str(&png)?,
-        ],
-        None,
-    )?;
+    first_frame(ffmpeg, image_id, video, &[&path_str(&png)?])?;
     Ok(image::open(&png)
         .map_err(|e| tool_error(format!("{image_id}: decoded frame unreadable: {e}")))?
         .to_rgb8())
