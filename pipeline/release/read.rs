@@ -111,7 +111,30 @@ pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
     Ok(r.splits.remove(&r.main).unwrap_or_default())
 }
 
+/// The questions of the release's main split, for the blind audit: only the main split's
+/// shards are read, and each batch's evidence, parameters, rule, marks and objects (which
+/// the audit never reads) are dropped as it is read, so memory follows the prompts, not the
+/// evidence.
+pub fn read_for_audit(dir: &Path) -> Result<Vec<QaRecord>> {
+    let (main, shards) = listed_shards(dir, true)?;
+    let mut rows = Vec::new();
+    for f in shards.get(&main).into_iter().flatten() {
+        read_shard_with(f, &mut rows, |r| {
+            for s in [&mut r.evidence, &mut r.params, &mut r.rule, &mut r.marks] {
+                *s = String::new();
+            }
+            r.objects = Vec::new();
+        })?;
+    }
+    Ok(rows)
+}
+
 fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
+    read_shard_with(f, rows, |_| {})
+}
+
+/// Reads shard `f` into `rows`, passing each record through `trim` as its batch is read.
+fn read_shard_with(f: &Path, rows: &mut Vec<QaRecord>, trim: impl Fn(&mut QaRecord)) -> Result<()> {
     let bad = |e: &dyn std::fmt::Display| Error::Input {
         file: f.to_path_buf(),
         record: "parquet".into(),
@@ -133,7 +156,9 @@ fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
         .collect();
     let mask = ProjectionMask::leaves(schema, keep);
     for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
+        let start = rows.len();
         rows.extend(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
+        rows[start..].iter_mut().for_each(&trim);
     }
     Ok(())
 }
