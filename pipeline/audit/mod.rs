@@ -13,7 +13,7 @@
 //!
 //! A benchmark whose best blind baseline is well above chance measures the text, not vision.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -56,140 +56,11 @@ pub struct Audit {
     pub types: BTreeMap<String, Baselines>,
 }
 
-/// What the baselines see of a row.
-struct Row {
-    index: usize,
-    key: String,
-    family: String,
-    fold: usize,
-    template: String,
-    words: Vec<String>,
-    options: Vec<String>,
-    answer: usize,
-}
+mod fit;
+mod rows;
 
-fn fold_of(scene: &str, folds: usize) -> usize {
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(scene.as_bytes());
-    (u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) % folds as u64) as usize
-}
-
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
-        .map(str::to_lowercase)
-        .collect()
-}
-
-fn template(stem: &str) -> String {
-    stem.chars()
-        .map(|c| if c.is_ascii_digit() { '#' } else { c })
-        .collect()
-}
-
-fn rows_of(records: &[QaRecord]) -> (Vec<Row>, usize) {
-    let scenes: BTreeSet<&str> = records.iter().map(|r| r.scene_id.as_str()).collect();
-    let folds = scenes.len().clamp(1, MAX_FOLDS);
-    let rows = records
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| !r.choices.is_empty() && usize::from(r.answer_index) < r.choices.len())
-        .map(|(index, r)| Row {
-            index,
-            key: format!("{}/{}", r.family, r.question_type),
-            family: r.family.clone(),
-            fold: fold_of(&r.scene_id, folds),
-            template: template(&r.prompt.stem),
-            words: words(&r.prompt.stem),
-            options: r.choices.clone(),
-            answer: usize::from(r.answer_index),
-        })
-        .collect();
-    (rows, folds)
-}
-
-/// Per type, what the fitting folds say.
-#[derive(Default)]
-struct Fit {
-    letters: BTreeMap<usize, usize>,
-    by_template: BTreeMap<String, BTreeMap<String, usize>>,
-    answers: BTreeMap<String, usize>,
-    /// Naive Bayes: per answer, word counts and their total.
-    word_counts: BTreeMap<String, BTreeMap<String, usize>>,
-    word_totals: BTreeMap<String, usize>,
-    vocabulary: BTreeSet<String>,
-    rows: usize,
-}
-
-impl Fit {
-    fn add(&mut self, r: &Row) {
-        let a = &r.options[r.answer];
-        *self.letters.entry(r.answer).or_default() += 1;
-        *self
-            .by_template
-            .entry(r.template.clone())
-            .or_default()
-            .entry(a.clone())
-            .or_default() += 1;
-        *self.answers.entry(a.clone()).or_default() += 1;
-        let wc = self.word_counts.entry(a.clone()).or_default();
-        for w in &r.words {
-            *wc.entry(w.clone()).or_default() += 1;
-            self.vocabulary.insert(w.clone());
-        }
-        *self.word_totals.entry(a.clone()).or_default() += r.words.len();
-        self.rows += 1;
-    }
-
-    fn letter(&self) -> Option<usize> {
-        // Most frequent, the lowest letter on a tie.
-        self.letters
-            .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(l, _)| *l)
-    }
-
-    /// The offered option scoring highest under `score`; the first option on a tie.
-    fn pick(options: &[String], score: impl Fn(&str) -> f64) -> usize {
-        let mut best = 0;
-        let mut best_score = f64::NEG_INFINITY;
-        for (i, o) in options.iter().enumerate() {
-            let s = score(o);
-            if s > best_score {
-                best = i;
-                best_score = s;
-            }
-        }
-        best
-    }
-
-    fn template_guess(&self, r: &Row) -> usize {
-        let counts = self.by_template.get(&r.template);
-        Self::pick(&r.options, |o| {
-            let t = counts.and_then(|c| c.get(o)).copied().unwrap_or(0);
-            let a = self.answers.get(o).copied().unwrap_or(0);
-            // The template's own counts first; the type's break ties.
-            t as f64 * 1e6 + a as f64
-        })
-    }
-
-    fn text_guess(&self, r: &Row) -> usize {
-        let v = self.vocabulary.len().max(1) as f64;
-        let n = self.rows.max(1) as f64;
-        let classes = self.answers.len().max(1) as f64;
-        Self::pick(&r.options, |o| {
-            let prior = (self.answers.get(o).copied().unwrap_or(0) as f64 + 1.0) / (n + classes);
-            let wc = self.word_counts.get(o);
-            let total = self.word_totals.get(o).copied().unwrap_or(0) as f64;
-            let mut s = prior.ln();
-            for w in &r.words {
-                let c = wc.and_then(|m| m.get(w)).copied().unwrap_or(0) as f64;
-                s += ((c + 1.0) / (total + v)).ln();
-            }
-            s
-        })
-    }
-}
+use fit::Outcome;
+use rows::Rows;
 
 /// Sums of correct guesses.
 #[derive(Default, Clone, Copy)]
@@ -222,71 +93,77 @@ impl Tally {
     }
 }
 
-/// Each scorable row's held-out outcome: its index in the records, its family and type key,
-/// chance, and whether the letter prior, the template prior and the question-only classifier
-/// got it right.
-struct Outcome {
-    index: usize,
-    family: String,
-    key: String,
-    chance: f64,
-    right: [bool; 3],
-}
-
-fn outcomes(records: &[QaRecord]) -> (usize, Vec<Outcome>) {
-    let (rows, folds) = rows_of(records);
-    let mut by_family: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
-    for r in &rows {
-        by_family.entry(r.family.as_str()).or_default().push(r);
-    }
-    let mut out = Vec::with_capacity(rows.len());
-    for group in by_family.values() {
-        for fold in 0..folds {
-            let mut fit = Fit::default();
-            for r in group.iter().filter(|r| folds == 1 || r.fold != fold) {
-                fit.add(r);
-            }
-            for r in group.iter().filter(|r| r.fold == fold) {
-                out.push(Outcome {
-                    index: r.index,
-                    family: r.family.clone(),
-                    key: r.key.clone(),
-                    chance: 1.0 / r.options.len() as f64,
-                    right: [
-                        fit.letter() == Some(r.answer),
-                        fit.template_guess(r) == r.answer,
-                        fit.text_guess(r) == r.answer,
-                    ],
-                });
-            }
-        }
-    }
-    (folds, out)
-}
-
 /// The audit of `records` (one split).
 pub fn audit(records: &[QaRecord]) -> Audit {
-    let (folds, outcomes) = outcomes(records);
-    let mut families: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut types: BTreeMap<String, Tally> = BTreeMap::new();
-    for o in &outcomes {
-        let one = Tally {
-            rows: 1,
-            chance: o.chance,
-            letter: usize::from(o.right[0]),
-            template: usize::from(o.right[1]),
-            text: usize::from(o.right[2]),
-        };
-        families.entry(o.family.clone()).or_default().add(&one);
-        types.entry(o.key.clone()).or_default().add(&one);
+    let mut c = Collector::default();
+    records.iter().for_each(|r| c.add(r));
+    c.finish()
+}
+
+/// Rows for [`Collector::finish`] or [`Collector::filter`], added a record at a time: only a
+/// few ids per row are kept (see [`rows`]), so the records themselves can be dropped as they
+/// are read and memory follows the number of rows, not their text.
+#[derive(Default)]
+pub struct Collector {
+    rows: Rows,
+    /// Per scorable row, its position among the records added.
+    index: Vec<usize>,
+    added: usize,
+}
+
+impl Collector {
+    /// Adds the next record.
+    pub fn add(&mut self, r: &QaRecord) {
+        self.add_at(self.added, r);
     }
-    Audit {
-        folds,
-        families: families
-            .into_iter()
-            .map(|(k, t)| (k, t.baselines()))
-            .collect(),
-        types: types.into_iter().map(|(k, t)| (k, t.baselines())).collect(),
+
+    /// Adds the record at `position` among the records (in any order; each position once).
+    pub fn add_at(&mut self, position: usize, r: &QaRecord) {
+        if self.rows.add(r) {
+            self.index.push(position);
+        }
+        self.added = self.added.max(position + 1);
+    }
+
+    /// The rows in the records' order: the baselines' folds and the filter's choices do not
+    /// depend on the order records were added in.
+    fn in_order(mut self) -> Self {
+        if !self.index.is_sorted() {
+            let mut by: Vec<usize> = (0..self.index.len()).collect();
+            by.sort_by_key(|&i| self.index[i]);
+            self.rows.permute(&by);
+            self.index = by.iter().map(|&i| self.index[i]).collect();
+        }
+        self
+    }
+
+    pub fn finish(self) -> Audit {
+        let c = self.in_order();
+        let rows = &c.rows;
+        let all: Vec<usize> = (0..rows.rows.len()).collect();
+        let (folds, outcomes) = fit::outcomes(rows, &all);
+        let mut families: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut types: BTreeMap<String, Tally> = BTreeMap::new();
+        for o in &outcomes {
+            let one = Tally {
+                rows: 1,
+                chance: o.chance,
+                letter: usize::from(o.right[0]),
+                template: usize::from(o.right[1]),
+                text: usize::from(o.right[2]),
+            };
+            let name = |id| rows.names.name(id).to_string();
+            families.entry(name(o.family)).or_default().add(&one);
+            types.entry(name(o.key)).or_default().add(&one);
+        }
+        Audit {
+            folds,
+            families: families
+                .into_iter()
+                .map(|(k, t)| (k, t.baselines()))
+                .collect(),
+            types: types.into_iter().map(|(k, t)| (k, t.baselines())).collect(),
+        }
     }
 }
 
@@ -314,14 +191,35 @@ pub struct Removed {
 /// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
 /// quarter of them, so that the refit can respond. Returns which records to keep.
 pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
-    let (mut keep, mut removed) = flatten_templates(records);
+    let mut c = Collector::default();
+    records.iter().for_each(|r| c.add(r));
+    c.filter(margin)
+}
+
+impl Collector {
+    /// [`filter`] over the records added: which to keep, in the order they were added.
+    pub fn filter(self, margin: f64) -> (Vec<bool>, Vec<Removed>) {
+        let c = self.in_order();
+        filter_rows(&c.rows, &c.index, c.added, margin)
+    }
+}
+
+fn filter_rows(
+    rows: &Rows,
+    index: &[usize],
+    records: usize,
+    margin: f64,
+) -> (Vec<bool>, Vec<Removed>) {
+    let (mut keep, mut removed) = flatten_templates(rows);
     for _ in 0..MAX_ROUNDS {
-        let kept: Vec<usize> = (0..records.len()).filter(|&i| keep[i]).collect();
-        let view: Vec<QaRecord> = kept.iter().map(|&i| records[i].clone()).collect();
-        let (_, outcomes) = outcomes(&view);
+        let kept: Vec<usize> = (0..rows.rows.len()).filter(|&i| keep[i]).collect();
+        let (_, outcomes) = fit::outcomes(rows, &kept);
         let mut by_family: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
         for o in &outcomes {
-            by_family.entry(o.family.as_str()).or_default().push(o);
+            by_family
+                .entry(rows.names.name(o.family))
+                .or_default()
+                .push(o);
         }
         let mut dropped_any = false;
         for (family, group) in by_family {
@@ -335,21 +233,21 @@ pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
             if acc(best) <= target {
                 continue;
             }
-            let correct: Vec<&&Outcome> = {
-                let mut c: Vec<&&Outcome> = group.iter().filter(|o| o.right[best]).collect();
-                c.sort_by(|a, b| view[a.index].qa_id.cmp(&view[b.index].qa_id));
-                c
-            };
+            let mut correct: Vec<usize> = group
+                .iter()
+                .filter(|o| o.right[best])
+                .map(|o| o.row)
+                .collect();
+            correct.sort_by(|&a, &b| rows.qa_ids[a].cmp(&rows.qa_ids[b]));
             let c = correct.len() as f64;
             let need = ((c - target * n) / (1.0 - target).max(1e-9))
                 .ceil()
                 .max(1.0) as usize;
             let take = need.min(correct.len().div_ceil(4)).max(1);
-            for o in correct.into_iter().take(take) {
-                let i = kept[o.index];
+            for &i in correct.iter().take(take) {
                 keep[i] = false;
                 removed.push(Removed {
-                    qa_id: records[i].qa_id.clone(),
+                    qa_id: rows.qa_ids[i].to_string(),
                     reason: format!(
                         "the {} answers it without the image ({family}: {:.3} against chance {chance:.3})",
                         BASELINES[best],
@@ -363,7 +261,12 @@ pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
             break;
         }
     }
-    (keep, removed)
+    // Records the baselines cannot score (no options) are kept.
+    let mut out = vec![true; records];
+    for (row, &i) in index.iter().enumerate() {
+        out[i] = keep[row];
+    }
+    (out, removed)
 }
 
 /// The first step of [`filter`]: within each family's question template (the stem a model
@@ -371,17 +274,18 @@ pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
 /// template that only ever has one answer keeps one row. This removes what any reader of the
 /// text could learn from it, whatever the baseline, before the held-out baselines look for
 /// what is left; the rows dropped are the last by `qa_id` (a hash: an unbiased sample).
-fn flatten_templates(records: &[QaRecord]) -> (Vec<bool>, Vec<Removed>) {
-    let mut groups: BTreeMap<(&str, String), BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
-    for (i, r) in records.iter().enumerate() {
+fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
+    let name = |id| rows.names.name(id);
+    let mut groups: BTreeMap<(&str, &str), BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
+    for (i, r) in rows.rows.iter().enumerate() {
         groups
-            .entry((r.family.as_str(), template(&r.prompt.stem)))
+            .entry((name(r.family), name(r.template)))
             .or_default()
-            .entry(r.answer.as_str())
+            .entry(name(r.answer_text()))
             .or_default()
             .push(i);
     }
-    let mut keep = vec![true; records.len()];
+    let mut keep = vec![true; rows.rows.len()];
     let mut removed = Vec::new();
     for ((family, tpl), answers) in groups {
         let cap = if answers.len() == 1 {
@@ -389,13 +293,13 @@ fn flatten_templates(records: &[QaRecord]) -> (Vec<bool>, Vec<Removed>) {
         } else {
             answers.values().map(Vec::len).min().unwrap_or(0)
         };
-        for (answer, mut rows) in answers {
-            rows.sort_by(|&a, &b| records[a].qa_id.cmp(&records[b].qa_id));
-            let n = rows.len();
-            for &i in rows.iter().skip(cap) {
+        for (answer, mut group) in answers {
+            group.sort_by(|&a, &b| rows.qa_ids[a].cmp(&rows.qa_ids[b]));
+            let n = group.len();
+            for &i in group.iter().skip(cap) {
                 keep[i] = false;
                 removed.push(Removed {
-                    qa_id: records[i].qa_id.clone(),
+                    qa_id: rows.qa_ids[i].to_string(),
                     reason: format!(
                         "its template answers {answer:?} in {n} rows where its rarest answer \
                          has {cap} ({family}: {tpl:?})"
@@ -518,5 +422,32 @@ mod tests {
             );
         }
         assert_eq!(filter(&biased, 0.05).0, keep, "deterministic");
+    }
+
+    #[test]
+    fn the_order_records_are_added_in_does_not_matter() {
+        let mut records = Vec::new();
+        for scene in 0..7 {
+            for k in 0..30u8 {
+                let noun = ["truck", "car", "bus"][usize::from(k % 3)];
+                let stem = format!("How far is the {noun} {k}?");
+                records.push(row(
+                    scene,
+                    &stem,
+                    &["near", "far", "mid"],
+                    (k / 3 + scene as u8) % 3,
+                ));
+            }
+        }
+        let mut c = Collector::default();
+        for (i, r) in records.iter().enumerate().rev() {
+            c.add_at(i, r);
+        }
+        let mut d = Collector::default();
+        for (i, r) in records.iter().enumerate().rev() {
+            d.add_at(i, r);
+        }
+        assert_eq!(c.finish(), audit(&records));
+        assert_eq!(d.filter(0.02), filter(&records, 0.02));
     }
 }

@@ -153,25 +153,29 @@ fn blind_filter(
         .iter()
         .map(|p| QaFile::open(p))
         .collect::<Result<_>>()?;
-    let mut batches: BTreeMap<(u32, u32), Vec<QaRecord>> = BTreeMap::new();
-    let mut records = Vec::with_capacity(plan.order.len());
-    for &k in &plan.order {
+    // Each record batch is read once: the plan's rows are grouped by file and batch, and the
+    // audit's compact rows are put back in plan order.
+    let mut by_batch: BTreeMap<(u32, u32), Vec<(usize, u32)>> = BTreeMap::new();
+    for (pos, &k) in plan.order.iter().enumerate() {
         let l = facts.loc(k);
-        if let std::collections::btree_map::Entry::Vacant(e) = batches.entry((l.file, l.batch)) {
-            e.insert(files[l.file as usize].batch(l.batch as usize)?);
-        }
-        let r = batches[&(l.file, l.batch)]
-            .get(l.row as usize)
-            .cloned()
-            .ok_or_else(|| Error::Input {
-                file: inputs[l.file as usize].clone(),
-                record: format!("record batch {} row {}", l.batch, l.row),
+        by_batch
+            .entry((l.file, l.batch))
+            .or_default()
+            .push((pos, l.row));
+    }
+    let mut c = crate::audit::Collector::default();
+    for ((file, batch), rows) in by_batch {
+        let records = files[file as usize].batch(batch as usize)?;
+        for (pos, row) in rows {
+            let r = records.get(row as usize).ok_or_else(|| Error::Input {
+                file: inputs[file as usize].clone(),
+                record: format!("record batch {batch} row {row}"),
                 detail: "the row vanished between two reads".into(),
             })?;
-        records.push(r);
+            c.add_at(pos, r);
+        }
     }
-    drop(batches);
-    let (keep, removed) = crate::audit::filter(&records, margin);
+    let (keep, removed) = c.filter(margin);
     plan.order = plan
         .order
         .iter()

@@ -8,8 +8,7 @@ use crate::{Error, Result};
 
 /// Audits the main split of the release in `dir`.
 pub fn audit(dir: &Path) -> Result<Audit> {
-    let rows = super::read::read_for_audit(dir)?;
-    Ok(crate::audit::audit(&rows))
+    super::read::audit_main(dir)
 }
 
 /// Adds the audit to the release's `manifest.json` (as `blind_audit`).

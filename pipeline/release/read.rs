@@ -111,30 +111,24 @@ pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
     Ok(r.splits.remove(&r.main).unwrap_or_default())
 }
 
-/// The questions of the release's main split, for the blind audit: only the main split's
-/// shards are read, and each batch's evidence, parameters, rule, marks and objects (which
-/// the audit never reads) are dropped as it is read, so memory follows the prompts, not the
-/// evidence.
-pub fn read_for_audit(dir: &Path) -> Result<Vec<QaRecord>> {
+/// The blind audit of the release's main split: only the main split's shards are read, and
+/// each batch's records go into the audit's compact rows and are dropped as they are read, so
+/// memory follows the rows' count, not their text.
+pub fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     let (main, shards) = listed_shards(dir, true)?;
-    let mut rows = Vec::new();
+    let mut c = crate::audit::Collector::default();
     for f in shards.get(&main).into_iter().flatten() {
-        read_shard_with(f, &mut rows, |r| {
-            for s in [&mut r.evidence, &mut r.params, &mut r.rule, &mut r.marks] {
-                *s = String::new();
-            }
-            r.objects = Vec::new();
-        })?;
+        for_each_batch(f, |batch| batch.iter().for_each(|r| c.add(r)))?;
     }
-    Ok(rows)
+    Ok(c.finish())
 }
 
 fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
-    read_shard_with(f, rows, |_| {})
+    for_each_batch(f, |batch| rows.extend(batch))
 }
 
-/// Reads shard `f` into `rows`, passing each record through `trim` as its batch is read.
-fn read_shard_with(f: &Path, rows: &mut Vec<QaRecord>, trim: impl Fn(&mut QaRecord)) -> Result<()> {
+/// Reads shard `f` a record batch at a time, passing each batch's records to `each`.
+fn for_each_batch(f: &Path, mut each: impl FnMut(Vec<QaRecord>)) -> Result<()> {
     let bad = |e: &dyn std::fmt::Display| Error::Input {
         file: f.to_path_buf(),
         record: "parquet".into(),
@@ -156,9 +150,7 @@ fn read_shard_with(f: &Path, rows: &mut Vec<QaRecord>, trim: impl Fn(&mut QaReco
         .collect();
     let mask = ProjectionMask::leaves(schema, keep);
     for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
-        let start = rows.len();
-        rows.extend(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
-        rows[start..].iter_mut().for_each(&trim);
+        each(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
     }
     Ok(())
 }

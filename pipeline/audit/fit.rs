@@ -1,0 +1,147 @@
+//! The three baselines fitted on some folds of a family's rows and scored on the held-out fold.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::rows::{Row, Rows};
+
+/// Per family, what the fitting folds say. Keys are ids into the rows' names.
+#[derive(Default)]
+struct Fit {
+    letters: BTreeMap<u8, usize>,
+    by_template: BTreeMap<u32, BTreeMap<u32, usize>>,
+    answers: BTreeMap<u32, usize>,
+    /// Naive Bayes: per answer, word counts and their total.
+    word_counts: BTreeMap<u32, BTreeMap<u32, usize>>,
+    word_totals: BTreeMap<u32, usize>,
+    vocabulary: BTreeSet<u32>,
+    rows: usize,
+}
+
+impl Fit {
+    fn add(&mut self, r: &Row) {
+        let a = r.answer_text();
+        *self.letters.entry(r.answer).or_default() += 1;
+        *self
+            .by_template
+            .entry(r.template)
+            .or_default()
+            .entry(a)
+            .or_default() += 1;
+        *self.answers.entry(a).or_default() += 1;
+        let wc = self.word_counts.entry(a).or_default();
+        for &w in r.words.iter() {
+            *wc.entry(w).or_default() += 1;
+            self.vocabulary.insert(w);
+        }
+        *self.word_totals.entry(a).or_default() += r.words.len();
+        self.rows += 1;
+    }
+
+    fn letter(&self) -> Option<u8> {
+        // Most frequent, the lowest letter on a tie.
+        self.letters
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(l, _)| *l)
+    }
+
+    /// The offered option scoring highest under `score`; the first option on a tie.
+    fn pick(options: &[u32], score: impl Fn(u32) -> f64) -> u8 {
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for (i, &o) in options.iter().enumerate() {
+            let s = score(o);
+            if s > best_score {
+                best = i;
+                best_score = s;
+            }
+        }
+        best as u8
+    }
+
+    fn template_guess(&self, r: &Row) -> u8 {
+        let counts = self.by_template.get(&r.template);
+        Self::pick(&r.options, |o| {
+            let t = counts.and_then(|c| c.get(&o)).copied().unwrap_or(0);
+            let a = self.answers.get(&o).copied().unwrap_or(0);
+            // The template's own counts first; the type's break ties.
+            t as f64 * 1e6 + a as f64
+        })
+    }
+
+    fn text_guess(&self, r: &Row) -> u8 {
+        let v = self.vocabulary.len().max(1) as f64;
+        let n = self.rows.max(1) as f64;
+        let classes = self.answers.len().max(1) as f64;
+        Self::pick(&r.options, |o| {
+            let prior = (self.answers.get(&o).copied().unwrap_or(0) as f64 + 1.0) / (n + classes);
+            let wc = self.word_counts.get(&o);
+            let total = self.word_totals.get(&o).copied().unwrap_or(0) as f64;
+            let mut s = prior.ln();
+            for w in r.words.iter() {
+                let c = wc.and_then(|m| m.get(w)).copied().unwrap_or(0) as f64;
+                s += ((c + 1.0) / (total + v)).ln();
+            }
+            s
+        })
+    }
+}
+
+/// A scorable row's held-out outcome: its position in the rows, its family and type key (ids),
+/// chance, and whether the letter prior, the template prior and the question-only classifier
+/// got it right.
+pub(super) struct Outcome {
+    pub row: usize,
+    pub family: u32,
+    pub key: u32,
+    pub chance: f64,
+    pub right: [bool; 3],
+}
+
+/// Folds by a hash of the scene id, so that no scene is both fitted and scored.
+fn fold_of(scene: &str, folds: usize) -> usize {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(scene.as_bytes());
+    (u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) % folds as u64) as usize
+}
+
+/// The held-out outcomes of the rows `which` of `rows`: families in name order, then folds,
+/// then rows in their order. Returns the number of folds too.
+pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (usize, Vec<Outcome>) {
+    let scenes: BTreeSet<u32> = which.iter().map(|&i| rows.rows[i].scene).collect();
+    let folds = scenes.len().clamp(1, super::MAX_FOLDS);
+    let fold: BTreeMap<u32, usize> = scenes
+        .iter()
+        .map(|&s| (s, fold_of(rows.names.name(s), folds)))
+        .collect();
+    let mut by_family: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &i in which {
+        let f = rows.rows[i].family;
+        by_family.entry(rows.names.name(f)).or_default().push(i);
+    }
+    let fold_of_row = |i: usize| fold[&rows.rows[i].scene];
+    let mut out = Vec::with_capacity(which.len());
+    for group in by_family.values() {
+        for k in 0..folds {
+            let mut fit = Fit::default();
+            for &i in group.iter().filter(|&&i| folds == 1 || fold_of_row(i) != k) {
+                fit.add(&rows.rows[i]);
+            }
+            for &i in group.iter().filter(|&&i| fold_of_row(i) == k) {
+                let r = &rows.rows[i];
+                out.push(Outcome {
+                    row: i,
+                    family: r.family,
+                    key: r.key,
+                    chance: 1.0 / r.options.len() as f64,
+                    right: [
+                        fit.letter() == Some(r.answer),
+                        fit.template_guess(r) == r.answer,
+                        fit.text_guess(r) == r.answer,
+                    ],
+                });
+            }
+        }
+    }
+    (folds, out)
+}
