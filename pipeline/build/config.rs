@@ -72,6 +72,12 @@ pub enum InputConfig {
         height: Option<u32>,
         #[serde(default)]
         format: SynthFormat,
+        /// Whether the nuScenes layout also gets its ~12 Hz camera sweeps under `sweeps/`. No
+        /// stage reads a sweep image (the lidar sweeps, which are kept, carry the high-rate
+        /// ego poses), so a build leaves them out unless asked: they are four camera images in
+        /// five. `drivegen synth` writes them unless told `--no-sweeps`.
+        #[serde(default)]
+        camera_sweeps: bool,
     },
     /// A nuScenes dataroot.
     Nuscenes {

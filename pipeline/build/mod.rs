@@ -273,6 +273,7 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
             width,
             height,
             format,
+            camera_sweeps,
         } => {
             let corpus = w.join("corpus");
             let d = crate::synth::SynthOptions::default();
@@ -282,6 +283,7 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
                 duration_s: duration_s.unwrap_or(d.duration_s),
                 image_width: width.unwrap_or(d.image_width),
                 image_height: height.unwrap_or(d.image_height),
+                write_sweeps: *camera_sweeps,
                 ..d
             };
             let mut params = json!({"scenes": so.scenes, "seed": so.seed,
@@ -290,6 +292,9 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
             // nuScenes keeps the key it had before formats existed.
             if *format != SynthFormat::Nuscenes {
                 params["format"] = json!(format);
+            }
+            if !camera_sweeps {
+                params["camera_sweeps"] = json!(false);
             }
             let ck = key("corpus", &params, &[]);
             cp.step("corpus", &ck, &[&corpus], || {
