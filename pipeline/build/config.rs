@@ -72,12 +72,13 @@ pub enum InputConfig {
         height: Option<u32>,
         #[serde(default)]
         format: SynthFormat,
-        /// Whether the nuScenes layout also gets its ~12 Hz camera sweeps under `sweeps/`. No
-        /// stage reads a sweep image (the lidar sweeps, which are kept, carry the high-rate
-        /// ego poses), so a build leaves them out unless asked: they are four camera images in
-        /// five. `drivegen synth` writes them unless told `--no-sweeps`.
+        /// Which cameras get their ~12 Hz sweeps under `sweeps/` in the nuScenes layout:
+        /// `"used"` (the default) writes those of the camera ego-motion reads its clips from
+        /// (its poses and frames), when that stage runs; `"all"` writes every camera's, as
+        /// `drivegen synth` does. No other stage reads a sweep, and sweeps are four camera
+        /// images in five.
         #[serde(default)]
-        camera_sweeps: bool,
+        camera_sweeps: CameraSweeps,
     },
     /// A nuScenes dataroot.
     Nuscenes {
@@ -91,6 +92,15 @@ pub enum InputConfig {
     Carla { root: PathBuf },
     /// An existing scene store (reused as it is).
     Store { path: PathBuf },
+}
+
+/// Which camera sweeps a build's synthetic corpus gets (see [`InputConfig::Synth`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CameraSweeps {
+    #[default]
+    Used,
+    All,
 }
 
 /// The layout the synthetic corpus is written in.

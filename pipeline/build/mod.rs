@@ -27,7 +27,7 @@ use serde_json::json;
 use sha2::Digest as _;
 
 use self::checkpoint::{key, Checkpoints, StepRecord};
-use self::config::{BuildConfig, FamilyBalance, InputConfig, SynthFormat};
+use self::config::{BuildConfig, CameraSweeps, FamilyBalance, InputConfig, SynthFormat};
 use crate::shard::Shard;
 use crate::store::atomic::write_atomic;
 use crate::store::Store;
@@ -249,6 +249,18 @@ fn check_folders(opts: &BuildOptions) -> Result<()> {
     Ok(())
 }
 
+/// The cameras whose sweeps the synthetic corpus gets (None: every camera's).
+fn sweep_cameras(c: &BuildConfig, which: CameraSweeps) -> Result<Option<Vec<String>>> {
+    Ok(match which {
+        CameraSweeps::All => None,
+        CameraSweeps::Used if c.stages.egomotion => {
+            let e = crate::egomotion::config::EgodynConfig::load(c.egomotion.config.as_deref())?;
+            Some(vec![e.clips.camera])
+        }
+        CameraSweeps::Used => Some(Vec::new()),
+    })
+}
+
 fn shard_dir(work: &Path, shard: Shard) -> PathBuf {
     work.join(format!("shard-{}-of-{}", shard.index, shard.count))
 }
@@ -283,7 +295,7 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
                 duration_s: duration_s.unwrap_or(d.duration_s),
                 image_width: width.unwrap_or(d.image_width),
                 image_height: height.unwrap_or(d.image_height),
-                write_sweeps: *camera_sweeps,
+                sweep_cameras: sweep_cameras(&opts.config, *camera_sweeps)?,
                 ..d
             };
             let mut params = json!({"scenes": so.scenes, "seed": so.seed,
@@ -293,8 +305,8 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
             if *format != SynthFormat::Nuscenes {
                 params["format"] = json!(format);
             }
-            if !camera_sweeps {
-                params["camera_sweeps"] = json!(false);
+            if let Some(c) = &so.sweep_cameras {
+                params["camera_sweeps"] = json!(c);
             }
             let ck = key("corpus", &params, &[]);
             cp.step("corpus", &ck, &[&corpus], || {

@@ -78,6 +78,8 @@ pub struct SynthOptions {
     pub camera_hz: f64,
     /// Write the non-keyframe camera frames under `sweeps/`.
     pub write_sweeps: bool,
+    /// With `write_sweeps`, only these cameras' (None: every camera's).
+    pub sweep_cameras: Option<Vec<String>>,
     pub image_width: u32,
     pub image_height: u32,
     /// JPEG quality, 1..=100.
@@ -94,6 +96,7 @@ impl Default for SynthOptions {
             keyframe_hz: 2.0,
             camera_hz: 12.0,
             write_sweeps: true,
+            sweep_cameras: None,
             image_width: rig::NATIVE_WIDTH,
             image_height: rig::NATIVE_HEIGHT,
             jpeg_quality: 88,

@@ -211,6 +211,11 @@ fn plan_scene(world: &SceneWorld, opts: &SynthOptions) -> ScenePlan {
     let mut rng = Rng::new(opts.seed, &format!("scene/{}/timing", world.index));
     let mut readings = Vec::with_capacity(7);
     for cam in &CAMERAS {
+        let sweeps = opts.write_sweeps
+            && opts
+                .sweep_cameras
+                .as_ref()
+                .is_none_or(|c| c.iter().any(|c| c == cam.channel));
         let period = 1e6 / opts.camera_hz;
         // Frames from the first sample's keyframe to just past the last sample.
         let first = start_us + cam.offset_us;
@@ -247,7 +252,7 @@ fn plan_scene(world: &SceneWorld, opts: &SynthOptions) -> ScenePlan {
                     None => continue,
                 }
             };
-            if !key && !opts.write_sweeps {
+            if !key && !sweeps {
                 continue;
             }
             let dir = if key { "samples" } else { "sweeps" };
