@@ -84,6 +84,11 @@ fn build_resume_and_shards_give_the_same_release() {
         "{names:?}"
     );
 
+    // The corpus has the sweeps of the camera ego-motion reads, and no other camera's.
+    let sweeps = a.join("release.work/corpus/sweeps");
+    assert!(sweeps.join("CAM_FRONT").is_dir() && sweeps.join("LIDAR_TOP").is_dir());
+    assert!(!sweeps.join("CAM_BACK").exists() && !sweeps.join("CAM_FRONT_LEFT").exists());
+
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(rel.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["build"]["seed"], 7);
