@@ -277,9 +277,58 @@ impl Source {
         severity: u8,
         img: &RgbImage,
     ) -> Result<(RgbImage, Value)> {
-        let (ffmpeg, image_id, crop) = (&self.ffmpeg, self.image_id.as_str(), self.crop);
+        let out = self.output(cfg, corruption, severity)?;
+        run(
+            &self.ffmpeg,
+            &self.image_id,
+            out.step,
+            &out.args(&self.src()?),
+            None,
+        )?;
+        let dec = decode(&self.ffmpeg, img, self.crop, &self.image_id, &out.path)?;
+        Ok((dec, out.params))
+    }
+
+    /// Every `(corruption, severity)` of `jobs` on `img`, in that order: the same images and
+    /// metadata as [`Source::apply`] one by one, from two ffmpeg runs (one writes every
+    /// stream, one decodes them all) instead of two per job. Starting ffmpeg (loading and
+    /// linking its libraries) costs more than coding one small frame.
+    pub fn apply_all(
+        &self,
+        cfg: &CorruptConfig,
+        jobs: &[(Corruption, u8)],
+        img: &RgbImage,
+    ) -> Result<Vec<(RgbImage, Value)>> {
+        if jobs.len() == 1 {
+            return Ok(vec![self.apply(cfg, jobs[0].0, jobs[0].1, img)?]);
+        }
+        let outs = jobs
+            .iter()
+            .map(|&(c, sev)| self.output(cfg, c, sev))
+            .collect::<Result<Vec<_>>>()?;
+        let src = self.src()?;
+        let mut args: Vec<String> = vec!["-i".into(), src.clone()];
+        for o in &outs {
+            args.extend(o.args(&src).into_iter().skip(2).map(str::to_string));
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&self.ffmpeg, &self.image_id, "encode", &refs, None)?;
+        let paths: Vec<&Path> = outs.iter().map(|o| o.path.as_path()).collect();
+        let decoded = self.decode_all(img, &paths)?;
+        Ok(decoded
+            .into_iter()
+            .zip(outs)
+            .map(|(d, o)| (d, o.params))
+            .collect())
+    }
+
+    fn src(&self) -> Result<String> {
+        path_str(&self.scratch.0.join("src.mp4"))
+    }
+
+    /// What ffmpeg writes for `corruption` at `severity`, and the metadata recorded with it.
+    fn output(&self, cfg: &CorruptConfig, corruption: Corruption, severity: u8) -> Result<Output> {
         let dir = &self.scratch.0;
-        let src = dir.join("src.mp4");
         let source_bps = self.bits_per_second;
         let i = sev_index(severity);
         match corruption {
@@ -287,57 +336,108 @@ impl Source {
                 let d = cfg.h265.bitrate_divisor[i];
                 let target = (source_bps / u64::from(d)).max(1000);
                 let rate = target.to_string();
-                let out = dir.join(format!("h265-{severity}.mp4"));
-                run(
-                    ffmpeg,
-                    image_id,
-                    "libx265 encode",
-                    &[
-                        "-i",
-                        &path_str(&src)?,
-                        "-c:v",
-                        "libx265",
-                        "-b:v",
-                        &rate,
-                        "-maxrate",
-                        &rate,
-                        "-bufsize",
-                        &rate,
-                        "-x265-params",
-                        "log-level=error:pools=1:frame-threads=1",
-                        &path_str(&out)?,
-                    ],
-                    None,
-                )?;
-                let img = decode(ffmpeg, img, crop, image_id, &out)?;
-                Ok((
-                    img,
-                    json!({"source_bitrate": source_bps, "divisor": d, "target_bitrate": target}),
-                ))
+                let path = dir.join(format!("h265-{severity}.mp4"));
+                let mut options = vec!["-c:v".into(), "libx265".into()];
+                for flag in ["-b:v", "-maxrate", "-bufsize"] {
+                    options.extend([flag.to_string(), rate.clone()]);
+                }
+                options.extend([
+                    "-x265-params".into(),
+                    "log-level=error:pools=1:frame-threads=1".into(),
+                ]);
+                Ok(Output {
+                    step: "libx265 encode",
+                    options,
+                    path_text: path_str(&path)?,
+                    path,
+                    params: json!({"source_bitrate": source_bps, "divisor": d, "target_bitrate": target}),
+                })
             }
             Corruption::BitError => {
                 let n = cfg.bit_error.noise[i];
-                let out = dir.join(format!("noisy-{severity}.mp4"));
-                let bsf = format!("noise=amount={n}");
-                run(
-                    ffmpeg,
-                    image_id,
-                    "noise bitstream filter",
-                    &[
-                        "-i",
-                        &path_str(&src)?,
-                        "-c",
-                        "copy",
-                        "-bsf:v",
-                        &bsf,
-                        &path_str(&out)?,
+                let path = dir.join(format!("noisy-{severity}.mp4"));
+                Ok(Output {
+                    step: "noise bitstream filter",
+                    options: vec![
+                        "-c".into(),
+                        "copy".into(),
+                        "-bsf:v".into(),
+                        format!("noise=amount={n}"),
                     ],
-                    None,
-                )?;
-                let img = decode(ffmpeg, img, crop, image_id, &out)?;
-                Ok((img, json!({"source_bitrate": source_bps, "noise": n})))
+                    path_text: path_str(&path)?,
+                    path,
+                    params: json!({"source_bitrate": source_bps, "noise": n}),
+                })
             }
             other => Err(Error::invalid(other.name(), "is not a codec corruption")),
         }
+    }
+
+    /// The first frame of each of `videos`, pasted over a copy of `img`, from one ffmpeg run
+    /// writing a raw frame per video; a video whose frame has another size, or a run that
+    /// fails, falls back to [`decode`] for that video (or all of them), which reports the
+    /// failure as it always did.
+    fn decode_all(&self, img: &RgbImage, videos: &[&Path]) -> Result<Vec<RgbImage>> {
+        let (w, h) = self.crop;
+        let raws: Vec<PathBuf> = videos.iter().map(|v| v.with_extension("rgb")).collect();
+        let mut args: Vec<String> = Vec::new();
+        for v in videos {
+            args.extend(["-i".into(), path_str(v)?]);
+        }
+        for (k, raw) in raws.iter().enumerate() {
+            args.extend(
+                [
+                    "-map",
+                    &format!("{k}:v:0"),
+                    "-frames:v",
+                    "1",
+                    "-pix_fmt",
+                    "rgb24",
+                ]
+                .map(str::to_string),
+            );
+            args.extend(["-f".into(), "rawvideo".into(), path_str(raw)?]);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let together = run(&self.ffmpeg, &self.image_id, "decode", &refs, None).is_ok();
+        let id = self.image_id.as_str();
+        videos
+            .iter()
+            .zip(&raws)
+            .map(|(v, raw)| {
+                let frame = together
+                    .then(|| std::fs::read(raw).ok())
+                    .flatten()
+                    .and_then(|b| RgbImage::from_raw(w, h, b));
+                match frame {
+                    Some(dec) => {
+                        let mut out = img.clone();
+                        image::imageops::replace(&mut out, &dec, 0, 0);
+                        Ok(out)
+                    }
+                    None => decode(&self.ffmpeg, img, self.crop, id, v),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One stream ffmpeg writes from the source: its options, its file and the metadata that goes
+/// with the corrupted image.
+struct Output {
+    step: &'static str,
+    options: Vec<String>,
+    path: PathBuf,
+    path_text: String,
+    params: Value,
+}
+
+impl Output {
+    /// The arguments of an ffmpeg run writing this stream alone from `src`.
+    fn args<'a>(&'a self, src: &'a str) -> Vec<&'a str> {
+        let mut a = vec!["-i", src];
+        a.extend(self.options.iter().map(String::as_str));
+        a.push(&self.path_text);
+        a
     }
 }

@@ -613,25 +613,35 @@ fn codec_frame(
         return Ok(vec![Vec::new(); jobs.len()]);
     }
     let ffmpeg = codec::find_ffmpeg()?;
-    let sources = views
+    // Per view: one source stream, then one ffmpeg run writing every job's stream and one
+    // decoding them all.
+    let per_view = views
         .par_iter()
-        .map(|v| codec::Source::encode(&ffmpeg, v.image, v.image_id))
-        .collect::<Result<Vec<_>>>()?;
-    let cells: Vec<(usize, usize)> = (0..jobs.len())
-        .flat_map(|j| (0..views.len()).map(move |v| (j, v)))
-        .collect();
-    let mut done = cells
-        .par_iter()
-        .map(|&(j, v)| {
-            let (c, sev) = jobs[j];
-            let (img, p) = sources[v].apply(&opts.config, c, sev, views[v].image)?;
-            Ok((img, true, p))
+        .map(|v| {
+            codec::Source::encode(&ffmpeg, v.image, v.image_id)?.apply_all(
+                &opts.config,
+                &jobs,
+                v.image,
+            )
         })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter();
+        .collect::<Result<Vec<_>>>()?;
+    if per_view.iter().any(|v| v.len() != jobs.len()) {
+        return Err(Error::Internal(
+            "codec: an image lost one of its jobs".into(),
+        ));
+    }
+    let mut per_view: Vec<_> = per_view.into_iter().map(Vec::into_iter).collect();
     Ok(jobs
         .iter()
-        .map(|_| done.by_ref().take(views.len()).collect())
+        .map(|_| {
+            per_view
+                .iter_mut()
+                .map(|v| {
+                    let (img, p) = v.next().unwrap_or_default();
+                    (img, true, p)
+                })
+                .collect()
+        })
         .collect())
 }
 

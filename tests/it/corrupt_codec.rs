@@ -87,3 +87,25 @@ fn a_missing_ffmpeg_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn every_job_from_two_runs_equals_each_job_alone() {
+    if !have_ffmpeg() {
+        return;
+    }
+    let cfg = CorruptConfig::default_config().unwrap();
+    let img = texture(241, 135);
+    let ffmpeg = find_ffmpeg().unwrap();
+    let jobs: Vec<(Corruption, u8)> = [Corruption::H265, Corruption::BitError]
+        .into_iter()
+        .flat_map(|c| (1..=5).map(move |s| (c, s)))
+        .collect();
+    let src = drivegen::corrupt::codec::Source::encode(&ffmpeg, &img, "tex").unwrap();
+    let together = src.apply_all(&cfg, &jobs, &img).unwrap();
+    assert_eq!(together.len(), jobs.len());
+    for (&(c, s), (got, params)) in jobs.iter().zip(&together) {
+        let (want, want_params) = apply_codec(&cfg, c, s, &img, "tex").unwrap();
+        assert!(*got == want, "{c:?} severity {s}: the images differ");
+        assert_eq!(*params, want_params, "{c:?} severity {s}");
+    }
+}
