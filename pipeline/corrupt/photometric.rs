@@ -5,6 +5,7 @@
 //! `kernels/corrupt_dark.wgsl`; results are truncated to u8 like the reference's `np.uint8`.
 
 use image::RgbImage;
+use rayon::prelude::*;
 use serde_json::json;
 
 use super::config::CorruptConfig;
@@ -145,12 +146,15 @@ pub fn pixel_op(p: &HsvParams, rgb: [u8; 3]) -> [u8; 3] {
     }
 }
 
-/// The CPU twin of `corrupt_pixel.wgsl`.
+/// The CPU twin of `corrupt_pixel.wgsl`, chunks of pixels in parallel.
 pub fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
     let mut out = img.clone();
-    for px in out.pixels_mut() {
-        px.0 = pixel_op(p, px.0);
-    }
+    out.par_chunks_mut(3 << 12).for_each(|chunk| {
+        for px in chunk.chunks_exact_mut(3) {
+            let v = pixel_op(p, [px[0], px[1], px[2]]);
+            px.copy_from_slice(&v);
+        }
+    });
     out
 }
 
@@ -270,13 +274,46 @@ pub fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
     to_u8(v)
 }
 
-/// The CPU twin of `corrupt_dark.wgsl`.
+/// The CPU twin of `corrupt_dark.wgsl`: [`dark_value`] at every channel value, with each
+/// Poisson draw's stream part computed once per image instead of once per draw (the same
+/// bits), chunks of the image in parallel.
 pub fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
+    let streams: Vec<u32> = (0..DARK_MAX_DRAWS)
+        .map(|j| key.stream(DARK_POISSON + j))
+        .collect();
     let mut out = img.clone();
-    for (i, v) in out.iter_mut().enumerate() {
-        *v = dark_value(plan, key, *v, i as u32);
-    }
+    const CHUNK: usize = 1 << 14;
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (k, v) in chunk.iter_mut().enumerate() {
+                *v = dark_value_with(plan, key, &streams, *v, (c * CHUNK + k) as u32);
+            }
+        });
     out
+}
+
+/// [`dark_value`] with the Poisson streams' parts precomputed.
+#[inline]
+fn dark_value_with(plan: &DarkPlan, key: Key, streams: &[u32], x: u8, counter: u32) -> u8 {
+    let e = plan.table[usize::from(x)];
+    let mixed = crate::corrupt::rng::mix32(counter);
+    let mut count: u32 = 0;
+    let mut j: u32 = 0;
+    for _ in 0..e.pieces {
+        let mut p: f32 = 1.0;
+        while j < DARK_MAX_DRAWS {
+            p *= crate::corrupt::rng::unit24(Key::draw(streams[j as usize], mixed));
+            j += 1;
+            if p <= e.threshold {
+                break;
+            }
+            count += 1;
+        }
+    }
+    let v = (count as f32 * plan.params.inv_lambda).clamp(0.0, 1.0);
+    let v = v + plan.params.sigma * key.normal(DARK_GAUSS, counter);
+    to_u8(v)
 }
 
 #[cfg(test)]
@@ -332,6 +369,30 @@ mod tests {
         assert_eq!(levels(3), vec![0, 64, 128, 192]);
         assert_eq!(levels(1).len(), 16);
         assert_eq!(levels(5), vec![0]);
+    }
+
+    #[test]
+    fn dark_cpu_is_dark_value_at_every_element() {
+        let c = cfg();
+        let img = RgbImage::from_fn(203, 97, |x, y| {
+            image::Rgb([
+                (x * 5 % 256) as u8,
+                (y * 7 % 256) as u8,
+                ((x ^ y) % 256) as u8,
+            ])
+        });
+        for sev in 1..=5 {
+            let key = Key::new(3, "img", 2, sev);
+            let plan = DarkPlan::of_image(&c, sev, key, &img);
+            let out = dark_cpu(&img, &plan, key);
+            for (i, (o, x)) in out.iter().zip(img.iter()).enumerate() {
+                assert_eq!(
+                    *o,
+                    dark_value(&plan, key, *x, i as u32),
+                    "severity {sev}, {i}"
+                );
+            }
+        }
     }
 
     #[test]

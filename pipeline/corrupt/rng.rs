@@ -51,8 +51,20 @@ impl Key {
     /// The raw draw number `counter` of `stream`.
     #[inline]
     pub fn u32(&self, stream: u32, counter: u32) -> u32 {
-        let sub = mix32(self.k1 ^ mix32(self.k0 ^ mix32(stream)));
-        mix32(sub ^ mix32(counter))
+        Self::draw(self.stream(stream), mix32(counter))
+    }
+
+    /// The part of [`Key::u32`] that depends on the stream alone: a loop that draws from many
+    /// streams at one counter computes it once per stream, not once per draw.
+    #[inline]
+    pub fn stream(&self, stream: u32) -> u32 {
+        mix32(self.k1 ^ mix32(self.k0 ^ mix32(stream)))
+    }
+
+    /// [`Key::u32`] from [`Key::stream`]`(stream)` and `mix32(counter)`.
+    #[inline]
+    pub fn draw(stream: u32, mixed_counter: u32) -> u32 {
+        mix32(stream ^ mixed_counter)
     }
 
     /// A uniform f32 in [0, 1) with 24 random bits (exact in f32).

@@ -497,54 +497,147 @@ pub fn rain_mu(hi: u32, lo: u32, n: u32) -> f32 {
     s / (n as f32 * 65025.0)
 }
 
-/// The CPU twin of the rain kernels.
+/// The CPU twin of the rain kernels. The 3×3 box sum of the streak layer is taken as a row
+/// pass and a column pass (integer sums, so the same values as nine taps per pixel), rows in
+/// parallel.
 pub fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
     let p = &plan.params;
-    let (w, h) = (p.width, p.height);
-    let n = (w * h) as usize;
+    let (w, h) = (p.width as usize, p.height as usize);
+    let n = w * h;
     let mut mask = vec![0u32; n];
     for d in 0..p.drops {
-        rain_drop(p, d, |x, y| mask[(y * w + x) as usize] = p.drop_value);
+        rain_drop(p, d, |x, y| {
+            mask[y as usize * w + x as usize] = p.drop_value
+        });
     }
     let src = img.as_raw();
     let total: u64 = src.iter().map(|v| u64::from(*v)).sum();
-    let mt = mean_term((total >> 32) as u32, total as u32, w * h * 3);
-    let streak: Vec<u32> = (0..n * 3)
-        .map(|i| rain_streak(src[i], mask[i / 3], mt))
-        .collect();
-    let mut blend = vec![0u32; n * 3];
-    let mut sums = [0u64; 3];
-    for y in 0..h as i32 {
-        for x in 0..w as i32 {
-            let i = (y as u32 * w + x as u32) as usize;
-            for c in 0..3 {
-                let mut s = 0u32;
-                for oy in -1..=1 {
-                    for ox in -1..=1 {
-                        let sx = reflect101(x + ox, w as i32) as u32;
-                        let sy = reflect101(y + oy, h as i32) as u32;
-                        s += streak[((sy * w + sx) * 3) as usize + c];
-                    }
-                }
-                let b = (s + 4) / 9;
-                let r = mask[i];
-                let v = b * r + u32::from(src[i * 3 + c]) * (255 - r);
-                blend[i * 3 + c] = v;
-                sums[c] += u64::from(v);
+    let mt = mean_term((total >> 32) as u32, total as u32, (w * h * 3) as u32);
+    let mut streak = vec![0u32; n * 3];
+    streak
+        .par_chunks_mut(w * 3)
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (k, v) in row.iter_mut().enumerate() {
+                let i = y * w * 3 + k;
+                *v = rain_streak(src[i], mask[i / 3], mt);
             }
-        }
-    }
-    let mu = sums.map(|s| rain_mu((s >> 32) as u32, s as u32, w * h));
+        });
+    // Row pass: each element plus its left and right neighbours (reflected at the edges).
+    let mut across = vec![0u32; n * 3];
+    across
+        .par_chunks_mut(w * 3)
+        .zip(streak.par_chunks(w * 3))
+        .for_each(|(out, row)| {
+            for x in 0..w {
+                let l = reflect101(x as i32 - 1, w as i32) as usize;
+                let r = reflect101(x as i32 + 1, w as i32) as usize;
+                for c in 0..3 {
+                    out[x * 3 + c] = row[l * 3 + c] + row[x * 3 + c] + row[r * 3 + c];
+                }
+            }
+        });
+    let mut blend = vec![0u32; n * 3];
+    let sums: Vec<[u64; 3]> = blend
+        .par_chunks_mut(w * 3)
+        .enumerate()
+        .map(|(y, out)| {
+            let up = reflect101(y as i32 - 1, h as i32) as usize;
+            let down = reflect101(y as i32 + 1, h as i32) as usize;
+            let rows = [up, y, down].map(|r| &across[r * w * 3..(r + 1) * w * 3]);
+            let mut sums = [0u64; 3];
+            for (k, o) in out.iter_mut().enumerate() {
+                let s = rows[0][k] + rows[1][k] + rows[2][k];
+                let b = (s + 4) / 9;
+                let r = mask[y * w + k / 3];
+                let v = b * r + u32::from(src[y * w * 3 + k]) * (255 - r);
+                *o = v;
+                sums[k % 3] += u64::from(v);
+            }
+            sums
+        })
+        .collect();
+    let sums = sums
+        .iter()
+        .fold([0u64; 3], |a, s| [a[0] + s[0], a[1] + s[1], a[2] + s[2]]);
+    let mu = sums.map(|s| rain_mu((s >> 32) as u32, s as u32, (w * h) as u32));
     let mut out = img.clone();
-    for (i, v) in out.iter_mut().enumerate() {
-        *v = rain_final(blend[i], mu[i % 3], p.contrast);
-    }
+    out.par_chunks_mut(w * 3)
+        .zip(blend.par_chunks(w * 3))
+        .for_each(|(o, b)| {
+            for (k, v) in o.iter_mut().enumerate() {
+                *v = rain_final(b[k], mu[k % 3], p.contrast);
+            }
+        });
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rain twin as first written: nine taps per pixel, one pixel at a time.
+    fn rain_per_pixel(img: &RgbImage, plan: &RainPlan) -> RgbImage {
+        let p = &plan.params;
+        let (w, h) = (p.width, p.height);
+        let n = (w * h) as usize;
+        let mut mask = vec![0u32; n];
+        for d in 0..p.drops {
+            rain_drop(p, d, |x, y| mask[(y * w + x) as usize] = p.drop_value);
+        }
+        let src = img.as_raw();
+        let total: u64 = src.iter().map(|v| u64::from(*v)).sum();
+        let mt = mean_term((total >> 32) as u32, total as u32, w * h * 3);
+        let streak: Vec<u32> = (0..n * 3)
+            .map(|i| rain_streak(src[i], mask[i / 3], mt))
+            .collect();
+        let mut blend = vec![0u32; n * 3];
+        let mut sums = [0u64; 3];
+        for y in 0..h as i32 {
+            for x in 0..w as i32 {
+                let i = (y as u32 * w + x as u32) as usize;
+                for c in 0..3 {
+                    let mut s = 0u32;
+                    for oy in -1..=1 {
+                        for ox in -1..=1 {
+                            let sx = reflect101(x + ox, w as i32) as u32;
+                            let sy = reflect101(y + oy, h as i32) as u32;
+                            s += streak[((sy * w + sx) * 3) as usize + c];
+                        }
+                    }
+                    let b = (s + 4) / 9;
+                    let r = mask[i];
+                    let v = b * r + u32::from(src[i * 3 + c]) * (255 - r);
+                    blend[i * 3 + c] = v;
+                    sums[c] += u64::from(v);
+                }
+            }
+        }
+        let mu = sums.map(|s| rain_mu((s >> 32) as u32, s as u32, w * h));
+        let mut out = img.clone();
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = rain_final(blend[i], mu[i % 3], p.contrast);
+        }
+        out
+    }
+
+    #[test]
+    fn the_separable_rain_equals_nine_taps_per_pixel() {
+        for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200)), (2, (1, 7))] {
+            let img = RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([
+                    (x * 9 % 256) as u8,
+                    (y * 5 % 256) as u8,
+                    ((x * y) % 256) as u8,
+                ])
+            });
+            let plan = RainPlan::new(&cfg(), sev, Key::new(4, "r", 9, sev), w, h);
+            assert!(
+                rain_cpu(&img, &plan) == rain_per_pixel(&img, &plan),
+                "{w}×{h}"
+            );
+        }
+    }
 
     fn cfg() -> CorruptConfig {
         CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
