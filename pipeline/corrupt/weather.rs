@@ -169,20 +169,64 @@ pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
         .into_par_iter()
         .map(|i| snow_noise(p, i))
         .collect();
-    let zoomed: Vec<f32> = (0..p.zoom_w * p.zoom_h)
-        .into_par_iter()
-        .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
-        .collect();
-    let (w, h) = (p.width, p.height);
+    let zoomed = snow_zoomed_rows(p, &noise);
+    let (w, h) = (p.width as usize, p.height as usize);
     let layer = snow_layer_rows(p, &plan.taps, &zoomed);
     let mut out = img.clone();
-    out.par_chunks_mut(3).enumerate().for_each(|(i, px)| {
-        let (x, y) = (i as u32 % w, i as u32 / w);
-        let rot = ((h - 1 - y) * w + (w - 1 - x)) as usize;
-        let v = snow_composite(p, [px[0], px[1], px[2]], layer[i], layer[rot]);
-        px.copy_from_slice(&v);
+    if w == 0 {
+        return out;
+    }
+    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
+        // The 180° rotation of row y is row h − 1 − y read backwards.
+        let own = &layer[y * w..(y + 1) * w];
+        let rot = &layer[(h - 1 - y) * w..(h - y) * w];
+        for (x, px) in row.chunks_exact_mut(3).enumerate() {
+            let v = snow_composite(p, [px[0], px[1], px[2]], own[x], rot[w - 1 - x]);
+            px.copy_from_slice(&v);
+        }
     });
     out
+}
+
+/// Snow stage 2 for the whole zoomed layer: [`snow_zoomed`] at every element, with the
+/// column half of each bilinear sample worked out once per column and the row half once per
+/// row (the same arithmetic in the same order), rows in parallel.
+fn snow_zoomed_rows(p: &SnowParams, noise: &[f32]) -> Vec<f32> {
+    let l = &p.zoom;
+    let (zw, zh) = (p.zoom_w as usize, p.zoom_h as usize);
+    let mut zoomed = vec![0.0f32; zw * zh];
+    if zw == 0 || l.crop_w == 0 || l.crop_h == 0 {
+        return zoomed;
+    }
+    let cols: Vec<(usize, usize, f32)> = (0..p.zoom_w)
+        .map(|x| {
+            let sx = x as f32 * l.ratio_x;
+            let x0 = (sx.floor() as u32).min(l.crop_w - 1);
+            let x1 = (x0 + 1).min(l.crop_w - 1);
+            (x0 as usize, x1 as usize, sx - x0 as f32)
+        })
+        .collect();
+    let cw = l.crop_w as usize;
+    zoomed.par_chunks_mut(zw).enumerate().for_each(|(y, out)| {
+        let sy = y as f32 * l.ratio_y;
+        let y0 = (sy.floor() as u32).min(l.crop_h - 1);
+        let y1 = (y0 + 1).min(l.crop_h - 1);
+        let fy = sy - y0 as f32;
+        let r0 = &noise[y0 as usize * cw..][..cw];
+        let r1 = &noise[y1 as usize * cw..][..cw];
+        for (o, &(x0, x1, fx)) in out.iter_mut().zip(&cols) {
+            let (a, b, c, d) = (r0[x0], r0[x1], r1[x0], r1[x1]);
+            let top = a + (b - a) * fx;
+            let bot = c + (d - c) * fx;
+            let v = top + (bot - top) * fy;
+            *o = if v < p.threshold {
+                0.0
+            } else {
+                v.clamp(0.0, 1.0)
+            };
+        }
+    });
+    zoomed
 }
 
 /// The uniform block of the fog level kernel.
@@ -308,66 +352,111 @@ fn fog_level_rows(l: &FogLevel, map: &mut [f32]) {
             centres.push(row);
         }
     }
-    let noise = |y: usize, x: usize| fog_noise(l, (y * size + x) as u32);
+    // fog_noise with the stream's part of the hash computed once per step, a row's draws
+    // into a buffer first (a loop the compiler vectorises), then the row's sums.
+    let stream = Key { k0: l.k0, k1: l.k1 }.stream(FOG_NODE);
+    let wibble = l.wibble;
+    let noise_row = move |buf: &mut Vec<f32>, y: usize, x0: usize| {
+        buf.resize(n, 0.0);
+        let base = (y * size + x0) as u32;
+        for (k, b) in buf.iter_mut().enumerate() {
+            let idx = base.wrapping_add((k * s) as u32);
+            let u = super::rng::unit24(Key::draw(stream, super::rng::mix32(idx)));
+            *b = wibble * (wibble * (2.0 * u - 1.0));
+        }
+    };
+    let next = |j: usize| if j + 1 == n { 0 } else { j + 1 };
     if l.phase == 0 {
         let corners: Vec<&[f32]> = corners.into_iter().map(|r| &*r).collect();
-        centres.par_iter_mut().enumerate().for_each(|(i, row)| {
-            let (c0, c1) = (corners[i], corners[(i + 1) % n]);
-            for j in 0..n {
-                let j1 = (j + 1) % n;
-                let sum = (c0[j * s] + c1[j * s]) + (c0[j1 * s] + c1[j1 * s]);
-                row[j * s + h] = sum / 4.0 + noise(i * s + h, j * s + h);
-            }
-        });
+        centres
+            .par_iter_mut()
+            .enumerate()
+            .for_each_init(Vec::new, |buf, (i, row)| {
+                noise_row(buf, i * s + h, h);
+                let (c0, c1) = (corners[i], corners[next(i)]);
+                for j in 0..n {
+                    let j1 = next(j);
+                    let sum = (c0[j * s] + c1[j * s]) + (c0[j1 * s] + c1[j1 * s]);
+                    row[j * s + h] = sum / 4.0 + buf[j];
+                }
+            });
         return;
     }
     {
         let centres: Vec<&[f32]> = centres.iter().map(|r| &**r).collect();
-        corners.par_iter_mut().enumerate().for_each(|(i, row)| {
-            let ip = (i + n - 1) % n;
-            for j in 0..n {
-                let j1 = (j + 1) % n;
-                let top =
-                    (centres[i][j * s + h] + centres[ip][j * s + h]) + (row[j * s] + row[j1 * s]);
-                row[j * s + h] = top / 4.0 + noise(i * s, j * s + h);
-            }
-        });
+        corners
+            .par_iter_mut()
+            .enumerate()
+            .for_each_init(Vec::new, |buf, (i, row)| {
+                noise_row(buf, i * s, h);
+                let ip = if i == 0 { n - 1 } else { i - 1 };
+                for j in 0..n {
+                    let j1 = next(j);
+                    let top = (centres[i][j * s + h] + centres[ip][j * s + h])
+                        + (row[j * s] + row[j1 * s]);
+                    row[j * s + h] = top / 4.0 + buf[j];
+                }
+            });
     }
     let corners: Vec<&[f32]> = corners.into_iter().map(|r| &*r).collect();
-    centres.par_iter_mut().enumerate().for_each(|(i, row)| {
-        let i1 = (i + 1) % n;
-        for j in 0..n {
-            let jp = (j + n - 1) % n;
-            let left =
-                (row[j * s + h] + row[jp * s + h]) + (corners[i][j * s] + corners[i1][j * s]);
-            row[j * s] = left / 4.0 + noise(i * s + h, j * s);
-        }
-    });
+    centres
+        .par_iter_mut()
+        .enumerate()
+        .for_each_init(Vec::new, |buf, (i, row)| {
+            noise_row(buf, i * s + h, 0);
+            let i1 = next(i);
+            for j in 0..n {
+                let jp = if j == 0 { n - 1 } else { j - 1 };
+                let left =
+                    (row[j * s + h] + row[jp * s + h]) + (corners[i][j * s] + corners[i1][j * s]);
+                row[j * s] = left / 4.0 + buf[j];
+            }
+        });
 }
 
 /// The composite of one channel: (x + a·F)·M/(M + a), clipped and truncated.
 #[inline]
 pub fn fog_value(x: u8, f: f32, fmin: f32, fmax: f32, max: u8, a: f32) -> u8 {
+    fog_value_norm(x, (f - fmin) / (fmax - fmin), max, a)
+}
+
+/// [`fog_value`] from the normalised map value (the same for the three channels of a pixel).
+#[inline]
+fn fog_value_norm(x: u8, fnorm: f32, max: u8, a: f32) -> u8 {
     let x = f32::from(x) / 255.0;
     let m = f32::from(max) / 255.0;
-    let fnorm = (f - fmin) / (fmax - fmin);
     let t = x + a * fnorm;
     to_u8((t * m / (m + a)).clamp(0.0, 1.0))
 }
 
-/// The CPU twin of the fog kernels.
+/// The CPU twin of the fog kernels: the map, its range, then the composite row by row.
 pub fn fog_cpu(img: &RgbImage, plan: &FogPlan) -> RgbImage {
     let map = fog_map_cpu(plan);
-    let fmin = map.iter().copied().fold(f32::INFINITY, f32::min);
-    let fmax = map.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let (fmin, fmax) = map
+        .par_chunks(1 << 16)
+        .map(|c| {
+            c.iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                })
+        })
+        .reduce(
+            || (f32::INFINITY, f32::NEG_INFINITY),
+            |a, b| (a.0.min(b.0), a.1.max(b.1)),
+        );
     let max = img.as_raw().iter().copied().max().unwrap_or(0);
-    let w = img.width();
+    let (w, size) = (img.width() as usize, plan.size as usize);
     let mut out = img.clone();
-    out.par_chunks_mut(3).enumerate().for_each(|(i, px)| {
-        let (x, y) = (i as u32 % w, i as u32 / w);
-        let f = map[(y * plan.size + x) as usize];
-        for v in px {
-            *v = fog_value(*v, f, fmin, fmax, max, plan.strength);
+    if w == 0 {
+        return out;
+    }
+    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
+        let m = &map[y * size..y * size + w];
+        for (px, &f) in row.chunks_exact_mut(3).zip(m) {
+            let fnorm = (f - fmin) / (fmax - fmin);
+            for v in px {
+                *v = fog_value_norm(*v, fnorm, max, plan.strength);
+            }
         }
     });
     out
@@ -641,6 +730,26 @@ mod tests {
 
     fn cfg() -> CorruptConfig {
         CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_row_wise_snow_zoom_equals_the_per_element_one() {
+        for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200)), (2, (1, 3))] {
+            let plan = SnowPlan::new(&cfg(), sev, Key::new(2, "z", 1, sev), w, h);
+            let p = &plan.params;
+            let cells = p.zoom.crop_w * p.zoom.crop_h;
+            let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
+            let want: Vec<f32> = (0..p.zoom_w * p.zoom_h)
+                .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
+                .collect();
+            let got = snow_zoomed_rows(p, &noise);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{w}×{h}"
+            );
+        }
     }
 
     #[test]
