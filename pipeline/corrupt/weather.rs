@@ -358,12 +358,7 @@ fn fog_level_rows(l: &FogLevel, map: &mut [f32]) {
     let wibble = l.wibble;
     let noise_row = move |buf: &mut Vec<f32>, y: usize, x0: usize| {
         buf.resize(n, 0.0);
-        let base = (y * size + x0) as u32;
-        for (k, b) in buf.iter_mut().enumerate() {
-            let idx = base.wrapping_add((k * s) as u32);
-            let u = super::rng::unit24(Key::draw(stream, super::rng::mix32(idx)));
-            *b = wibble * (wibble * (2.0 * u - 1.0));
-        }
+        fog_noise_row(buf, stream, wibble, (y * size + x0) as u32, s as u32);
     };
     let next = |j: usize| if j + 1 == n { 0 } else { j + 1 };
     if l.phase == 0 {
@@ -412,6 +407,35 @@ fn fog_level_rows(l: &FogLevel, map: &mut [f32]) {
                 row[j * s] = left / 4.0 + buf[j];
             }
         });
+}
+
+/// The node noise of [`fog_noise`] at flat indices `base + k·step` into `buf[k]`, from the
+/// stream part of the hash ([`Key::stream`]`(FOG_NODE)`). Integer hashing and the same f32
+/// operations in the same order, so wider vector instructions, where the CPU has them, give
+/// the same bits (no fused multiply-add is enabled).
+fn fog_noise_row(buf: &mut [f32], stream: u32, wibble: f32, base: u32, step: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to have AVX2.
+        unsafe { fog_noise_row_avx2(buf, stream, wibble, base, step) };
+        return;
+    }
+    fog_noise_row_any(buf, stream, wibble, base, step);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fog_noise_row_avx2(buf: &mut [f32], stream: u32, wibble: f32, base: u32, step: u32) {
+    fog_noise_row_any(buf, stream, wibble, base, step);
+}
+
+#[inline(always)]
+fn fog_noise_row_any(buf: &mut [f32], stream: u32, wibble: f32, base: u32, step: u32) {
+    for (k, b) in buf.iter_mut().enumerate() {
+        let idx = base.wrapping_add((k as u32).wrapping_mul(step));
+        let u = super::rng::unit24(Key::draw(stream, super::rng::mix32(idx)));
+        *b = wibble * (wibble * (2.0 * u - 1.0));
+    }
 }
 
 /// The composite of one channel: (x + a·F)·M/(M + a), clipped and truncated.
