@@ -255,13 +255,21 @@ impl DarkPlan {
 /// Dark on one channel value `x` at flat channel index `counter`.
 #[inline]
 pub fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
+    dark_from(plan, key, x, counter, |j| {
+        key.unit(DARK_POISSON + j, counter)
+    })
+}
+
+/// Dark on `x` with `uniform(j)` the j-th Poisson uniform of its channel value.
+#[inline(always)]
+fn dark_from(plan: &DarkPlan, key: Key, x: u8, counter: u32, uniform: impl Fn(u32) -> f32) -> u8 {
     let e = plan.table[usize::from(x)];
     let mut count: u32 = 0;
     let mut j: u32 = 0;
     for _ in 0..e.pieces {
         let mut p: f32 = 1.0;
         while j < DARK_MAX_DRAWS {
-            p *= key.unit(DARK_POISSON + j, counter);
+            p *= uniform(j);
             j += 1;
             if p <= e.threshold {
                 break;
@@ -296,24 +304,10 @@ pub fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
 /// [`dark_value`] with the Poisson streams' parts precomputed.
 #[inline]
 fn dark_value_with(plan: &DarkPlan, key: Key, streams: &[u32], x: u8, counter: u32) -> u8 {
-    let e = plan.table[usize::from(x)];
     let mixed = crate::corrupt::rng::mix32(counter);
-    let mut count: u32 = 0;
-    let mut j: u32 = 0;
-    for _ in 0..e.pieces {
-        let mut p: f32 = 1.0;
-        while j < DARK_MAX_DRAWS {
-            p *= crate::corrupt::rng::unit24(Key::draw(streams[j as usize], mixed));
-            j += 1;
-            if p <= e.threshold {
-                break;
-            }
-            count += 1;
-        }
-    }
-    let v = (count as f32 * plan.params.inv_lambda).clamp(0.0, 1.0);
-    let v = v + plan.params.sigma * key.normal(DARK_GAUSS, counter);
-    to_u8(v)
+    dark_from(plan, key, x, counter, |j| {
+        crate::corrupt::rng::unit24(Key::draw(streams[j as usize], mixed))
+    })
 }
 
 #[cfg(test)]

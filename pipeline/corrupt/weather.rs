@@ -756,17 +756,23 @@ mod tests {
         CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Snow's noise and zoomed layer, element by element as the kernels compute them.
+    fn snow_stages_by_element(plan: &SnowPlan) -> (Vec<f32>, Vec<f32>) {
+        let p = &plan.params;
+        let cells = p.zoom.crop_w * p.zoom.crop_h;
+        let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
+        let zoomed = (0..p.zoom_w * p.zoom_h)
+            .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
+            .collect();
+        (noise, zoomed)
+    }
+
     #[test]
     fn the_row_wise_snow_zoom_equals_the_per_element_one() {
         for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200)), (2, (1, 3))] {
             let plan = SnowPlan::new(&cfg(), sev, Key::new(2, "z", 1, sev), w, h);
-            let p = &plan.params;
-            let cells = p.zoom.crop_w * p.zoom.crop_h;
-            let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
-            let want: Vec<f32> = (0..p.zoom_w * p.zoom_h)
-                .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
-                .collect();
-            let got = snow_zoomed_rows(p, &noise);
+            let (noise, want) = snow_stages_by_element(&plan);
+            let got = snow_zoomed_rows(&plan.params, &noise);
             assert!(
                 got.iter()
                     .zip(&want)
@@ -781,11 +787,7 @@ mod tests {
         for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200))] {
             let plan = SnowPlan::new(&cfg(), sev, Key::new(0, "x", 1, sev), w, h);
             let p = &plan.params;
-            let cells = p.zoom.crop_w * p.zoom.crop_h;
-            let noise: Vec<f32> = (0..cells).map(|i| snow_noise(p, i)).collect();
-            let zoomed: Vec<f32> = (0..p.zoom_w * p.zoom_h)
-                .map(|i| snow_zoomed(p, &noise, i % p.zoom_w, i / p.zoom_w))
-                .collect();
+            let (_, zoomed) = snow_stages_by_element(&plan);
             let want: Vec<u32> = (0..w * h)
                 .map(|i| snow_layer(p, &plan.taps, &zoomed, i % w, i / w))
                 .collect();
