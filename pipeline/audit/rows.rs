@@ -83,13 +83,10 @@ impl Rows {
 
     /// Puts row `by[i]` at `i`.
     pub(super) fn permute(&mut self, by: &[usize]) {
-        let mut rows: Vec<Option<Row>> = std::mem::take(&mut self.rows)
-            .into_iter()
-            .map(Some)
-            .collect();
-        self.rows = by.iter().filter_map(|&i| rows[i].take()).collect();
+        let rows = std::mem::take(&mut self.rows);
         let ids = std::mem::take(&mut self.qa_ids);
-        self.qa_ids = by.iter().map(|&i| ids[i].clone()).collect();
+        let mut pairs: Vec<Option<(Row, Box<str>)>> = rows.into_iter().zip(ids).map(Some).collect();
+        (self.rows, self.qa_ids) = by.iter().filter_map(|&i| pairs[i].take()).unzip();
     }
 }
 
