@@ -203,9 +203,14 @@ fn decode(
         // carries its size, and paste what there is.
         None => decode_png(ffmpeg, image_id, video)?,
     };
+    Ok(paste(img, &dec))
+}
+
+/// A copy of `img` with the decoded (even-cropped) frame `dec` over its top-left corner.
+fn paste(img: &RgbImage, dec: &RgbImage) -> RgbImage {
     let mut out = img.clone();
-    image::imageops::replace(&mut out, &dec, 0, 0);
-    Ok(out)
+    image::imageops::replace(&mut out, dec, 0, 0);
+    out
 }
 
 /// The first frame of `video`, whatever its size, through a PNG beside it.
@@ -307,11 +312,10 @@ impl Source {
             .map(|&(c, sev)| self.output(cfg, c, sev))
             .collect::<Result<Vec<_>>>()?;
         let src = self.src()?;
-        let mut args: Vec<String> = vec!["-i".into(), src.clone()];
+        let mut refs = vec!["-i", src.as_str()];
         for o in &outs {
-            args.extend(o.args(&src).into_iter().skip(2).map(str::to_string));
+            refs.extend(o.output_args());
         }
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         run(&self.ffmpeg, &self.image_id, "encode", &refs, None)?;
         let paths: Vec<&Path> = outs.iter().map(|o| o.path.as_path()).collect();
         let decoded = self.decode_all(img, &paths)?;
@@ -410,11 +414,7 @@ impl Source {
                     .flatten()
                     .and_then(|b| RgbImage::from_raw(w, h, b));
                 match frame {
-                    Some(dec) => {
-                        let mut out = img.clone();
-                        image::imageops::replace(&mut out, &dec, 0, 0);
-                        Ok(out)
-                    }
+                    Some(dec) => Ok(paste(img, &dec)),
                     None => decode(&self.ffmpeg, img, self.crop, id, v),
                 }
             })
@@ -436,8 +436,15 @@ impl Output {
     /// The arguments of an ffmpeg run writing this stream alone from `src`.
     fn args<'a>(&'a self, src: &'a str) -> Vec<&'a str> {
         let mut a = vec!["-i", src];
-        a.extend(self.options.iter().map(String::as_str));
-        a.push(&self.path_text);
+        a.extend(self.output_args());
         a
+    }
+
+    /// This stream's options and file, as they follow the input in an ffmpeg run.
+    fn output_args(&self) -> impl Iterator<Item = &str> {
+        self.options
+            .iter()
+            .map(String::as_str)
+            .chain([self.path_text.as_str()])
     }
 }
