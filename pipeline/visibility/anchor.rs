@@ -378,15 +378,21 @@ pub fn interior_anchors_cpu(p: &EdtParams, ids: &[u32]) -> Result<Vec<Option<Anc
                 }
             }));
         }
-        let cp = EdtParams::new(cw, ch, 0, 1)?;
-        let d2 = edt_cpu(&cp, &mask)?;
-        out[o] = argmax_cpu(&cp, &mask, &d2)[0].map(|a| Anchor {
-            x: a.x + x0,
-            y: a.y + y0,
-            ..a
-        });
+        out[o] = mask_anchor(cw, ch, &mask, (x0, y0))?;
     }
     Ok(out)
+}
+
+/// The interior anchor of a `cw × ch` crop whose mask pixels are 0 and the rest [`EMPTY`]
+/// (outside the crop is outside the mask), in the image coordinates of a crop at `origin`.
+fn mask_anchor(cw: u32, ch: u32, mask: &[u32], origin: (u32, u32)) -> Result<Option<Anchor>> {
+    let p = EdtParams::new(cw, ch, 0, 1)?;
+    let d2 = edt_cpu(&p, mask)?;
+    Ok(argmax_cpu(&p, mask, &d2)[0].map(|a| Anchor {
+        x: a.x + origin.0,
+        y: a.y + origin.1,
+        ..a
+    }))
 }
 
 /// Per object, the inclusive box `[x0, y0, x1, y1]` of the pixels labelled with it (None for
@@ -534,14 +540,9 @@ pub fn ring_anchor(
         }
     }
     // Outside the crop is outside the ring: the EDT treats off-image points as non-mask.
-    let p = EdtParams::new(cw, ch, 0, 1).ok()?;
-    let d2 = edt_cpu(&p, &ids).ok()?;
-    let a = argmax_cpu(&p, &ids, &d2).into_iter().next().flatten()?;
-    Some(Anchor {
-        x: a.x + cx0 as u32,
-        y: a.y + cy0 as u32,
-        ..a
-    })
+    mask_anchor(cw, ch, &ids, (cx0 as u32, cy0 as u32))
+        .ok()
+        .flatten()
 }
 
 /// Where an anchor came from.

@@ -153,6 +153,11 @@ fn edt_cpu_and_gpu_equal_brute_force_on_random_maps() {
             want_anchors,
             "CPU argmax vs brute force, {what}"
         );
+        assert_eq!(
+            interior_anchors_cpu(&p, &ids).unwrap(),
+            want_anchors,
+            "CPU anchors (per-object boxes) vs brute force, {what}"
+        );
         if let Some(gpu) = gpu {
             assert_eq!(
                 edt_gpu(gpu, &p, &ids).unwrap(),
