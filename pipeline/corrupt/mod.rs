@@ -165,10 +165,16 @@ pub fn check_severity(severity: u8) -> Result<u8> {
     }
 }
 
-/// [0, 1] → u8 by ×255 and truncation, as the reference's `np.uint8` does.
+/// [0, 1] → u8 by ×255 and truncation, as the reference's `np.uint8` does; NaN gives 0.
+/// `max`/`min` rather than `clamp` (which keeps NaN) and an unchecked conversion: the same
+/// result for every input, in a form the compiler turns into vector instructions (a checked
+/// `as` conversion stays one value at a time).
 #[inline]
+#[allow(clippy::manual_clamp)] // clamp keeps NaN, which the unchecked conversion must not see
 pub(crate) fn to_u8(v: f32) -> u8 {
-    (v.clamp(0.0, 1.0) * 255.0) as u8
+    let x = v.max(0.0).min(1.0) * 255.0;
+    // SAFETY: `max` returns 0 for NaN, so x is finite and in [0, 255].
+    (unsafe { x.to_int_unchecked::<i32>() }) as u8
 }
 
 /// An f32 parameter as the shortest decimal that reads back as it (0.4, not
@@ -422,6 +428,28 @@ pub fn apply_cpu(img: &RgbImage, plan: &Plan) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn to_u8_truncates_clamps_and_maps_nan_to_zero() {
+        let mut xs: Vec<f32> = (0..=40_000).map(|i| i as f32 / 20_000.0 - 0.5).collect();
+        xs.extend([
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            1.0,
+            f32::MIN_POSITIVE,
+        ]);
+        xs.extend((0..=255).map(|k| k as f32 / 255.0));
+        for x in xs {
+            let want = if x.is_nan() {
+                0
+            } else {
+                (x.clamp(0.0, 1.0) * 255.0) as u8
+            };
+            assert_eq!(to_u8(x), want, "{x}");
+        }
+    }
 
     #[test]
     fn default_config_loads_with_drivebench_severities() {

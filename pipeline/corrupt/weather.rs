@@ -323,26 +323,61 @@ pub fn fog_level_element(l: &FogLevel, map: &mut [f32], t: u32) {
     }
 }
 
-/// The plasma fractal of `plan` (before normalisation): every node the value
-/// [`fog_level_element`] gives it. Within one step no element reads a node another element
-/// of that step writes, so rows of elements run in parallel with the same values: squares
-/// write the centre rows from the corner rows; diamonds write the corner rows' midpoints from
-/// the centre rows, then the centre rows' midpoints from the corner rows' corners.
-pub fn fog_map_cpu(plan: &FogPlan) -> Vec<f32> {
+/// The plasma fractal of `plan` (before normalisation) and its (min, max): every node the
+/// value [`fog_level_element`] gives it. A step's squares write the centre nodes from the
+/// corner nodes; its diamonds write the other midpoints from the centre and corner nodes, and
+/// no diamond reads another. So a centre row's squares and diamonds need only the corner rows
+/// on either side and run as one pass, and a corner row's diamonds need only the centre rows
+/// on either side: two passes per step, each over rows in parallel, with the values of the
+/// element-by-element order. The last step (stride 2) finishes every row it passes over, so
+/// it takes the range there, while the row is still in cache.
+pub fn fog_map_cpu(plan: &FogPlan) -> (Vec<f32>, (f32, f32)) {
     let mut map = vec![0.0f32; (plan.size * plan.size) as usize];
-    for l in &plan.levels {
-        fog_level_rows(l, &mut map);
+    let mut range = EMPTY_RANGE;
+    for step in plan.levels.chunks(2) {
+        range = fog_step_rows(step, &mut map);
     }
-    map
+    (map, range)
 }
 
-/// One step of [`fog_map_cpu`].
-fn fog_level_rows(l: &FogLevel, map: &mut [f32]) {
+const EMPTY_RANGE: (f32, f32) = (f32::INFINITY, f32::NEG_INFINITY);
+
+/// `r` widened by the values of `v`, in eight lanes (one long chain of `min`s would wait on
+/// each comparison in turn; min and max give the same result in any order).
+fn widen(r: (f32, f32), v: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = ([r.0; 8], [r.1; 8]);
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            lo[k] = lo[k].min(c[k]);
+            hi[k] = hi[k].max(c[k]);
+        }
+    }
+    let r = chunks
+        .remainder()
+        .iter()
+        .fold(r, |(l, h), &x| (l.min(x), h.max(x)));
+    (0..8).fold(r, |(l, h), k| (l.min(lo[k]), h.max(hi[k])))
+}
+
+fn join(a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+/// One step of [`fog_map_cpu`]: its squares level and its diamonds level. At stride 2 it
+/// returns the range of the finished map ([`EMPTY_RANGE`] at other strides).
+fn fog_step_rows(levels: &[FogLevel], map: &mut [f32]) -> (f32, f32) {
+    let Some(l) = levels.first() else {
+        return EMPTY_RANGE;
+    };
+    debug_assert!(levels.iter().enumerate().all(|(p, x)| x.phase as usize == p
+        && (x.k0, x.k1, x.step, x.wibble.to_bits()) == (l.k0, l.k1, l.step, l.wibble.to_bits())));
     let size = l.size as usize;
     let (s, h) = (l.step as usize, l.step as usize / 2);
     if size == 0 || h == 0 {
-        return;
+        return EMPTY_RANGE;
     }
+    let last = s == 2 && levels.len() > 1;
     let n = size / s;
     let (mut corners, mut centres): (Vec<&mut [f32]>, Vec<&mut [f32]>) = (Vec::new(), Vec::new());
     for (y, row) in map.chunks_mut(size).enumerate() {
@@ -353,60 +388,120 @@ fn fog_level_rows(l: &FogLevel, map: &mut [f32]) {
         }
     }
     // fog_noise with the stream's part of the hash computed once per step, a row's draws
-    // into a buffer first (a loop the compiler vectorises), then the row's sums.
-    let stream = Key { k0: l.k0, k1: l.k1 }.stream(FOG_NODE);
-    let wibble = l.wibble;
-    let noise_row = move |buf: &mut Vec<f32>, y: usize, x0: usize| {
-        buf.resize(n, 0.0);
-        fog_noise_row(buf, stream, wibble, (y * size + x0) as u32, s as u32);
+    // into a buffer first (a loop the compiler vectorises), then the row's sums. The loops
+    // gather what they read at stride `s` into short buffers, so the sums run over plain
+    // slices with no wrap test or bounds check per node; the additions keep the element's
+    // order, so the bits are the same.
+    let noise = Noise {
+        stream: Key { k0: l.k0, k1: l.k1 }.stream(FOG_NODE),
+        wibble: l.wibble,
+        size,
     };
-    let next = |j: usize| if j + 1 == n { 0 } else { j + 1 };
-    if l.phase == 0 {
-        let corners: Vec<&[f32]> = corners.into_iter().map(|r| &*r).collect();
+    let diamonds = levels.len() > 1;
+    let centre_range = {
+        let corners: Vec<&[f32]> = corners.iter().map(|r| &**r).collect();
         centres
             .par_iter_mut()
             .enumerate()
-            .for_each_init(Vec::new, |buf, (i, row)| {
-                noise_row(buf, i * s + h, h);
-                let (c0, c1) = (corners[i], corners[next(i)]);
-                for j in 0..n {
-                    let j1 = next(j);
-                    let sum = (c0[j * s] + c1[j * s]) + (c0[j1 * s] + c1[j1 * s]);
-                    row[j * s + h] = sum / 4.0 + buf[j];
+            .map_init(FogRowBufs::default, |b, (i, row)| {
+                // Every node of the row at stride h: the diamonds at even k, the squares
+                // at odd k.
+                noise.row(&mut b.noise, i * s + h, 0, h, 2 * n);
+                b.pairs.clear();
+                b.pairs.extend(
+                    corners[i]
+                        .chunks_exact(s)
+                        .zip(corners[(i + 1) % n].chunks_exact(s))
+                        .map(|(a, c)| a[0] + c[0]),
+                );
+                let next = b.pairs[1..].iter().chain(&b.pairs[..1]);
+                let odd = b.noise.iter().skip(1).step_by(2);
+                for (((cell, &p0), &p1), &w) in
+                    row.chunks_exact_mut(s).zip(&b.pairs).zip(next).zip(odd)
+                {
+                    cell[h] = (p0 + p1) / 4.0 + w;
                 }
-            });
-        return;
-    }
-    {
-        let centres: Vec<&[f32]> = centres.iter().map(|r| &**r).collect();
-        corners
-            .par_iter_mut()
-            .enumerate()
-            .for_each_init(Vec::new, |buf, (i, row)| {
-                noise_row(buf, i * s, h);
-                let ip = if i == 0 { n - 1 } else { i - 1 };
-                for j in 0..n {
-                    let j1 = next(j);
-                    let top = (centres[i][j * s + h] + centres[ip][j * s + h])
-                        + (row[j * s] + row[j1 * s]);
-                    row[j * s + h] = top / 4.0 + buf[j];
+                if !diamonds {
+                    return EMPTY_RANGE;
                 }
-            });
+                let mut prev = row[(n - 1) * s + h];
+                let even = b.noise.iter().step_by(2);
+                for ((cell, &p), &w) in row.chunks_exact_mut(s).zip(&b.pairs).zip(even) {
+                    let m = cell[h];
+                    cell[0] = ((m + prev) + p) / 4.0 + w;
+                    prev = m;
+                }
+                if last {
+                    widen(EMPTY_RANGE, row)
+                } else {
+                    EMPTY_RANGE
+                }
+            })
+            .reduce(|| EMPTY_RANGE, join)
+    };
+    if !diamonds {
+        return EMPTY_RANGE;
     }
-    let corners: Vec<&[f32]> = corners.into_iter().map(|r| &*r).collect();
-    centres
+    let centres: Vec<&[f32]> = centres.iter().map(|r| &**r).collect();
+    let corner_range = corners
         .par_iter_mut()
         .enumerate()
-        .for_each_init(Vec::new, |buf, (i, row)| {
-            noise_row(buf, i * s + h, 0);
-            let i1 = next(i);
-            for j in 0..n {
-                let jp = if j == 0 { n - 1 } else { j - 1 };
-                let left =
-                    (row[j * s + h] + row[jp * s + h]) + (corners[i][j * s] + corners[i1][j * s]);
-                row[j * s] = left / 4.0 + buf[j];
+        .map_init(FogRowBufs::default, |b, (i, row)| {
+            noise.row(&mut b.noise, i * s, h, s, n);
+            let ip = if i == 0 { n - 1 } else { i - 1 };
+            b.pairs.clear();
+            b.pairs.extend(
+                centres[i]
+                    .chunks_exact(s)
+                    .zip(centres[ip].chunks_exact(s))
+                    .map(|(a, c)| a[h] + c[h]),
+            );
+            b.nodes.clear();
+            b.nodes.extend(row.chunks_exact(s).map(|c| c[0]));
+            let next = b.nodes[1..].iter().chain(&b.nodes[..1]);
+            for ((((cell, &m), &c0), &c1), &w) in row
+                .chunks_exact_mut(s)
+                .zip(&b.pairs)
+                .zip(&b.nodes)
+                .zip(next)
+                .zip(&b.noise)
+            {
+                cell[h] = (m + (c0 + c1)) / 4.0 + w;
             }
-        });
+            if last {
+                widen(EMPTY_RANGE, row)
+            } else {
+                EMPTY_RANGE
+            }
+        })
+        .reduce(|| EMPTY_RANGE, join);
+    join(centre_range, corner_range)
+}
+
+/// One step's node noise: [`fog_noise`] with the stream's part of the hash done once.
+#[derive(Clone, Copy)]
+struct Noise {
+    stream: u32,
+    wibble: f32,
+    size: usize,
+}
+
+impl Noise {
+    /// The noise of `count` nodes of row `y` from column `x0` at stride `step`.
+    fn row(self, buf: &mut Vec<f32>, y: usize, x0: usize, step: usize, count: usize) {
+        buf.resize(count, 0.0);
+        let base = (y * self.size + x0) as u32;
+        fog_noise_row(buf, self.stream, self.wibble, base, step as u32);
+    }
+}
+
+/// A worker's row buffers for [`fog_step_rows`]: the row's noise, its pair sums across
+/// rows and the nodes it reads from itself.
+#[derive(Default)]
+struct FogRowBufs {
+    noise: Vec<f32>,
+    pairs: Vec<f32>,
+    nodes: Vec<f32>,
 }
 
 /// The node noise of [`fog_noise`] at flat indices `base + k·step` into `buf[k]`, from the
@@ -455,35 +550,80 @@ fn fog_value_norm(x: u8, fnorm: f32, max: u8, a: f32) -> u8 {
 
 /// The CPU twin of the fog kernels: the map, its range, then the composite row by row.
 pub fn fog_cpu(img: &RgbImage, plan: &FogPlan) -> RgbImage {
-    let map = fog_map_cpu(plan);
-    let (fmin, fmax) = map
-        .par_chunks(1 << 16)
-        .map(|c| {
-            c.iter()
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                })
-        })
-        .reduce(
-            || (f32::INFINITY, f32::NEG_INFINITY),
-            |a, b| (a.0.min(b.0), a.1.max(b.1)),
-        );
+    let (map, (fmin, fmax)) = fog_map_cpu(plan);
     let max = img.as_raw().iter().copied().max().unwrap_or(0);
     let (w, size) = (img.width() as usize, plan.size as usize);
     let mut out = img.clone();
     if w == 0 {
         return out;
     }
-    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
-        let m = &map[y * size..y * size + w];
-        for (px, &f) in row.chunks_exact_mut(3).zip(m) {
-            let fnorm = (f - fmin) / (fmax - fmin);
-            for v in px {
-                *v = fog_value_norm(*v, fnorm, max, plan.strength);
-            }
-        }
-    });
+    let range = (fmin, fmax - fmin);
+    out.par_chunks_mut(w * 3)
+        .enumerate()
+        .for_each_init(Vec::new, |buf, (y, row)| {
+            fog_composite_row(
+                row,
+                &map[y * size..y * size + w],
+                buf,
+                range,
+                max,
+                plan.strength,
+            );
+        });
     out
+}
+
+/// The composite of one image row from its map row, with [`fog_value_norm`]'s operations:
+/// the normalised map value is spread over its pixel's three channels first, so the loop is
+/// one operation per channel that vector instructions take eight at a time where the CPU has
+/// them (the same bits: no fused multiply-add is enabled).
+fn fog_composite_row(
+    row: &mut [u8],
+    map: &[f32],
+    buf: &mut Vec<f32>,
+    range: (f32, f32),
+    max: u8,
+    a: f32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to have AVX2.
+        unsafe { fog_composite_row_avx2(row, map, buf, range, max, a) };
+        return;
+    }
+    fog_composite_row_any(row, map, buf, range, max, a);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fog_composite_row_avx2(
+    row: &mut [u8],
+    map: &[f32],
+    buf: &mut Vec<f32>,
+    range: (f32, f32),
+    max: u8,
+    a: f32,
+) {
+    fog_composite_row_any(row, map, buf, range, max, a);
+}
+
+#[inline(always)]
+fn fog_composite_row_any(
+    row: &mut [u8],
+    map: &[f32],
+    buf: &mut Vec<f32>,
+    (fmin, span): (f32, f32),
+    max: u8,
+    a: f32,
+) {
+    buf.clear();
+    buf.extend(map.iter().flat_map(|&f| {
+        let v = (f - fmin) / span;
+        [v, v, v]
+    }));
+    for (v, &fnorm) in row.iter_mut().zip(buf.iter()) {
+        *v = fog_value_norm(*v, fnorm, max, a);
+    }
 }
 
 /// The uniform block of the rain kernels.
@@ -814,7 +954,8 @@ mod tests {
                     fog_level_element(l, &mut want, t);
                 }
             }
-            let got = fog_map_cpu(&plan);
+            let (got, range) = fog_map_cpu(&plan);
+            assert_eq!(range, widen(EMPTY_RANGE, &want), "{w}×{h}");
             assert!(
                 want.iter()
                     .zip(&got)
@@ -829,7 +970,7 @@ mod tests {
         let plan = FogPlan::new(&cfg(), 5, Key::new(0, "x", 3, 5), 50, 30);
         assert_eq!(plan.size, 64);
         assert_eq!(plan.levels.len(), 12);
-        let map = fog_map_cpu(&plan);
+        let (map, _) = fog_map_cpu(&plan);
         // Node 0 is the only one never written; every other node got noise.
         assert!(map.iter().skip(1).all(|v| *v != 0.0));
         let img = RgbImage::from_pixel(50, 30, image::Rgb([200, 100, 0]));
