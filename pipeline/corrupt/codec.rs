@@ -128,10 +128,8 @@ fn run(
     }
 }
 
-/// Encodes the even-cropped image as a one-frame MPEG-4 Part 2 stream; returns the crop. The
-/// frame goes to ffmpeg as raw RGB on a pipe: the same pixels a PNG would carry, without
-/// deflating and inflating them.
-fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> Result<(u32, u32)> {
+/// The even crop of `img` that goes to the codec.
+fn even_crop(img: &RgbImage, image_id: &str) -> Result<(u32, u32)> {
     let (w, h) = (img.width() & !1, img.height() & !1);
     if w == 0 || h == 0 {
         return Err(Error::input(
@@ -140,36 +138,6 @@ fn encode_source(ffmpeg: &Path, img: &RgbImage, image_id: &str, dir: &Path) -> R
             "too small for a codec (needs 2×2)",
         ));
     }
-    let crop = image::imageops::crop_imm(img, 0, 0, w, h).to_image();
-    let fps = FPS.to_string();
-    let size = format!("{w}x{h}");
-    run(
-        ffmpeg,
-        image_id,
-        "mpeg4 encode",
-        &[
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-s",
-            &size,
-            "-framerate",
-            &fps,
-            "-i",
-            "pipe:0",
-            "-c:v",
-            "mpeg4",
-            "-pix_fmt",
-            "yuv420p",
-            "-threads",
-            "1",
-            "-f",
-            "mp4",
-            &path_str(&dir.join("src.mp4"))?,
-        ],
-        Some(crop.as_raw()),
-    )?;
     Ok((w, h))
 }
 
@@ -242,97 +210,237 @@ pub fn apply_codec_with(
     img: &RgbImage,
     image_id: &str,
 ) -> Result<(RgbImage, Value)> {
-    Source::encode(ffmpeg, img, image_id)?.apply(cfg, corruption, severity, img)
+    let mut all = Sources::encode(ffmpeg, &[(img, image_id)])?.apply_all(
+        cfg,
+        &[(corruption, severity)],
+        &[img],
+    )?;
+    all.pop()
+        .and_then(|mut jobs| jobs.pop())
+        .ok_or_else(|| Error::Internal("codec: the job's image is missing".into()))
 }
 
-/// One image's source stream, encoded once and shared by every codec corruption and severity
-/// of that image (each starts from the same one-frame MPEG-4 stream).
-pub struct Source {
+/// Images' source streams, encoded once and shared by every codec corruption and severity of
+/// each image (each starts from its image's one-frame MPEG-4 stream). Starting ffmpeg (loading
+/// and linking its libraries, about 0.1 s of CPU) costs more than coding one small frame, so
+/// a batch of images goes through three ffmpeg runs in all: one writes every source stream,
+/// one every corrupted stream, one decodes them all. The streams are the ones each image alone
+/// gives: every output of a run is coded on its own.
+pub struct Sources {
     ffmpeg: PathBuf,
+    /// Holds the streams until the batch is dropped.
+    _scratch: Scratch,
+    items: Vec<Item>,
+}
+
+/// One image of [`Sources`]: its stream is `k/src.mp4` in the scratch folder.
+struct Item {
     image_id: String,
-    scratch: Scratch,
+    dir: PathBuf,
     crop: (u32, u32),
     bits_per_second: u64,
 }
 
-impl Source {
-    /// Encodes `img` as the one-frame source stream.
-    pub fn encode(ffmpeg: &Path, img: &RgbImage, image_id: &str) -> Result<Source> {
+impl Sources {
+    /// Encodes each `(image, image_id)` as its one-frame source stream. The frames go to ffmpeg
+    /// as raw RGB files: the same pixels a PNG would carry, without deflating and inflating
+    /// them.
+    pub fn encode(ffmpeg: &Path, imgs: &[(&RgbImage, &str)]) -> Result<Sources> {
         let scratch = Scratch::new()?;
-        let crop = encode_source(ffmpeg, img, image_id, &scratch.0)?;
-        let src = scratch.0.join("src.mp4");
-        let bytes = std::fs::metadata(&src)
-            .map_err(|e| Error::io(&src, e))?
-            .len();
-        Ok(Source {
+        let mut items = Vec::with_capacity(imgs.len());
+        let mut args: Vec<String> = Vec::new();
+        for (k, &(img, id)) in imgs.iter().enumerate() {
+            let (w, h) = even_crop(img, id)?;
+            let dir = scratch.0.join(k.to_string());
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let raw = dir.join("src.rgb");
+            let crop = image::imageops::crop_imm(img, 0, 0, w, h).to_image();
+            std::fs::write(&raw, crop.as_raw()).map_err(|e| Error::io(&raw, e))?;
+            args.extend(["-f", "rawvideo", "-pix_fmt", "rgb24"].map(str::to_string));
+            args.extend(["-s".into(), format!("{w}x{h}")]);
+            args.extend([
+                "-framerate".into(),
+                FPS.to_string(),
+                "-i".into(),
+                path_str(&raw)?,
+            ]);
+            items.push(Item {
+                image_id: id.to_string(),
+                dir,
+                crop: (w, h),
+                bits_per_second: 0,
+            });
+        }
+        for (k, item) in items.iter().enumerate() {
+            args.extend(["-map".into(), format!("{k}:v:0")]);
+            args.extend(
+                [
+                    "-c:v", "mpeg4", "-pix_fmt", "yuv420p", "-threads", "1", "-f", "mp4",
+                ]
+                .map(str::to_string),
+            );
+            args.push(path_str(&item.dir.join("src.mp4"))?);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(ffmpeg, &batch_id(&items), "mpeg4 encode", &refs, None)?;
+        for item in &mut items {
+            let src = item.dir.join("src.mp4");
+            let bytes = std::fs::metadata(&src)
+                .map_err(|e| Error::io(&src, e))?
+                .len();
+            item.bits_per_second = bytes * 8 * u64::from(FPS);
+            let raw = item.dir.join("src.rgb");
+            std::fs::remove_file(&raw).map_err(|e| Error::io(&raw, e))?;
+        }
+        Ok(Sources {
             ffmpeg: ffmpeg.to_path_buf(),
-            image_id: image_id.to_string(),
-            scratch,
-            crop,
-            bits_per_second: bytes * 8 * u64::from(FPS),
+            _scratch: scratch,
+            items,
         })
     }
 
-    /// `corruption` at `severity` on `img` (the image the stream was encoded from): the
-    /// corrupted image and its metadata. Calls on one source may run side by side.
-    pub fn apply(
-        &self,
-        cfg: &CorruptConfig,
-        corruption: Corruption,
-        severity: u8,
-        img: &RgbImage,
-    ) -> Result<(RgbImage, Value)> {
-        let out = self.output(cfg, corruption, severity)?;
-        run(
-            &self.ffmpeg,
-            &self.image_id,
-            out.step,
-            &out.args(&self.src()?),
-            None,
-        )?;
-        let dec = decode(&self.ffmpeg, img, self.crop, &self.image_id, &out.path)?;
-        Ok((dec, out.params))
-    }
-
-    /// Every `(corruption, severity)` of `jobs` on `img`, in that order: the same images and
-    /// metadata as [`Source::apply`] one by one, from two ffmpeg runs (one writes every
-    /// stream, one decodes them all) instead of two per job. Starting ffmpeg (loading and
-    /// linking its libraries) costs more than coding one small frame.
+    /// Every `(corruption, severity)` of `jobs` on each of `imgs` (the images the streams were
+    /// encoded from, in the same order): per image, per job, the corrupted image and its
+    /// metadata. A failed run of the batch is run again image by image, so the error names
+    /// the image it comes from.
     pub fn apply_all(
         &self,
         cfg: &CorruptConfig,
         jobs: &[(Corruption, u8)],
-        img: &RgbImage,
-    ) -> Result<Vec<(RgbImage, Value)>> {
-        if jobs.len() == 1 {
-            return Ok(vec![self.apply(cfg, jobs[0].0, jobs[0].1, img)?]);
+        imgs: &[&RgbImage],
+    ) -> Result<Vec<Vec<(RgbImage, Value)>>> {
+        if imgs.len() != self.items.len() {
+            return Err(Error::Internal(
+                "codec: images and source streams differ in number".into(),
+            ));
         }
-        let outs = jobs
+        let outs = self
+            .items
             .iter()
-            .map(|&(c, sev)| self.output(cfg, c, sev))
+            .map(|item| {
+                jobs.iter()
+                    .map(|&(c, sev)| item.output(cfg, c, sev))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<Vec<_>>>()?;
-        let src = self.src()?;
-        let mut refs = vec!["-i", src.as_str()];
-        for o in &outs {
-            refs.extend(o.output_args());
+        let mut args: Vec<String> = Vec::new();
+        for item in &self.items {
+            args.extend(["-i".into(), path_str(&item.dir.join("src.mp4"))?]);
         }
-        run(&self.ffmpeg, &self.image_id, "encode", &refs, None)?;
-        let paths: Vec<&Path> = outs.iter().map(|o| o.path.as_path()).collect();
-        let decoded = self.decode_all(img, &paths)?;
-        Ok(decoded
+        for (k, per_item) in outs.iter().enumerate() {
+            for o in per_item {
+                args.extend(["-map".into(), format!("{k}:v:0")]);
+                args.extend(o.output_args().map(str::to_string));
+            }
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let step = match jobs {
+            [(c, _)] => Item::step(*c),
+            _ => "encode",
+        };
+        if let Err(e) = run(&self.ffmpeg, &batch_id(&self.items), step, &refs, None) {
+            if self.items.len() == 1 {
+                return Err(e);
+            }
+            return self.apply_one_by_one(cfg, jobs, imgs);
+        }
+        let videos: Vec<(usize, &Path)> = outs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, per_item)| per_item.iter().map(move |o| (k, o.path.as_path())))
+            .collect();
+        let mut decoded = self.decode_all(imgs, &videos)?.into_iter();
+        Ok(outs
             .into_iter()
-            .zip(outs)
-            .map(|(d, o)| (d, o.params))
+            .map(|per_item| {
+                per_item
+                    .into_iter()
+                    .zip(decoded.by_ref())
+                    .map(|(o, d)| (d, o.params))
+                    .collect()
+            })
             .collect())
     }
 
-    fn src(&self) -> Result<String> {
-        path_str(&self.scratch.0.join("src.mp4"))
+    /// The first frame of each `(image k, video)`, pasted over a copy of `imgs[k]`, from one
+    /// ffmpeg run writing a raw frame per video; a video whose frame has another size, or a
+    /// run that fails, falls back to [`decode`] for that video (or all of them), which reports
+    /// the failure as it always did.
+    fn decode_all(&self, imgs: &[&RgbImage], videos: &[(usize, &Path)]) -> Result<Vec<RgbImage>> {
+        let raws: Vec<PathBuf> = videos
+            .iter()
+            .map(|(_, v)| v.with_extension("rgb"))
+            .collect();
+        let mut args: Vec<String> = Vec::new();
+        for (_, v) in videos {
+            args.extend(["-i".into(), path_str(v)?]);
+        }
+        for (k, raw) in raws.iter().enumerate() {
+            args.extend(["-map".into(), format!("{k}:v:0")]);
+            args.extend(
+                ["-frames:v", "1", "-pix_fmt", "rgb24", "-f", "rawvideo"].map(str::to_string),
+            );
+            args.push(path_str(raw)?);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let together = run(&self.ffmpeg, &batch_id(&self.items), "decode", &refs, None).is_ok();
+        videos
+            .iter()
+            .zip(&raws)
+            .map(|(&(k, v), raw)| {
+                let (item, img) = (&self.items[k], imgs[k]);
+                let (w, h) = item.crop;
+                let frame = together
+                    .then(|| std::fs::read(raw).ok())
+                    .flatten()
+                    .and_then(|b| RgbImage::from_raw(w, h, b));
+                match frame {
+                    Some(dec) => Ok(paste(img, &dec)),
+                    None => decode(&self.ffmpeg, img, item.crop, &item.image_id, v),
+                }
+            })
+            .collect()
+    }
+
+    /// [`Sources::apply_all`] with each image in a batch of its own.
+    fn apply_one_by_one(
+        &self,
+        cfg: &CorruptConfig,
+        jobs: &[(Corruption, u8)],
+        imgs: &[&RgbImage],
+    ) -> Result<Vec<Vec<(RgbImage, Value)>>> {
+        self.items
+            .iter()
+            .zip(imgs)
+            .map(|(item, img)| {
+                let one = Sources::encode(&self.ffmpeg, &[(img, &item.image_id)])?;
+                Ok(one.apply_all(cfg, jobs, &[img])?.remove(0))
+            })
+            .collect()
+    }
+}
+
+/// The image ids of a batch, for its errors.
+fn batch_id(items: &[Item]) -> String {
+    items
+        .iter()
+        .map(|i| i.image_id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Item {
+    /// The name of the run that writes `corruption`'s stream, for its errors.
+    fn step(corruption: Corruption) -> &'static str {
+        match corruption {
+            Corruption::H265 => "libx265 encode",
+            _ => "noise bitstream filter",
+        }
     }
 
     /// What ffmpeg writes for `corruption` at `severity`, and the metadata recorded with it.
     fn output(&self, cfg: &CorruptConfig, corruption: Corruption, severity: u8) -> Result<Output> {
-        let dir = &self.scratch.0;
+        let dir = &self.dir;
         let source_bps = self.bits_per_second;
         let i = sev_index(severity);
         match corruption {
@@ -350,7 +458,6 @@ impl Source {
                     "log-level=error:pools=1:frame-threads=1".into(),
                 ]);
                 Ok(Output {
-                    step: "libx265 encode",
                     options,
                     path_text: path_str(&path)?,
                     path,
@@ -361,7 +468,6 @@ impl Source {
                 let n = cfg.bit_error.noise[i];
                 let path = dir.join(format!("noisy-{severity}.mp4"));
                 Ok(Output {
-                    step: "noise bitstream filter",
                     options: vec![
                         "-c".into(),
                         "copy".into(),
@@ -376,56 +482,11 @@ impl Source {
             other => Err(Error::invalid(other.name(), "is not a codec corruption")),
         }
     }
-
-    /// The first frame of each of `videos`, pasted over a copy of `img`, from one ffmpeg run
-    /// writing a raw frame per video; a video whose frame has another size, or a run that
-    /// fails, falls back to [`decode`] for that video (or all of them), which reports the
-    /// failure as it always did.
-    fn decode_all(&self, img: &RgbImage, videos: &[&Path]) -> Result<Vec<RgbImage>> {
-        let (w, h) = self.crop;
-        let raws: Vec<PathBuf> = videos.iter().map(|v| v.with_extension("rgb")).collect();
-        let mut args: Vec<String> = Vec::new();
-        for v in videos {
-            args.extend(["-i".into(), path_str(v)?]);
-        }
-        for (k, raw) in raws.iter().enumerate() {
-            args.extend(
-                [
-                    "-map",
-                    &format!("{k}:v:0"),
-                    "-frames:v",
-                    "1",
-                    "-pix_fmt",
-                    "rgb24",
-                ]
-                .map(str::to_string),
-            );
-            args.extend(["-f".into(), "rawvideo".into(), path_str(raw)?]);
-        }
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let together = run(&self.ffmpeg, &self.image_id, "decode", &refs, None).is_ok();
-        let id = self.image_id.as_str();
-        videos
-            .iter()
-            .zip(&raws)
-            .map(|(v, raw)| {
-                let frame = together
-                    .then(|| std::fs::read(raw).ok())
-                    .flatten()
-                    .and_then(|b| RgbImage::from_raw(w, h, b));
-                match frame {
-                    Some(dec) => Ok(paste(img, &dec)),
-                    None => decode(&self.ffmpeg, img, self.crop, id, v),
-                }
-            })
-            .collect()
-    }
 }
 
 /// One stream ffmpeg writes from the source: its options, its file and the metadata that goes
 /// with the corrupted image.
 struct Output {
-    step: &'static str,
     options: Vec<String>,
     path: PathBuf,
     path_text: String,
@@ -433,14 +494,7 @@ struct Output {
 }
 
 impl Output {
-    /// The arguments of an ffmpeg run writing this stream alone from `src`.
-    fn args<'a>(&'a self, src: &'a str) -> Vec<&'a str> {
-        let mut a = vec!["-i", src];
-        a.extend(self.output_args());
-        a
-    }
-
-    /// This stream's options and file, as they follow the input in an ffmpeg run.
+    /// This stream's options and file, as they follow its `-map` in an ffmpeg run.
     fn output_args(&self) -> impl Iterator<Item = &str> {
         self.options
             .iter()

@@ -613,18 +613,21 @@ fn codec_frame(
         return Ok(vec![Vec::new(); jobs.len()]);
     }
     let ffmpeg = codec::find_ffmpeg()?;
-    // Per view: one source stream, then one ffmpeg run writing every job's stream and one
-    // decoding them all.
-    let per_view = views
-        .par_iter()
-        .map(|v| {
-            codec::Source::encode(&ffmpeg, v.image, v.image_id)?.apply_all(
-                &opts.config,
-                &jobs,
-                v.image,
-            )
+    // The views in one batch per worker, each batch three ffmpeg runs for all its views and
+    // jobs (an ffmpeg run codes its streams one after another).
+    let per_batch = views.len().div_ceil(rayon::current_num_threads().max(1));
+    let per_view: Vec<Vec<(RgbImage, Value)>> = views
+        .par_chunks(per_batch)
+        .map(|batch| {
+            let pairs: Vec<(&RgbImage, &str)> =
+                batch.iter().map(|v| (v.image, v.image_id)).collect();
+            let imgs: Vec<&RgbImage> = batch.iter().map(|v| v.image).collect();
+            codec::Sources::encode(&ffmpeg, &pairs)?.apply_all(&opts.config, &jobs, &imgs)
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     if per_view.iter().any(|v| v.len() != jobs.len()) {
         return Err(Error::Internal(
             "codec: an image lost one of its jobs".into(),

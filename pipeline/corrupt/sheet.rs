@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use image::{imageops, Rgb, RgbImage};
 use rayon::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::run::{corrupt_frame, encode_like, load_rgb};
 use super::{CorruptConfig, Corruption, View};
@@ -39,6 +39,32 @@ pub fn contact_sheet(
         .unwrap_or_default();
     let source = image.to_string_lossy();
     contact_sheet_of(cfg, &img, &id, &source, out, seed, gpu, cell_w)
+}
+
+/// The codec corruptions' cells of the sheet, in the order of `jobs`: each the image and its
+/// metadata, or, where ffmpeg is missing or fails, the error that leaves the cell grey.
+fn codec_cells(
+    cfg: &CorruptConfig,
+    img: &RgbImage,
+    id: &str,
+    jobs: &[(Corruption, u8)],
+) -> Result<Vec<std::result::Result<(RgbImage, Value), String>>> {
+    let done = super::codec::find_ffmpeg().and_then(|ffmpeg| {
+        super::codec::Sources::encode(&ffmpeg, &[(img, id)])?.apply_all(cfg, jobs, &[img])
+    });
+    match done {
+        Ok(mut per_image) => Ok(per_image
+            .pop()
+            .unwrap_or_default()
+            .into_iter()
+            .map(Ok)
+            .collect()),
+        Err(e @ Error::Tool { .. }) => {
+            let why = e.report().to_string();
+            Ok(jobs.iter().map(|_| Err(why.clone())).collect())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Draws the sheet of a decoded image: `id` keys the random draws, `source` is where the
@@ -81,20 +107,32 @@ pub fn contact_sheet_of(
         camera: "CAM_FRONT",
         image: img,
     }];
-    let mut cells = jobs
-        .par_iter()
-        .map(
-            |&(c, sev)| match corrupt_frame(cfg, gpu, c, sev, seed, id, &view) {
-                Ok(mut v) => {
+    // The codec cells are one batch of ffmpeg runs (a source stream shared by ten streams),
+    // drawn beside the others.
+    let codec_jobs: Vec<(Corruption, u8)> =
+        jobs.iter().copied().filter(|(c, _)| c.is_codec()).collect();
+    let (codec_cells, other_cells) = rayon::join(
+        || codec_cells(cfg, img, id, &codec_jobs),
+        || {
+            jobs.par_iter()
+                .filter(|(c, _)| !c.is_codec())
+                .map(|&(c, sev)| {
+                    let mut v = corrupt_frame(cfg, gpu, c, sev, seed, id, &view)?;
                     let (out_img, _, params) = v.remove(0);
-                    Ok(Ok((thumb(&out_img), params)))
-                }
-                Err(e @ Error::Tool { .. }) => Ok(Err(e)),
-                Err(e) => Err(e),
-            },
-        )
-        .collect::<Result<Vec<_>>>()?
-        .into_iter();
+                    Ok((out_img, params))
+                })
+                .collect::<Result<Vec<_>>>()
+        },
+    );
+    let (mut codec_cells, mut other_cells) = (codec_cells?.into_iter(), other_cells?.into_iter());
+    let mut cells = jobs.iter().map(|(c, _)| {
+        let cell = if c.is_codec() {
+            codec_cells.next()
+        } else {
+            other_cells.next().map(Ok)
+        };
+        cell.map(|r| r.map(|(out_img, params)| (thumb(&out_img), params)))
+    });
     let mut legend = Vec::new();
     for (r, c) in Corruption::ALL.into_iter().enumerate() {
         let y = top + GAP + r as u32 * (cell_h + GAP);
@@ -109,21 +147,17 @@ pub fn contact_sheet_of(
         let mut notes = Vec::new();
         for sev in 1..=5u8 {
             let x = left + GAP + u32::from(sev) * (cell_w + GAP);
-            match cells.next() {
+            match cells.next().flatten() {
                 Some(Ok((cell, params))) => {
                     imageops::replace(&mut sheet, &cell, i64::from(x), i64::from(y));
                     notes.push(params);
                 }
                 // A missing ffmpeg greys out the codec rows instead of losing the sheet.
-                Some(Err(e)) => {
-                    eprintln!(
-                        "drivegen: contact sheet: {} left grey: {}",
-                        e.report(),
-                        c.name()
-                    );
+                Some(Err(why)) => {
+                    eprintln!("drivegen: contact sheet: {why} left grey: {}", c.name());
                     let grey = RgbImage::from_pixel(cell_w, cell_h, Rgb([128, 128, 128]));
                     imageops::replace(&mut sheet, &grey, i64::from(x), i64::from(y));
-                    notes.push(json!({"error": e.report().to_string()}));
+                    notes.push(json!({"error": why}));
                 }
                 None => return Err(Error::Internal("a contact-sheet cell is missing".into())),
             }

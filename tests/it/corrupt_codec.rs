@@ -89,7 +89,7 @@ fn a_missing_ffmpeg_is_a_clear_error() {
 }
 
 #[test]
-fn every_job_from_two_runs_equals_each_job_alone() {
+fn every_job_of_a_batch_equals_each_job_alone() {
     if !have_ffmpeg() {
         return;
     }
@@ -100,12 +100,20 @@ fn every_job_from_two_runs_equals_each_job_alone() {
         .into_iter()
         .flat_map(|c| (1..=5).map(move |s| (c, s)))
         .collect();
-    let src = drivegen::corrupt::codec::Source::encode(&ffmpeg, &img, "tex").unwrap();
-    let together = src.apply_all(&cfg, &jobs, &img).unwrap();
-    assert_eq!(together.len(), jobs.len());
-    for (&(c, s), (got, params)) in jobs.iter().zip(&together) {
-        let (want, want_params) = apply_codec(&cfg, c, s, &img, "tex").unwrap();
-        assert!(*got == want, "{c:?} severity {s}: the images differ");
-        assert_eq!(*params, want_params, "{c:?} severity {s}");
+    // Three images of different sizes (one odd, cropped to even) in one batch.
+    let imgs = [img, texture(64, 48), texture(97, 33)];
+    let ids = ["tex", "small", "odd"];
+    let pairs: Vec<(&RgbImage, &str)> = imgs.iter().zip(ids).collect();
+    let refs: Vec<&RgbImage> = imgs.iter().collect();
+    let src = drivegen::corrupt::codec::Sources::encode(&ffmpeg, &pairs).unwrap();
+    let together = src.apply_all(&cfg, &jobs, &refs).unwrap();
+    assert_eq!(together.len(), imgs.len());
+    for ((img, id), per_image) in imgs.iter().zip(ids).zip(&together) {
+        assert_eq!(per_image.len(), jobs.len());
+        for (&(c, s), (got, params)) in jobs.iter().zip(per_image) {
+            let (want, want_params) = apply_codec(&cfg, c, s, img, id).unwrap();
+            assert!(*got == want, "{id}: {c:?} severity {s}: the images differ");
+            assert_eq!(*params, want_params, "{id}: {c:?} severity {s}");
+        }
     }
 }
