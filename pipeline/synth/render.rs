@@ -218,6 +218,40 @@ struct RoadPaint {
     kerb_half: f32,
     half_width: f32,
     crosswalks: Vec<(f32, f32)>,
+    /// The road's rectangle as [x_min, y_min, x_max, y_max], padded by a metre, far more than
+    /// f32 rounding moves [`ground_color`]'s test: a point outside it is on no part of the
+    /// road.
+    bounds: [f32; 4],
+}
+
+impl RoadPaint {
+    fn bounds(&self) -> [f32; 4] {
+        let (nx, ny) = (-self.uy, self.ux);
+        let mut b = [
+            f32::INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        for s in [self.s_min, self.s_max] {
+            for d in [-self.half_width, self.half_width] {
+                let (x, y) = (
+                    self.ox + s * self.ux + d * nx,
+                    self.oy + s * self.uy + d * ny,
+                );
+                b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+            }
+        }
+        [b[0] - 1.0, b[1] - 1.0, b[2] + 1.0, b[3] + 1.0]
+    }
+
+    /// Whether the box [x_min, y_min, x_max, y_max] meets the road's bounds.
+    fn meets(&self, b: [f32; 4]) -> bool {
+        b[0] <= self.bounds[2]
+            && b[2] >= self.bounds[0]
+            && b[1] <= self.bounds[3]
+            && b[3] >= self.bounds[1]
+    }
 }
 
 #[inline]
@@ -242,11 +276,11 @@ fn periodic(x: f32, period: f32) -> f32 {
 }
 
 /// The colour of the ground at (x, y) relative to the camera.
-fn ground_color(roads: &[RoadPaint], x: f32, y: f32) -> [f32; 3] {
+fn ground_color(roads: &[&RoadPaint], x: f32, y: f32) -> [f32; 3] {
     let mut on_carriageway = 0u32;
     let mut paint = ASPHALT;
     let mut side = None;
-    for r in roads {
+    for &r in roads {
         let dx = x - r.ox;
         let dy = y - r.oy;
         let s = dx * r.ux + dy * r.uy;
@@ -343,19 +377,9 @@ pub fn render(view: &View, ground: &Ground, solids: &[Solid]) -> Rendered {
     }
 }
 
-/// Renders one image into `canvas.rgb`; with `count`, also returns what it shows of each box
-/// (otherwise an empty list, and less work).
-pub fn render_into(
-    canvas: &mut Canvas,
-    view: &View,
-    ground: &Ground,
-    solids: &[Solid],
-    count: bool,
-) -> Vec<ObjectPixels> {
-    canvas.prepare(view, count);
-    let w = view.width as usize;
-    let cam = view.pos;
-    let paints: Vec<RoadPaint> = ground
+/// The ground's roads and crosswalks relative to the camera at `cam`, for [`ground_color`].
+fn road_paints(ground: &Ground, cam: Vector3<f64>) -> Vec<RoadPaint> {
+    ground
         .roads
         .iter()
         .zip(
@@ -366,7 +390,7 @@ pub fn render_into(
         )
         .map(|(r, cw)| {
             let (ux, uy) = (r.heading.cos(), r.heading.sin());
-            RoadPaint {
+            let mut paint = RoadPaint {
                 ox: (r.origin[0] - cam.x) as f32,
                 oy: (r.origin[1] - cam.y) as f32,
                 ux: ux as f32,
@@ -379,9 +403,28 @@ pub fn render_into(
                 kerb_half: r.kerb_half() as f32,
                 half_width: r.half_width() as f32,
                 crosswalks: cw.iter().map(|&(a, b)| (a as f32, b as f32)).collect(),
-            }
+                bounds: [0.0; 4],
+            };
+            paint.bounds = paint.bounds();
+            paint
         })
-        .collect();
+        .collect()
+}
+
+/// Renders one image into `canvas.rgb`; with `count`, also returns what it shows of each box
+/// (otherwise an empty list, and less work).
+pub fn render_into(
+    canvas: &mut Canvas,
+    view: &View,
+    ground: &Ground,
+    solids: &[Solid],
+    count: bool,
+) -> Vec<ObjectPixels> {
+    canvas.prepare(view, count);
+    let w = view.width as usize;
+    let cam = view.pos;
+    let paints = road_paints(ground, cam);
+    let mut near: Vec<&RoadPaint> = Vec::with_capacity(paints.len());
 
     // Background: a ray per pixel; the ground where it points down, else the sky. Each row is
     // done in two passes: the ray arithmetic (divisions, square roots) over whole rows of f32
@@ -423,9 +466,29 @@ pub fn render_into(
             // Below the horizon: negative; the sky shader only uses it where positive.
             elev[i] = rz / norm;
         }
+        // A row of pixels sees the ground along a line: only the roads whose bounds meet the
+        // box of the row's ground points can colour it, and they keep their order.
+        let mut b = [
+            f32::INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        for i in 0..w {
+            if elev[i] < -1e-6 {
+                b = [
+                    b[0].min(gx[i]),
+                    b[1].min(gy[i]),
+                    b[2].max(gx[i]),
+                    b[3].max(gy[i]),
+                ];
+            }
+        }
+        near.clear();
+        near.extend(paints.iter().filter(|r| r.meets(b)));
         for (i, px) in row.chunks_exact_mut(3).enumerate() {
             let col = if elev[i] < -1e-6 && height > 0.0 {
-                mix(ground_color(&paints, gx[i], gy[i]), SKY_HORIZON, haze[i])
+                mix(ground_color(&near, gx[i], gy[i]), SKY_HORIZON, haze[i])
             } else {
                 mix(SKY_HORIZON, SKY_ZENITH, elev[i].clamp(0.0, 1.0).sqrt())
             };
@@ -798,6 +861,56 @@ mod tests {
             cy: f64::from(h) / 2.0,
             rot: *q.to_rotation_matrix().matrix(),
             pos: Vector3::new(0.0, 0.0, 1.5),
+        }
+    }
+
+    #[test]
+    fn only_roads_whose_bounds_hold_a_point_colour_it() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..20 {
+            let mut ground = Ground {
+                roads: Vec::new(),
+                crosswalks: Vec::new(),
+            };
+            for _ in 0..6 {
+                let mut r = road();
+                r.origin = [next() * 200.0 - 100.0, next() * 200.0 - 100.0];
+                r.heading = next() * std::f64::consts::TAU;
+                r.s_min = -next() * 100.0;
+                r.s_max = next() * 150.0;
+                ground.roads.push(r);
+                ground.crosswalks.push(vec![(0.0, 4.0)]);
+            }
+            let cam = Vector3::new(next() * 20.0, next() * 20.0, 1.5);
+            let paints = road_paints(&ground, cam);
+            let all: Vec<&RoadPaint> = paints.iter().collect();
+            for k in 0..6000 {
+                // Half anywhere, half at or just beyond a road's edges and ends.
+                let (x, y) = if k % 2 == 0 {
+                    (
+                        (next() * 300.0 - 150.0) as f32,
+                        (next() * 300.0 - 150.0) as f32,
+                    )
+                } else {
+                    let r = &paints[k % paints.len()];
+                    let s = r.s_min + (next() as f32) * (r.s_max - r.s_min + 4.0) - 2.0;
+                    let d = (next() as f32 * 2.0 - 1.0) * (r.half_width + 2.0);
+                    (r.ox + s * r.ux - d * r.uy, r.oy + s * r.uy + d * r.ux)
+                };
+                let near: Vec<&RoadPaint> =
+                    paints.iter().filter(|r| r.meets([x, y, x, y])).collect();
+                assert_eq!(
+                    ground_color(&near, x, y),
+                    ground_color(&all, x, y),
+                    "({x}, {y})"
+                );
+            }
         }
     }
 
