@@ -202,7 +202,7 @@ fn disc_span(d: &Disc, y: i64, w: usize) -> Option<(usize, usize)> {
     let k = rem.isqrt();
     let lo = (i64::from(d.cx) - k).max(0);
     let hi = (i64::from(d.cx) + k).min(w as i64 - 1);
-    (lo <= hi).then(|| (lo as usize, hi as usize))
+    (lo <= hi).then_some((lo as usize, hi as usize))
 }
 
 /// One view's Lens Obstacle: the ellipse drawn, its inside span per row, the blur kernel.
