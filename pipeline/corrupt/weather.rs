@@ -557,72 +557,59 @@ pub fn fog_cpu(img: &RgbImage, plan: &FogPlan) -> RgbImage {
     if w == 0 {
         return out;
     }
-    let range = (fmin, fmax - fmin);
+    let c = Composite {
+        fmin,
+        span: fmax - fmin,
+        max,
+        a: plan.strength,
+    };
     out.par_chunks_mut(w * 3)
         .enumerate()
         .for_each_init(Vec::new, |buf, (y, row)| {
-            fog_composite_row(
-                row,
-                &map[y * size..y * size + w],
-                buf,
-                range,
-                max,
-                plan.strength,
-            );
+            fog_composite_row(row, &map[y * size..y * size + w], buf, c);
         });
     out
+}
+
+/// What the composite of every row shares: the map's range (min, max − min), the image's
+/// maximum and the strength.
+#[derive(Clone, Copy)]
+struct Composite {
+    fmin: f32,
+    span: f32,
+    max: u8,
+    a: f32,
 }
 
 /// The composite of one image row from its map row, with [`fog_value_norm`]'s operations:
 /// the normalised map value is spread over its pixel's three channels first, so the loop is
 /// one operation per channel that vector instructions take eight at a time where the CPU has
 /// them (the same bits: no fused multiply-add is enabled).
-fn fog_composite_row(
-    row: &mut [u8],
-    map: &[f32],
-    buf: &mut Vec<f32>,
-    range: (f32, f32),
-    max: u8,
-    a: f32,
-) {
+fn fog_composite_row(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Composite) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU was just found to have AVX2.
-        unsafe { fog_composite_row_avx2(row, map, buf, range, max, a) };
+        unsafe { fog_composite_row_avx2(row, map, buf, c) };
         return;
     }
-    fog_composite_row_any(row, map, buf, range, max, a);
+    fog_composite_row_any(row, map, buf, c);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn fog_composite_row_avx2(
-    row: &mut [u8],
-    map: &[f32],
-    buf: &mut Vec<f32>,
-    range: (f32, f32),
-    max: u8,
-    a: f32,
-) {
-    fog_composite_row_any(row, map, buf, range, max, a);
+unsafe fn fog_composite_row_avx2(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Composite) {
+    fog_composite_row_any(row, map, buf, c);
 }
 
 #[inline(always)]
-fn fog_composite_row_any(
-    row: &mut [u8],
-    map: &[f32],
-    buf: &mut Vec<f32>,
-    (fmin, span): (f32, f32),
-    max: u8,
-    a: f32,
-) {
+fn fog_composite_row_any(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Composite) {
     buf.clear();
     buf.extend(map.iter().flat_map(|&f| {
-        let v = (f - fmin) / span;
+        let v = (f - c.fmin) / c.span;
         [v, v, v]
     }));
     for (v, &fnorm) in row.iter_mut().zip(buf.iter()) {
-        *v = fog_value_norm(*v, fnorm, max, a);
+        *v = fog_value_norm(*v, fnorm, c.max, c.a);
     }
 }
 
@@ -962,6 +949,24 @@ mod tests {
                     .all(|(a, b)| a.to_bits() == b.to_bits()),
                 "{w}×{h}"
             );
+        }
+    }
+
+    #[test]
+    fn the_row_composite_equals_fog_value_per_channel() {
+        let plan = FogPlan::new(&cfg(), 3, Key::new(4, "c", 2, 3), 61, 37);
+        let img = RgbImage::from_fn(61, 37, |x, y| {
+            image::Rgb([(x * 4) as u8, (y * 6) as u8, ((x * y) % 251) as u8])
+        });
+        let (map, (fmin, fmax)) = fog_map_cpu(&plan);
+        let max = img.as_raw().iter().copied().max().unwrap_or(0);
+        let got = fog_cpu(&img, &plan);
+        for (x, y, p) in got.enumerate_pixels() {
+            let f = map[(y * plan.size + x) as usize];
+            for c in 0..3 {
+                let want = fog_value(img.get_pixel(x, y)[c], f, fmin, fmax, max, plan.strength);
+                assert_eq!(p[c], want, "({x}, {y}) channel {c}");
+            }
         }
     }
 
