@@ -1,7 +1,8 @@
 //! `drivegen build` end to end on a tiny synthetic corpus: every stage, the release with its
 //! text-only controls and report; a rerun reuses every step and changes no byte; a build
-//! killed at random points and resumed, and a build split over two shards and merged, end with
-//! the bytes of the uninterrupted, unsharded build; bad configs fail with the file named.
+//! killed at random points and resumed, and a build split over two shards (taken from a Slurm
+//! array's and an indexed job's environment) and merged, end with the bytes of the
+//! uninterrupted, unsharded build; bad configs fail with the file named.
 
 use crate::common;
 
@@ -179,15 +180,59 @@ fn build_resume_and_shards_give_the_same_release() {
         &format!("resumed after kills at {kills:?} ms (seed {seed})"),
     );
 
-    // Two shards, then the merge.
+    // Two shards, then the merge: shard 0 as a Slurm array task, shard 1 as a Kubernetes
+    // indexed job's pod, each with `--shard auto`.
     let c = tmp.path().join("c");
     setup(&c);
-    ok(&c, &["build", "build.toml", "--shard", "0/2"]);
+    let scheduler_vars = [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_MAX",
+        "SLURM_ARRAY_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+        "DRIVEGEN_SHARD_COUNT",
+    ];
+    let in_scheduler = |dir: &Path| {
+        let mut cmd = common::cli::bin();
+        cmd.current_dir(dir);
+        for v in scheduler_vars {
+            cmd.env_remove(v);
+        }
+        cmd
+    };
+    let slurm = in_scheduler(&c)
+        .args(["build", "build.toml", "--shard", "auto"])
+        .envs([
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+        ])
+        .output()
+        .unwrap();
+    common::cli::ok(slurm.clone(), "build --shard auto (Slurm)");
+    let said = String::from_utf8_lossy(&slurm.stderr);
+    assert!(
+        said.contains("shard 0/2 from the SLURM_ARRAY_TASK_ID"),
+        "{said}"
+    );
     let early = drivegen(&c, &["build", "build.toml", "--merge", "2"]);
     assert!(!early.status.success());
     let msg = String::from_utf8_lossy(&early.stderr);
     assert!(msg.contains("shard 1/2 is not complete"), "{msg}");
-    ok(&c, &["build", "build.toml", "--shard", "1/2"]);
+    let k8s = in_scheduler(&c)
+        .args([
+            "build",
+            "build.toml",
+            "--shard",
+            "auto",
+            "--shard-count",
+            "2",
+        ])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .output()
+        .unwrap();
+    common::cli::ok(k8s, "build --shard auto (indexed job)");
     ok(&c, &["build", "build.toml", "--merge", "2"]);
     assert_same(
         &reference,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use drivegen::build::config::BuildConfig;
 use drivegen::build::{self, BuildOptions};
-use drivegen::shard::Shard;
+use drivegen::shard::ShardSpec;
 use drivegen::Result;
 
 use crate::args::count32;
@@ -23,10 +23,16 @@ pub struct BuildArgs {
     /// `<out>.work`). Keep it to resume an interrupted build.
     #[arg(long)]
     pub work: Option<PathBuf>,
-    /// Run only the per-scene steps for shard i of N (0-based), e.g. a Slurm array task's
-    /// `$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`; finish with `--merge N`.
-    #[arg(long)]
-    pub shard: Option<Shard>,
+    /// Run only the per-scene steps for shard i of N (0-based), then finish with `--merge N`.
+    /// `auto` takes the shard from a Slurm array task (`SLURM_ARRAY_TASK_ID` of an
+    /// `--array=0-(N-1)`) or a Kubernetes indexed job (`JOB_COMPLETION_INDEX`, with
+    /// `--shard-count`).
+    #[arg(long, value_name = "i/N|auto")]
+    pub shard: Option<ShardSpec>,
+    /// The number of shards, for `--shard auto` in a Kubernetes indexed job (its
+    /// completions; else `DRIVEGEN_SHARD_COUNT`). Checked against the scheduler's count.
+    #[arg(long, value_name = "N", value_parser = count32, requires = "shard")]
+    pub shard_count: Option<u32>,
     /// Balance and release the outputs of N shard builds (all in the same work folder).
     #[arg(long, value_name = "N", value_parser = count32)]
     pub merge: Option<u32>,
@@ -54,7 +60,15 @@ impl BuildArgs {
             cfg.work = Some(w);
         }
         let mut opts = BuildOptions::new(cfg, text);
-        opts.shard = self.shard;
+        if let Some(spec) = self.shard {
+            let (shard, from) = spec
+                .resolve(|k| std::env::var(k).ok(), self.shard_count)
+                .map_err(|e| drivegen::Error::invalid("--shard", e))?;
+            if spec == ShardSpec::Auto {
+                eprintln!("drivegen: {from}");
+            }
+            opts.shard = Some(shard);
+        }
         opts.merge = self.merge;
         opts.keep_images = self.keep_images;
         run_build(&opts)
