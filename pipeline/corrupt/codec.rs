@@ -282,7 +282,15 @@ impl Sources {
             args.push(path_str(&item.dir.join("src.mp4"))?);
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        run(ffmpeg, &batch_id(&items), "mpeg4 encode", &refs, None)?;
+        if let Err(e) = run(ffmpeg, &batch_id(&items), "mpeg4 encode", &refs, None) {
+            // Again image by image, so the error names the image it comes from.
+            if imgs.len() > 1 {
+                for &one in imgs {
+                    Sources::encode(ffmpeg, &[one])?;
+                }
+            }
+            return Err(e);
+        }
         for item in &mut items {
             let src = item.dir.join("src.mp4");
             let bytes = std::fs::metadata(&src)
