@@ -220,6 +220,32 @@ pub fn apply_codec_with(
         .ok_or_else(|| Error::Internal("codec: the job's image is missing".into()))
 }
 
+/// Every `(corruption, severity)` of `jobs` on each of `views` (`(image, image_id)`): per
+/// view, per job, the corrupted image and its metadata. The views go in one [`Sources`]
+/// batch per worker, run side by side (an ffmpeg run codes its streams one after another).
+pub fn apply_batches(
+    ffmpeg: &Path,
+    cfg: &CorruptConfig,
+    jobs: &[(Corruption, u8)],
+    views: &[(&RgbImage, &str)],
+) -> Result<Vec<Vec<(RgbImage, Value)>>> {
+    use rayon::prelude::*;
+    if views.is_empty() {
+        return Ok(Vec::new());
+    }
+    let per_batch = views.len().div_ceil(rayon::current_num_threads().max(1));
+    Ok(views
+        .par_chunks(per_batch)
+        .map(|batch| {
+            let imgs: Vec<&RgbImage> = batch.iter().map(|v| v.0).collect();
+            Sources::encode(ffmpeg, batch)?.apply_all(cfg, jobs, &imgs)
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
 /// Images' source streams, encoded once and shared by every codec corruption and severity of
 /// each image (each starts from its image's one-frame MPEG-4 stream). Starting ffmpeg (loading
 /// and linking its libraries, about 0.1 s of CPU) costs more than coding one small frame, so

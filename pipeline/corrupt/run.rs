@@ -329,11 +329,14 @@ pub fn corrupt_frame(
     views: &[View<'_>],
 ) -> Result<Vec<(RgbImage, bool, Value)>> {
     if c.is_codec() {
-        // Each view is its own ffmpeg processes, which run side by side.
-        return views
-            .par_iter()
-            .map(|v| {
-                let (img, p) = codec::apply_codec(cfg, c, severity, v.image, v.image_id)?;
+        let pairs: Vec<(&RgbImage, &str)> = views.iter().map(|v| (v.image, v.image_id)).collect();
+        let done = codec::apply_batches(&codec::find_ffmpeg()?, cfg, &[(c, severity)], &pairs)?;
+        return done
+            .into_iter()
+            .map(|mut jobs| {
+                let (img, p) = jobs
+                    .pop()
+                    .ok_or_else(|| Error::Internal("codec: a view lost its job".into()))?;
                 Ok((img, true, p))
             })
             .collect();
@@ -612,22 +615,8 @@ fn codec_frame(
     if jobs.is_empty() || views.is_empty() {
         return Ok(vec![Vec::new(); jobs.len()]);
     }
-    let ffmpeg = codec::find_ffmpeg()?;
-    // The views in one batch per worker, each batch three ffmpeg runs for all its views and
-    // jobs (an ffmpeg run codes its streams one after another).
-    let per_batch = views.len().div_ceil(rayon::current_num_threads().max(1));
-    let per_view: Vec<Vec<(RgbImage, Value)>> = views
-        .par_chunks(per_batch)
-        .map(|batch| {
-            let pairs: Vec<(&RgbImage, &str)> =
-                batch.iter().map(|v| (v.image, v.image_id)).collect();
-            let imgs: Vec<&RgbImage> = batch.iter().map(|v| v.image).collect();
-            codec::Sources::encode(&ffmpeg, &pairs)?.apply_all(&opts.config, &jobs, &imgs)
-        })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+    let pairs: Vec<(&RgbImage, &str)> = views.iter().map(|v| (v.image, v.image_id)).collect();
+    let per_view = codec::apply_batches(&codec::find_ffmpeg()?, &opts.config, &jobs, &pairs)?;
     if per_view.iter().any(|v| v.len() != jobs.len()) {
         return Err(Error::Internal(
             "codec: an image lost one of its jobs".into(),

@@ -49,9 +49,8 @@ fn codec_cells(
     id: &str,
     jobs: &[(Corruption, u8)],
 ) -> Result<Vec<std::result::Result<(RgbImage, Value), String>>> {
-    let done = super::codec::find_ffmpeg().and_then(|ffmpeg| {
-        super::codec::Sources::encode(&ffmpeg, &[(img, id)])?.apply_all(cfg, jobs, &[img])
-    });
+    let done = super::codec::find_ffmpeg()
+        .and_then(|ffmpeg| super::codec::apply_batches(&ffmpeg, cfg, jobs, &[(img, id)]));
     match done {
         Ok(mut per_image) => Ok(per_image
             .pop()
