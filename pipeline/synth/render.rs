@@ -866,13 +866,8 @@ mod tests {
 
     #[test]
     fn only_roads_whose_bounds_hold_a_point_colour_it() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::qa::record::SplitMix64::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         for _ in 0..20 {
             let mut ground = Ground {
                 roads: Vec::new(),
