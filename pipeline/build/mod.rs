@@ -18,6 +18,7 @@ pub mod memory;
 pub mod report;
 pub mod svg;
 
+use crate::store::lock::FolderLock;
 use crate::store::owner::Owned;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -147,49 +148,23 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
         ));
     }
     check_folders(opts)?;
+    if let Some(shard) = opts.shard {
+        return shard_build(opts, shard);
+    }
     // Locked and marked: two builds on one work folder would interleave their steps, and a
     // folder holding someone else's files is refused before anything is written.
     let _work = Owned::claim(&opts.work, "build work folder", "the build's steps")?;
-    let _out = match opts.shard {
-        Some(_) => None,
-        None => Some(Owned::claim(
-            &opts.out,
-            "release",
-            "the release (data/, manifest.json, README.md, report)",
-        )?),
-    };
+    let _out = Owned::claim(
+        &opts.out,
+        "release",
+        "the release (data/, manifest.json, README.md, report)",
+    )?;
     let mut cp = Checkpoints::new(&opts.work);
     let (store, store_key) = source_store(opts, &mut cp)?;
-    let outputs = match (opts.shard, opts.merge) {
-        (Some(shard), _) => {
-            let dir = shard_dir(&opts.work, shard);
-            let sub = dir.join("store");
-            let k = key(
-                "shard_store",
-                &json!({"shard": shard.to_string()}),
-                &[&store_key],
-            );
-            cp.step(
-                &format!("shard_store_{}_of_{}", shard.index, shard.count),
-                &k,
-                &[&sub],
-                || {
-                    let m = crate::store::subset::write_shard(&Store::open(&store)?, &sub, shard)?;
-                    Ok(format!("{} of the store's scenes", m.counts.scenes))
-                },
-            )?;
-            let out = scene_steps(opts, &mut cp, &sub, &k, &dir, &format!("_{}", shard.index))?;
-            let marker = dir.join("shard.json");
-            let json = json!({"shard": shard.to_string(), "keys": out.keys});
-            write_atomic(&marker, (json.to_string() + "\n").as_bytes())?;
-            return Ok(BuildSummary {
-                steps: cp.records,
-                out: dir,
-                counts: BTreeMap::new(),
-                report: None,
-            });
-        }
-        (None, Some(n)) => (0..n)
+    // The merge holds every shard's folder while it reads them.
+    let mut idle = Vec::new();
+    let outputs = match opts.merge {
+        Some(n) => (0..n)
             .map(|i| {
                 let shard = Shard { index: i, count: n };
                 let dir = shard_dir(&opts.work, shard);
@@ -202,16 +177,23 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
                         ),
                     });
                 }
-                let sub = dir.join("store");
-                let k = key(
-                    "shard_store",
-                    &json!({"shard": shard.to_string()}),
-                    &[&store_key],
+                // A task still running (or requeued) holds its folder; its tables may be
+                // half written.
+                idle.push(
+                    FolderLock::acquire(&dir, "merge").map_err(|_| Error::Refused {
+                        path: dir.clone(),
+                        why: format!(
+                            "--merge {n}: shard {shard} is still running; merge once every \
+                             task has finished"
+                        ),
+                    })?,
                 );
+                let sub = dir.join("store");
+                let k = shard_store_key(shard, &store_key);
                 scene_outputs(opts, &sub, &k, &dir)
             })
             .collect::<Result<Vec<_>>>()?,
-        (None, None) => vec![scene_steps(
+        None => vec![scene_steps(
             opts, &mut cp, &store, &store_key, &opts.work, "",
         )?],
     };
@@ -227,6 +209,58 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
         out: opts.out.clone(),
         counts,
         report: Some(report),
+    })
+}
+
+/// The per-scene steps of one shard. The tasks of an array share the work folder: each takes
+/// it in turn (waiting, not refusing) to build or reuse the source store, then works under
+/// `shard-i-of-N/` alone, which it holds for the rest of its run, so the tasks run side by side
+/// and a second task for the same shard is refused.
+fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
+    let mut cp = Checkpoints::new(&opts.work);
+    let dir = shard_dir(&opts.work, shard);
+    let (store, store_key, _mine) = {
+        let work = Owned::claim_waiting(&opts.work, "build work folder", "the build's steps")?;
+        let (store, store_key) = source_store(opts, &mut cp)?;
+        let mine = Owned::claim(&dir, "shard work folder", "this shard's steps")?;
+        // Recorded in the work folder's marker while it is held, so the merge and the other
+        // tasks see the shard's folder as drivegen's.
+        work.finish()?;
+        (store, store_key, mine)
+    };
+    // A rerun (a requeued task, a changed config) is not complete until it says so again.
+    let marker = dir.join("shard.json");
+    crate::store::owner::remove_output(&marker)?;
+    let sub = dir.join("store");
+    let k = shard_store_key(shard, &store_key);
+    cp.step(
+        &format!("shard_store_{}_of_{}", shard.index, shard.count),
+        &k,
+        &[&sub],
+        || {
+            let src = Store::open(&store)?;
+            let plan = src.shard_plan(shard.count)?;
+            let m = crate::store::subset::write_shard(&src, &sub, shard)?;
+            let loads = plan.loads();
+            let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
+            Ok(format!(
+                "{} of the store's {} scenes, cost {} (the mean shard's {:.0}, the largest's {})",
+                m.counts.scenes,
+                plan.scenes(),
+                loads.get(shard.index as usize).copied().unwrap_or(0),
+                mean,
+                loads.iter().max().copied().unwrap_or(0)
+            ))
+        },
+    )?;
+    let out = scene_steps(opts, &mut cp, &sub, &k, &dir, &format!("_{}", shard.index))?;
+    let json = json!({"shard": shard.to_string(), "keys": out.keys});
+    write_atomic(&marker, (json.to_string() + "\n").as_bytes())?;
+    Ok(BuildSummary {
+        steps: cp.records,
+        out: dir,
+        counts: BTreeMap::new(),
+        report: None,
     })
 }
 
@@ -259,6 +293,16 @@ fn sweep_cameras(c: &BuildConfig, which: CameraSweeps) -> Result<Option<Vec<Stri
         }
         CameraSweeps::Used => Some(Vec::new()),
     })
+}
+
+/// The key of a shard's store: which shard, of which source store, under which split.
+fn shard_store_key(shard: Shard, store_key: &str) -> String {
+    key(
+        "shard_store",
+        &json!({"shard": shard.to_string(), "balanced_by": "cost",
+                "boxes_per_image": crate::shard::BOXES_PER_IMAGE_COST}),
+        &[store_key],
+    )
 }
 
 fn shard_dir(work: &Path, shard: Shard) -> PathBuf {

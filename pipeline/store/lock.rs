@@ -54,6 +54,17 @@ impl FolderLock {
     /// Locks `dir` (created if missing) for `what` (`build`, `ingest`, …), or says which
     /// process holds it.
     pub fn acquire(dir: &Path, what: &str) -> Result<Self> {
+        Self::take(dir, what, false)
+    }
+
+    /// Like [`FolderLock::acquire`], but waits for another process's hold to end instead of
+    /// refusing: the tasks of a sharded build share the work folder's source steps, which the
+    /// first task builds while the others wait to reuse them.
+    pub fn acquire_waiting(dir: &Path, what: &str) -> Result<Self> {
+        Self::take(dir, what, true)
+    }
+
+    fn take(dir: &Path, what: &str, wait: bool) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(LOCK_FILE);
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
@@ -74,7 +85,25 @@ impl FolderLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        match file.try_lock() {
+        let got = match file.try_lock() {
+            Err(TryLockError::WouldBlock) if wait => {
+                // Not holding the map while blocked lets this process's other threads lock
+                // other folders meanwhile.
+                drop(held);
+                eprintln!(
+                    "drivegen: waiting for {} ({}) to release {}",
+                    holder_of(&mut file),
+                    what,
+                    dir.display()
+                );
+                file.lock().map_err(|e| Error::io(&path, e))?;
+                held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(())
+            }
+            other => other,
+        };
+        let map = held.get_or_insert_with(HashMap::new);
+        match got {
             Ok(()) => {
                 let pid = std::process::id();
                 file.set_len(0)
@@ -89,20 +118,13 @@ impl FolderLock {
                     nested: false,
                 })
             }
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let mut parts = holder.split_whitespace();
-                let pid = parts.next().unwrap_or("unknown");
-                let cmd = parts.next().unwrap_or("drivegen");
-                Err(Error::Refused {
-                    path: dir.to_path_buf(),
-                    why: format!(
-                        "is in use by pid {pid} (drivegen {cmd}); wait for it to finish, or give \
-                         this run another folder"
-                    ),
-                })
-            }
+            Err(TryLockError::WouldBlock) => Err(Error::Refused {
+                path: dir.to_path_buf(),
+                why: format!(
+                    "is in use by {}; wait for it to finish, or give this run another folder",
+                    holder_of(&mut file)
+                ),
+            }),
             Err(TryLockError::Error(e)) => Err(Error::io(&path, e)),
         }
     }
@@ -115,6 +137,18 @@ impl FolderLock {
     pub fn nested(&self) -> bool {
         self.nested
     }
+}
+
+/// "pid N (drivegen CMD)", as the holder wrote it into the lock file.
+fn holder_of(file: &mut File) -> String {
+    let mut holder = String::new();
+    let _ = file
+        .rewind()
+        .and_then(|()| file.read_to_string(&mut holder));
+    let mut parts = holder.split_whitespace();
+    let pid = parts.next().unwrap_or("unknown");
+    let cmd = parts.next().unwrap_or("drivegen");
+    format!("pid {pid} (drivegen {cmd})")
 }
 
 #[cfg(test)]
@@ -136,5 +170,30 @@ mod tests {
         );
         drop(again);
         assert!(other.try_lock().is_ok(), "not released by its last holder");
+    }
+
+    #[test]
+    fn a_waiting_claim_gets_the_folder_once_the_holder_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        // Another open file description stands for another process.
+        let other = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.path().join(LOCK_FILE))
+            .unwrap();
+        other.lock().unwrap();
+        assert!(FolderLock::acquire(dir.path(), "build").is_err());
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = released.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            drop(other);
+        });
+        let got = FolderLock::acquire_waiting(dir.path(), "build").unwrap();
+        assert!(released.load(std::sync::atomic::Ordering::SeqCst));
+        t.join().unwrap();
+        drop(got);
     }
 }

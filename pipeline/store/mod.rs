@@ -9,7 +9,8 @@
 //! Each table file holds exactly one record batch per scene, in the same scene order in every
 //! file (a scene without rows still gets an empty batch). A reader can therefore stream the
 //! store scene by scene ([`Store::scenes`]) with memory bounded by the largest scene, and a
-//! scene's index is the same in every table, which is what `--shard i/N` splits on.
+//! scene's index is the same in every table. `--shard i/N` splits the scenes by what each
+//! costs ([`Store::shard_plan`], from the batches' row counts, without decoding them).
 
 pub mod atomic;
 pub mod cleanup;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 pub use rows::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneRow, StoreRow};
 pub use schema::Table;
 
+use crate::shard::{SceneCost, Shard, ShardPlan};
 use crate::store::rejects::RejectLog;
 use crate::{Error, Result};
 
@@ -345,15 +347,57 @@ impl Store {
             ],
             dir: self.dir.clone(),
             index: 0,
-            shard: crate::shard::Shard::ALL,
+            only: None,
         })
     }
 
-    /// Streams the scenes `shard` owns; the others are skipped before their rows are decoded.
-    pub fn scenes_in(&self, shard: crate::shard::Shard) -> Result<SceneIter> {
+    /// Streams the scenes `shard` owns under the store's [`Store::shard_plan`]; the others are
+    /// skipped before their rows are decoded.
+    pub fn scenes_in(&self, shard: Shard) -> Result<SceneIter> {
         let mut it = self.scenes()?;
-        it.shard = shard;
+        if shard.count > 1 {
+            it.only = Some((self.shard_plan(shard.count)?, shard));
+        }
         Ok(it)
+    }
+
+    /// Each scene's cost ([`SceneCost`]: its camera images and boxes), in store order, read
+    /// from the batches' headers.
+    pub fn scene_costs(&self) -> Result<Vec<(String, SceneCost)>> {
+        let ids: Vec<String> = self
+            .read_all::<SceneRow>(Table::Scenes)?
+            .into_iter()
+            .map(|r| r.scene_id)
+            .collect();
+        let rows = |t: Table| -> Result<Vec<u64>> {
+            let path = self.dir.join(t.file_name());
+            let rows = ipc_batch_rows(&path)?;
+            if rows.len() != ids.len() {
+                return Err(Error::Schema {
+                    table: t.name().into(),
+                    detail: format!(
+                        "{} holds {} scene batches, scenes.arrow {} scenes",
+                        path.display(),
+                        rows.len(),
+                        ids.len()
+                    ),
+                });
+            }
+            Ok(rows)
+        };
+        let images = rows(Table::Cameras)?;
+        let boxes = rows(Table::Objects)?;
+        Ok(ids
+            .into_iter()
+            .zip(images.into_iter().zip(boxes))
+            .map(|(id, (images, boxes))| (id, SceneCost { images, boxes }))
+            .collect())
+    }
+
+    /// The split of this store's scenes over `count` shards, balanced by cost. Every task of a
+    /// sharded build reads the same store, so each computes the same plan.
+    pub fn shard_plan(&self, count: u32) -> Result<ShardPlan> {
+        Ok(ShardPlan::balanced(self.scene_costs()?, count))
     }
 
     /// The rejects recorded at ingest.
@@ -365,6 +409,13 @@ impl Store {
 /// The number of record batches and rows of an Arrow IPC file, read from its footer and the
 /// batches' headers without decoding any data.
 pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
+    let rows = ipc_batch_rows(path)?;
+    Ok((rows.len() as u64, rows.iter().sum()))
+}
+
+/// The row count of each record batch of an Arrow IPC file, read from its footer and the
+/// batches' headers without decoding any data.
+pub fn ipc_batch_rows(path: &Path) -> Result<Vec<u64>> {
     use std::io::{Read, Seek, SeekFrom};
     let bad = |detail: String| Error::input(path, "footer", detail);
     let mut f = crate::store::input::open(path)?;
@@ -396,7 +447,7 @@ pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
         .recordBatches()
         .map(|b| b.iter().collect::<Vec<_>>())
         .unwrap_or_default();
-    let mut rows = 0u64;
+    let mut rows = Vec::with_capacity(blocks.len());
     for (i, b) in blocks.iter().enumerate() {
         let meta_len = u64::try_from(b.metaDataLength()).unwrap_or(0);
         let offset = u64::try_from(b.offset()).unwrap_or(u64::MAX);
@@ -415,9 +466,9 @@ pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
             .header_as_record_batch()
             .map(|r| r.length())
             .ok_or_else(|| bad(format!("batch {i} is not a record batch")))?;
-        rows += u64::try_from(n).map_err(|_| bad(format!("batch {i}: {n} rows")))?;
+        rows.push(u64::try_from(n).map_err(|_| bad(format!("batch {i}: {n} rows")))?);
     }
-    Ok((blocks.len() as u64, rows))
+    Ok(rows)
 }
 
 /// Iterator over the scenes of a store, reading the tables in lockstep.
@@ -425,7 +476,8 @@ pub struct SceneIter {
     readers: [FileReader<File>; 5],
     dir: PathBuf,
     index: usize,
-    shard: crate::shard::Shard,
+    /// When set, only the scenes the plan gives this shard.
+    only: Option<(ShardPlan, Shard)>,
 }
 
 impl SceneIter {
@@ -470,16 +522,16 @@ impl Iterator for SceneIter {
                 Err(e) => return Some(Err(e)),
             };
             self.index += 1;
-            if self.shard.count <= 1 {
+            let Some((plan, shard)) = &self.only else {
                 break batches;
-            }
+            };
             let id = batches[0]
                 .column_by_name("scene_id")
                 .and_then(|c| c.as_any().downcast_ref::<arrow::array::StringArray>())
                 .filter(|a| arrow::array::Array::len(*a) == 1)
                 .map(|a| a.value(0).to_string());
             match id {
-                Some(id) if !self.shard.owns(&id) => continue,
+                Some(id) if !plan.owns(*shard, &id) => continue,
                 // Malformed batches fall through to the checks below, which name the problem.
                 _ => break batches,
             }

@@ -142,6 +142,16 @@ impl Owned {
     /// folder drivegen wrote, and locks it. `writes` names what it will write there, for the
     /// message `--force` prints.
     pub fn claim(dir: &Path, what: &str, writes: &str) -> Result<Self> {
+        Self::claim_with(dir, what, writes, false)
+    }
+
+    /// Like [`Owned::claim`], but waits while another process holds the folder instead of
+    /// refusing (the shared source steps of a sharded build's tasks).
+    pub fn claim_waiting(dir: &Path, what: &str, writes: &str) -> Result<Self> {
+        Self::claim_with(dir, what, writes, true)
+    }
+
+    fn claim_with(dir: &Path, what: &str, writes: &str, wait: bool) -> Result<Self> {
         if dir.as_os_str().is_empty() {
             return Err(Error::invalid(
                 format!("the {what} folder"),
@@ -169,7 +179,24 @@ impl Owned {
                 listing(&foreign)
             );
         }
-        let lock = FolderLock::acquire(dir, what)?;
+        let lock = if wait {
+            let lock = FolderLock::acquire_waiting(dir, what)?;
+            // What the holder left is checked again now that nobody is writing.
+            let now = foreign_entries(dir)?;
+            if !now.is_subset(&foreign) && !forced() {
+                return Err(Error::Refused {
+                    path: dir.to_path_buf(),
+                    why: format!(
+                        "holds entries drivegen did not write ({}), found after waiting for the \
+                         run that held it",
+                        listing(&now)
+                    ),
+                });
+            }
+            lock
+        } else {
+            FolderLock::acquire(dir, what)?
+        };
         let mut marker = read_marker(dir)?.unwrap_or_else(|| Marker {
             tool: "drivegen".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),

@@ -30,6 +30,7 @@ pub fn write_shard(src: &Store, dst: &Path, shard: Shard) -> Result<StoreMeta> {
     let root = absolute_source_root(src);
     let mut meta = StoreMeta::new(&m.source, &m.source_version, &root.to_string_lossy());
     meta.tool_version = m.tool_version.clone();
+    let plan = src.shard_plan(shard.count)?;
     let mut w = StoreWriter::create(dst, meta)?;
     for scene in src.scenes_in(shard)? {
         w.write_scene(&scene?)?;
@@ -38,7 +39,7 @@ pub fn write_shard(src: &Store, dst: &Path, shard: Shard) -> Result<StoreMeta> {
     rejects.extend(
         src.rejects()?
             .into_iter()
-            .filter(|r| r.scene_id.as_deref().is_none_or(|s| shard.owns(s))),
+            .filter(|r| r.scene_id.as_deref().is_none_or(|s| plan.owns(shard, s))),
     );
     w.finish(&rejects)
 }

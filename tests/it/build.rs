@@ -1,8 +1,9 @@
 //! `drivegen build` end to end on a tiny synthetic corpus: every stage, the release with its
 //! text-only controls and report; a rerun reuses every step and changes no byte; a build
-//! killed at random points and resumed, and a build split over two shards (taken from a Slurm
-//! array's and an indexed job's environment) and merged, end with the bytes of the
-//! uninterrupted, unsharded build; bad configs fail with the file named.
+//! killed at random points and resumed, a build split over two shards (taken from a Slurm
+//! array's and an indexed job's environment) and merged, and three shard tasks run at once on
+//! one work folder and merged, end with the bytes of the uninterrupted, unsharded build; bad
+//! configs fail with the file named.
 
 use crate::common;
 
@@ -233,11 +234,48 @@ fn build_resume_and_shards_give_the_same_release() {
         .output()
         .unwrap();
     common::cli::ok(k8s, "build --shard auto (indexed job)");
+    // A task that still holds its shard's folder (running, or requeued) stops the merge.
+    let held = std::fs::File::open(c.join("release.work/shard-0-of-2/.drivegen.lock")).unwrap();
+    held.lock().unwrap();
+    let busy = drivegen(&c, &["build", "build.toml", "--merge", "2"]);
+    assert!(!busy.status.success());
+    let msg = String::from_utf8_lossy(&busy.stderr);
+    assert!(msg.contains("shard 0/2 is still running"), "{msg}");
+    drop(held);
     ok(&c, &["build", "build.toml", "--merge", "2"]);
     assert_same(
         &reference,
         &release_files(&c.join("release")),
         "merged shards",
+    );
+
+    // Three tasks at once on one work folder, as an array runs them: they take turns on the
+    // shared corpus and store, then run side by side; two scenes over three shards leave one
+    // shard empty. The merge still gives the unsharded bytes.
+    let d = tmp.path().join("d");
+    setup(&d);
+    let tasks: Vec<_> = (0..3)
+        .map(|i| {
+            common::cli::bin()
+                .current_dir(&d)
+                .args(["build", "build.toml", "--shard", &format!("{i}/3")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, t) in tasks.into_iter().enumerate() {
+        common::cli::ok(
+            t.wait_with_output().unwrap(),
+            &format!("concurrent shard {i}/3"),
+        );
+    }
+    ok(&d, &["build", "build.toml", "--merge", "3"]);
+    assert_same(
+        &reference,
+        &release_files(&d.join("release")),
+        "three concurrent shards, merged",
     );
 
     // The readers see both splits through the dataset card.
