@@ -12,3 +12,4 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${DRIVEGEN_CACHE:-$HOME/.cache/driv
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+scripts/slurm/selftest.sh

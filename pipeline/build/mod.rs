@@ -153,7 +153,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
     }
     // Locked and marked: two builds on one work folder would interleave their steps, and a
     // folder holding someone else's files is refused before anything is written.
-    let _work = Owned::claim(&opts.work, "build work folder", "the build's steps")?;
+    let _work = Owned::claim_work(&opts.work, false)?;
     let _out = Owned::claim(
         &opts.out,
         "release",
@@ -220,7 +220,7 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
     let mut cp = Checkpoints::new(&opts.work);
     let dir = shard_dir(&opts.work, shard);
     let (store, store_key, _mine) = {
-        let work = Owned::claim_waiting(&opts.work, "build work folder", "the build's steps")?;
+        let work = Owned::claim_work(&opts.work, true)?;
         let (store, store_key) = source_store(opts, &mut cp)?;
         let mine = Owned::claim(&dir, "shard work folder", "this shard's steps")?;
         // Recorded in the work folder's marker while it is held, so the merge and the other

@@ -108,7 +108,7 @@ impl FolderLock {
                 let pid = std::process::id();
                 file.set_len(0)
                     .and_then(|()| file.rewind())
-                    .and_then(|()| writeln!(file, "{pid} {what}"))
+                    .and_then(|()| writeln!(file, "{pid} {} {what}", host()))
                     .map_err(|e| Error::io(&path, e))?;
                 let key = std::fs::canonicalize(&path).unwrap_or(key);
                 map.insert(key.clone(), (file, 1));
@@ -139,16 +139,27 @@ impl FolderLock {
     }
 }
 
-/// "pid N (drivegen CMD)", as the holder wrote it into the lock file.
+/// This machine's name: on a cluster the pid alone does not say where the holder runs.
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty() && !h.contains(char::is_whitespace))
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// "pid N on HOST (drivegen WHAT)", as the holder wrote it into the lock file.
 fn holder_of(file: &mut File) -> String {
     let mut holder = String::new();
     let _ = file
         .rewind()
         .and_then(|()| file.read_to_string(&mut holder));
-    let mut parts = holder.split_whitespace();
-    let pid = parts.next().unwrap_or("unknown");
-    let cmd = parts.next().unwrap_or("drivegen");
-    format!("pid {pid} (drivegen {cmd})")
+    let mut parts = holder.trim().splitn(3, ' ');
+    let pid = parts.next().filter(|p| !p.is_empty()).unwrap_or("unknown");
+    let host = parts.next().unwrap_or("unknown-host");
+    let what = parts.next().unwrap_or("run");
+    format!("pid {pid} on {host} (drivegen {what})")
 }
 
 #[cfg(test)]

@@ -27,6 +27,11 @@ use crate::{Error, Result};
 /// The marker's file name.
 pub const MARKER: &str = ".drivegen-owner.json";
 
+/// The folder of a build's work folder that a scheduler writes its task logs into
+/// (`scripts/slurm/submit.sh`): drivegen neither records it nor counts it as someone else's,
+/// so it never removes it.
+pub const WORK_LOGS: &str = "logs";
+
 /// How many foreign entries a message lists before it says "and N more".
 const LISTED: usize = 8;
 
@@ -64,6 +69,8 @@ pub struct Owned {
     marker: Marker,
     /// Entries that were there and not ours when a forced claim took the folder over.
     foreign: BTreeSet<String>,
+    /// Entries left to others: neither recorded nor counted as foreign.
+    ignored: &'static [&'static str],
     started: SystemTime,
     finished: bool,
     _lock: FolderLock,
@@ -142,23 +149,41 @@ impl Owned {
     /// folder drivegen wrote, and locks it. `writes` names what it will write there, for the
     /// message `--force` prints.
     pub fn claim(dir: &Path, what: &str, writes: &str) -> Result<Self> {
-        Self::claim_with(dir, what, writes, false)
+        Self::claim_with(dir, what, writes, false, &[])
     }
 
-    /// Like [`Owned::claim`], but waits while another process holds the folder instead of
-    /// refusing (the shared source steps of a sharded build's tasks).
-    pub fn claim_waiting(dir: &Path, what: &str, writes: &str) -> Result<Self> {
-        Self::claim_with(dir, what, writes, true)
+    /// Claims a build's work folder, leaving its [`WORK_LOGS`] entry to the scheduler. With
+    /// `wait`, waits while another process holds it instead of refusing (the shared source
+    /// steps of a sharded build's tasks).
+    pub fn claim_work(dir: &Path, wait: bool) -> Result<Self> {
+        Self::claim_with(
+            dir,
+            "build work folder",
+            "the build's steps",
+            wait,
+            &[WORK_LOGS],
+        )
     }
 
-    fn claim_with(dir: &Path, what: &str, writes: &str, wait: bool) -> Result<Self> {
+    fn claim_with(
+        dir: &Path,
+        what: &str,
+        writes: &str,
+        wait: bool,
+        ignored: &'static [&'static str],
+    ) -> Result<Self> {
         if dir.as_os_str().is_empty() {
             return Err(Error::invalid(
                 format!("the {what} folder"),
                 "is an empty path; name a folder",
             ));
         }
-        let foreign = foreign_entries(dir)?;
+        let others = |dir: &Path| -> Result<BTreeSet<String>> {
+            let mut f = foreign_entries(dir)?;
+            f.retain(|n| !ignored.contains(&n.as_str()));
+            Ok(f)
+        };
+        let foreign = others(dir)?;
         if !foreign.is_empty() {
             if !forced() {
                 return Err(Error::Refused {
@@ -182,7 +207,7 @@ impl Owned {
         let lock = if wait {
             let lock = FolderLock::acquire_waiting(dir, what)?;
             // What the holder left is checked again now that nobody is writing.
-            let now = foreign_entries(dir)?;
+            let now = others(dir)?;
             if !now.is_subset(&foreign) && !forced() {
                 return Err(Error::Refused {
                     path: dir.to_path_buf(),
@@ -207,12 +232,18 @@ impl Owned {
         if marker.state == State::Writing {
             // Adopt what an interrupted run of ours left.
             let present = entries(dir)?;
-            marker.entries.extend(present.difference(&foreign).cloned());
+            marker.entries.extend(
+                present
+                    .difference(&foreign)
+                    .filter(|n| !ignored.contains(&n.as_str()))
+                    .cloned(),
+            );
         }
         marker.state = State::Writing;
         let owned = Self {
             dir: dir.to_path_buf(),
             marker,
+            ignored,
             foreign,
             started: SystemTime::now(),
             finished: false,
@@ -252,7 +283,7 @@ impl Owned {
                 || std::fs::symlink_metadata(self.dir.join(&name))
                     .and_then(|m| m.modified())
                     .is_ok_and(|t| t >= self.started);
-            if touched {
+            if touched && !self.ignored.contains(&name.as_str()) {
                 self.marker.entries.insert(name);
             }
         }
@@ -457,6 +488,25 @@ mod tests {
         assert!(e.to_string().contains("notes.md"), "{e}");
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "the refusal wrote into the folder");
+    }
+
+    #[test]
+    fn a_work_folders_scheduler_logs_are_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        std::fs::create_dir_all(work.join(WORK_LOGS)).unwrap();
+        std::fs::write(work.join(WORK_LOGS).join("task-0.log"), "x").unwrap();
+        let w = Owned::claim_work(&work, false).unwrap();
+        std::fs::create_dir_all(work.join("corpus")).unwrap();
+        w.finish().unwrap();
+        let m = read_marker(&work).unwrap().unwrap();
+        assert!(m.entries.contains("corpus") && !m.entries.contains(WORK_LOGS));
+        Owned::claim_work(&work, true).unwrap().finish().unwrap();
+        assert!(work.join(WORK_LOGS).join("task-0.log").is_file());
+        // Any other folder of ours still counts it as someone else's.
+        let other = tmp.path().join("release");
+        std::fs::create_dir_all(other.join(WORK_LOGS)).unwrap();
+        assert!(Owned::claim(&other, "release", "the release").is_err());
     }
 
     #[test]
