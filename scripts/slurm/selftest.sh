@@ -220,19 +220,35 @@ t0=$SECONDS
     { cat "$T/ref/build.log" >&2; die "the unsharded reference build failed"; }
 say "reference build in $((SECONDS - t0))s"
 
-# The shards of this corpus finish in about a second, too fast to cancel while running: the
-# first run of the last task waits here (RUNNING, before drivegen starts) until the test cancels
-# it. Its rerun, and every other task, runs drivegen straight away; the first two tasks start
-# together and share the work folder's corpus and store steps.
+# The first run of the last task is stopped in the middle: the wrapper freezes drivegen
+# (SIGSTOP) once its first step is checkpointed, and the test cancels the task there (Slurm
+# sends SIGCONT and SIGTERM), so the rerun must resume from that checkpoint. A shard can finish
+# before the freeze lands; then the wrapper holds the task before exiting instead, and the
+# test cancels it all the same. Every other run goes straight to drivegen; the first two tasks
+# start together and share the work folder's corpus and store steps.
 n=4
 victim=$((n - 1))
+first_step=$T/work/checkpoints/shard_store_${victim}_of_$n.json
 cat >"$T/drivegen" <<EOF
-#!/bin/sh
-if [ "\${SLURM_ARRAY_TASK_ID:-}" = $victim ] && [ ! -e "$T/held" ]; then
-    : >"$T/held"
+#!/bin/bash
+if [ "\${SLURM_ARRAY_TASK_ID:-}" != $victim ] || [ -e "$T/held" ]; then
+    exec "$dg" "\$@"
+fi
+"$dg" "\$@" &
+pid=\$!
+# The process state from /proc: a drivegen that has exited stays a zombie (Z) until waited for,
+# and kill -0 or kill -STOP still succeed on it.
+st() { cut -d' ' -f3 /proc/\$pid/stat 2>/dev/null; }
+while [ "\$(st)" != Z ] && [ ! -e "$first_step" ]; do sleep 0.02; done
+kill -STOP \$pid 2>/dev/null || true
+if [ "\$(st)" = T ]; then
+    echo frozen >"$T/held"
+    wait \$pid
+else
+    echo finished >"$T/held"
+    wait \$pid || true
     sleep 120
 fi
-exec "$dg" "\$@"
 EOF
 chmod +x "$T/drivegen"
 
@@ -296,6 +312,13 @@ for ((i = 0; i < n; i++)); do
 done
 vl=$logs/task-$victim
 [ "$(grep -c '^=== drivegen shard' "$vl.log")" = 2 ] || die "$vl.log does not show both runs"
+if [ "$(cat "$T/held")" = frozen ]; then
+    grep -q "shard_store_${victim}_of_$n: complete from an earlier run" "$vl.log" ||
+        die "the rerun of task $victim did not resume from the checkpoint its first run wrote"
+    resumed="killed mid-run and resumed from its checkpoints"
+else
+    resumed="cancelled after its shard was done (too fast to freeze)"
+fi
 grep -q '^start .* restart=1 ' "$vl.runs" || die "the rerun of task $victim is not a requeue ($vl.runs)"
 [ -s "$logs/merge.log" ] || die "no merge log"
 tail -n 1 "$logs/merge.runs" | grep -q '^end .* exit=0 ' || die "the merge did not end with exit 0"
@@ -313,5 +336,5 @@ done < <(release_files "$T/ref/release")
 [ "$count" -gt 0 ] || die "the reference release is empty"
 
 ok=1
-say "ok: $count release files identical to the unsharded build; task $victim cancelled, requeued and" \
-    "merged; $((SECONDS - t_start))s in all"
+say "ok: $count release files identical to the unsharded build; task $victim $resumed," \
+    "requeued and merged; $((SECONDS - t_start))s in all"
