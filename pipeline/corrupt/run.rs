@@ -534,39 +534,102 @@ fn corrupt_frames(
     pb: &ProgressBar,
     acc: &mut Gathered,
 ) -> Result<()> {
+    // Codec corruptions run over several frames at once: an ffmpeg run costs more to start
+    // than to code a frame, so frames wait here until a group holds enough images.
+    let group_images = if codec_jobs(opts).is_empty() {
+        1
+    } else {
+        CODEC_GROUP_IMAGES
+    };
+    let mut group: Vec<(usize, Decoded)> = Vec::new();
+    let mut held = 0;
     for msg in frame_rx.iter() {
         let (i, images) = msg?;
-        let images = match images {
-            Ok(images) => images,
-            Err(r) => {
-                acc.summary.rejected_frames += 1;
-                acc.rejects.push(r);
-                pb.inc(1);
-                continue;
+        if let Ok(views) = &images {
+            held += views.len();
+        }
+        // A rejected frame waits its turn too, so the rejects keep the frames' order.
+        group.push((i, images));
+        if held >= group_images {
+            held = 0;
+            if !corrupt_group(
+                opts,
+                gpu,
+                frames,
+                &std::mem::take(&mut group),
+                write_tx,
+                pb,
+                acc,
+            )? {
+                return Ok(());
             }
-        };
-        let f = &frames[i];
-        let views: Vec<View<'_>> = f
-            .views
+        }
+    }
+    corrupt_group(opts, gpu, frames, &group, write_tx, pb, acc)?;
+    Ok(())
+}
+
+/// How many camera images the codec corruptions take in one go (one ffmpeg run per worker
+/// for each of encode, corrupt and decode): four frames of six cameras. At 1600×900 the group
+/// and its corrupted copies hold about 200 MB (the demo's corrupt step peaked at 436 MiB);
+/// 48 took as long and peaked at 754 MiB.
+const CODEC_GROUP_IMAGES: usize = 24;
+
+/// Runs [`corrupt_frames`]' work on a group of decoded frames; false once the writer stopped.
+fn corrupt_group(
+    opts: &CorruptOptions,
+    gpu: Option<&Gpu>,
+    frames: &[FrameIn],
+    group: &[(usize, Decoded)],
+    write_tx: &crossbeam_channel::Sender<WriteBatch>,
+    pb: &ProgressBar,
+    acc: &mut Gathered,
+) -> Result<bool> {
+    fn views_of<'a>(f: &'a FrameIn, images: &'a [RgbImage]) -> Vec<View<'a>> {
+        f.views
             .iter()
-            .zip(&images)
+            .zip(images)
             .map(|(v, image)| View {
                 image_id: &v.image_id,
                 camera: &v.camera,
                 image,
             })
-            .collect();
+            .collect()
+    }
+    let all_views: Vec<View<'_>> = group
+        .iter()
+        .filter_map(|(i, d)| d.as_ref().ok().map(|images| views_of(&frames[*i], images)))
+        .flatten()
+        .collect();
+    let mut codec_done = codec_views(opts, &all_views)?.into_iter();
+    for (i, images) in group {
+        let images = match images {
+            Ok(images) => images,
+            Err(r) => {
+                acc.summary.rejected_frames += 1;
+                acc.rejects.push(r.clone());
+                pb.inc(1);
+                continue;
+            }
+        };
+        let f = &frames[*i];
+        let views = views_of(f, images);
         acc.summary.frames += 1;
         acc.summary.images_in += views.len();
-        let mut codec_done = codec_frame(opts, &views)?.into_iter();
+        let mut frame_codec: Vec<_> = (&mut codec_done).take(views.len()).collect();
         for &c in &opts.corruptions {
             for sev in severities(opts, c) {
                 let done = if c.is_codec() {
-                    codec_done
-                        .next()
-                        .ok_or_else(|| Error::Internal("a codec corruption is missing".into()))?
+                    frame_codec
+                        .iter_mut()
+                        .map(|jobs| {
+                            jobs.next().ok_or_else(|| {
+                                Error::Internal("a codec corruption is missing".into())
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?
                         .into_iter()
-                        .map(|(img, applied, p)| (Some(img), applied, p))
+                        .map(|(img, p)| (Some(img), true, p))
                         .collect()
                 } else if opts.images {
                     corrupt_frame(
@@ -591,50 +654,42 @@ fn corrupt_frames(
                 acc.summary.images_written += batch.len();
                 if write_tx.send(batch).is_err() {
                     // The writer stopped on an error, which its join reports.
-                    return Ok(());
+                    return Ok(false);
                 }
             }
         }
         pb.inc(1);
     }
-    Ok(())
+    Ok(true)
 }
 
-/// Every codec corruption and severity of one frame's views (in the order of `opts`), run
-/// side by side; each view's source stream is encoded once for all of them.
-fn codec_frame(
-    opts: &CorruptOptions,
-    views: &[View<'_>],
-) -> Result<Vec<Vec<(RgbImage, bool, Value)>>> {
-    let jobs: Vec<(Corruption, u8)> = opts
-        .corruptions
+/// The codec corruptions and severities `opts` asks for, in its order.
+fn codec_jobs(opts: &CorruptOptions) -> Vec<(Corruption, u8)> {
+    opts.corruptions
         .iter()
         .filter(|c| c.is_codec())
         .flat_map(|&c| severities(opts, c).into_iter().map(move |s| (c, s)))
-        .collect();
+        .collect()
+}
+
+/// Every codec job ([`codec_jobs`]) of each view, in view order, run side by side; each
+/// view's source stream is encoded once for all of them.
+fn codec_views(
+    opts: &CorruptOptions,
+    views: &[View<'_>],
+) -> Result<Vec<std::vec::IntoIter<(RgbImage, Value)>>> {
+    let jobs = codec_jobs(opts);
     if jobs.is_empty() || views.is_empty() {
-        return Ok(vec![Vec::new(); jobs.len()]);
+        return Ok(vec![Vec::new().into_iter(); views.len()]);
     }
     let pairs: Vec<(&RgbImage, &str)> = views.iter().map(|v| (v.image, v.image_id)).collect();
     let per_view = codec::apply_batches(&codec::find_ffmpeg()?, &opts.config, &jobs, &pairs)?;
-    if per_view.iter().any(|v| v.len() != jobs.len()) {
+    if per_view.len() != views.len() || per_view.iter().any(|v| v.len() != jobs.len()) {
         return Err(Error::Internal(
             "codec: an image lost one of its jobs".into(),
         ));
     }
-    let mut per_view: Vec<_> = per_view.into_iter().map(Vec::into_iter).collect();
-    Ok(jobs
-        .iter()
-        .map(|_| {
-            per_view
-                .iter_mut()
-                .map(|v| {
-                    let (img, p) = v.next().unwrap_or_default();
-                    (img, true, p)
-                })
-                .collect()
-        })
-        .collect())
+    Ok(per_view.into_iter().map(Vec::into_iter).collect())
 }
 
 impl Gathered {
