@@ -327,7 +327,7 @@ pub fn decode_checked(
     let mut r = reader()?;
     r.limits(limits);
     r.decode()
-        .map(|i| i.to_rgb8())
+        .map(image::DynamicImage::into_rgb8)
         .map_err(|e| format!("cannot decode the image: {e}"))
 }
 

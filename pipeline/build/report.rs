@@ -228,7 +228,7 @@ fn marked_thumbnails(som: &[(PathBuf, PathBuf)], n: usize, assets: &Path) -> Res
                     (u64::from(img.height()) * u64::from(w) / u64::from(img.width().max(1))).max(1);
                 let small = img
                     .resize_exact(w, h as u32, image::imageops::FilterType::Triangle)
-                    .to_rgb8();
+                    .into_rgb8();
                 let bytes = crate::jpeg::encode(small.as_raw(), w as usize, h as usize, 85)?;
                 let name = format!("marked_{:02}.jpg", names.len());
                 write_atomic(&assets.join(&name), &bytes)?;

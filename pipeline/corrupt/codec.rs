@@ -187,7 +187,7 @@ fn decode_png(ffmpeg: &Path, image_id: &str, video: &Path) -> Result<RgbImage> {
     first_frame(ffmpeg, image_id, video, &[&path_str(&png)?])?;
     Ok(image::open(&png)
         .map_err(|e| tool_error(format!("{image_id}: decoded frame unreadable: {e}")))?
-        .to_rgb8())
+        .into_rgb8())
 }
 
 /// Applies a codec corruption to one image; returns the image and its metadata.
