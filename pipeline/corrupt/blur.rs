@@ -243,8 +243,10 @@ impl ZoomPlan {
 /// The CPU twin of `corrupt_zoom.wgsl`: (x + Σ layers) / (n + 1) on [0, 1] values.
 ///
 /// Every pixel computes what [`zoom_sample`] computes, layer after layer in the kernel's
-/// order; the row and column halves of each bilinear sample are worked out once per row and
-/// once per column instead of once per pixel. Rows run in parallel.
+/// order, split in its two halves: a block of output rows first takes the row half (`top` and
+/// `bot`, the lerp along x) of every source row it reads, once, then each output row lerps
+/// two of those rows along y, which runs over contiguous memory. The same operations in the
+/// same order as one sample at a time, so the same bits. Blocks run in parallel.
 pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v) / 255.0).collect();
@@ -265,30 +267,52 @@ pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
         })
         .collect();
     let mut out = vec![0u8; w * h * 3];
-    out.par_chunks_mut(w * 3).enumerate().for_each(|(y, row)| {
-        let mut acc = vec![0.0f32; w * 3];
-        for (l, cols) in layers.iter().zip(&cols) {
-            let sy = y as f32 * l.ratio_y;
-            let y0 = (sy.floor() as u32).min(l.crop_h - 1);
-            let y1 = (y0 + 1).min(l.crop_h - 1);
-            let fy = sy - y0 as f32;
-            let r0 = &src[(l.top + y0) as usize * w * 3..][..w * 3];
-            let r1 = &src[(l.top + y1) as usize * w * 3..][..w * 3];
-            for (px, &(c0, c1, fx)) in acc.chunks_exact_mut(3).zip(cols) {
-                for c in 0..3 {
-                    let (a, b) = (r0[c0 + c], r0[c1 + c]);
-                    let (cc, d) = (r1[c0 + c], r1[c1 + c]);
-                    let top = a + (b - a) * fx;
-                    let bot = cc + (d - cc) * fx;
-                    px[c] += top + (bot - top) * fy;
+    const BLOCK_ROWS: usize = 64;
+    let stride = w * 3;
+    if stride == 0 {
+        return RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default();
+    }
+    out.par_chunks_mut(BLOCK_ROWS * stride)
+        .enumerate()
+        .for_each(|(b, block)| {
+            let ya = b * BLOCK_ROWS;
+            let rows = block.len() / stride;
+            let mut acc = vec![0.0f32; rows * stride];
+            let mut lerped = Vec::new();
+            for (l, cols) in layers.iter().zip(&cols) {
+                let src_row = |y: usize| {
+                    let sy = y as f32 * l.ratio_y;
+                    let y0 = (sy.floor() as u32).min(l.crop_h - 1);
+                    let y1 = (y0 + 1).min(l.crop_h - 1);
+                    (y0 as usize, y1 as usize, sy - y0 as f32)
+                };
+                // Source rows ya's sample reads up to the last row's, both inclusive.
+                let first = src_row(ya).0;
+                let last = src_row(ya + rows - 1).1;
+                lerped.resize((last - first + 1) * stride, 0.0);
+                for (k, dst) in lerped.chunks_exact_mut(stride).enumerate() {
+                    let r = &src[(l.top as usize + first + k) * stride..][..stride];
+                    for (px, &(c0, c1, fx)) in dst.chunks_exact_mut(3).zip(cols) {
+                        for c in 0..3 {
+                            let (a, b) = (r[c0 + c], r[c1 + c]);
+                            px[c] = a + (b - a) * fx;
+                        }
+                    }
+                }
+                for (r, acc_row) in acc.chunks_exact_mut(stride).enumerate() {
+                    let (y0, y1, fy) = src_row(ya + r);
+                    let top = &lerped[(y0 - first) * stride..][..stride];
+                    let bot = &lerped[(y1 - first) * stride..][..stride];
+                    for ((a, &t), &bt) in acc_row.iter_mut().zip(top).zip(bot) {
+                        *a += t + (bt - t) * fy;
+                    }
                 }
             }
-        }
-        let own = &src[y * w * 3..(y + 1) * w * 3];
-        for ((o, a), v) in row.iter_mut().zip(&acc).zip(own) {
-            *o = to_u8((v + a) * inv);
-        }
-    });
+            let own = &src[ya * stride..(ya + rows) * stride];
+            for ((o, a), v) in block.iter_mut().zip(&acc).zip(own) {
+                *o = to_u8((v + a) * inv);
+            }
+        });
     RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default()
 }
 
