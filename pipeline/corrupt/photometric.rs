@@ -333,9 +333,12 @@ fn dark_chunk_any(plan: &DarkPlan, key: Key, streams: &[u32], vals: &mut [u8], b
             pieces[l] = e.pieces;
         }
         let counts = poisson_lanes(streams, &mixed, &threshold, pieces);
+        // A separate loop, so the read noise's log, square root and cosine run as vectors.
+        let mut out = [0u8; DARK_LANES];
         for l in 0..DARK_LANES {
-            g[l] = dark_finish(plan, key, counts[l], at.wrapping_add(l as u32));
+            out[l] = dark_finish(plan, key, counts[l], at.wrapping_add(l as u32));
         }
+        g.copy_from_slice(&out);
         at = at.wrapping_add(DARK_LANES as u32);
     }
     for (k, v) in groups.into_remainder().iter_mut().enumerate() {
@@ -380,7 +383,7 @@ fn poisson_lanes(
 #[inline(always)]
 fn dark_finish(plan: &DarkPlan, key: Key, count: u32, counter: u32) -> u8 {
     let v = (count as f32 * plan.params.inv_lambda).clamp(0.0, 1.0);
-    let v = v + plan.params.sigma * key.normal(DARK_GAUSS, counter);
+    let v = v + plan.params.sigma * key.normal_poly(DARK_GAUSS, counter);
     to_u8(v)
 }
 
