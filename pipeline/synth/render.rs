@@ -484,6 +484,10 @@ pub fn render_into(
                 ];
             }
         }
+        if b[0] == f32::INFINITY || height <= 0.0 {
+            sky_row(row, elev);
+            continue;
+        }
         near.clear();
         near.extend(paints.iter().filter(|r| r.meets(b)));
         for (i, px) in row.chunks_exact_mut(3).enumerate() {
@@ -499,6 +503,23 @@ pub fn render_into(
     }
 
     draw_solids(view, solids, Some(&mut canvas.rgb), &mut canvas.buf)
+}
+
+/// A row with no ground in it: the sky's colour at every pixel, as the shading loop of
+/// [`render_into`] gives it, in a loop without branches that runs as vector instructions.
+fn sky_row(row: &mut [u8], elev: &[f32]) {
+    for (px, &e) in row.chunks_exact_mut(3).zip(elev) {
+        let col = mix(SKY_HORIZON, SKY_ZENITH, e.clamp(0.0, 1.0).sqrt());
+        for (p, c) in px.iter_mut().zip(col) {
+            // The colours and the blend keep c in [62, 224]: the bounds only let the
+            // conversion skip its checks, and it truncates like `as u8`. Not `clamp`, which
+            // keeps NaN.
+            #[allow(clippy::manual_clamp)]
+            let c = c.max(0.0).min(255.0);
+            // SAFETY: c is finite and in [0, 255] (`max` turns NaN into 0).
+            *p = unsafe { c.to_int_unchecked::<i32>() } as u8;
+        }
+    }
 }
 
 /// How many pixels of each box an image of `view` would show, without drawing it: the same
