@@ -545,29 +545,30 @@ pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
         near_first: &near_first,
         num_objects: n,
     };
-    let bands: Vec<Band> = (0..job.height.div_ceil(BAND_ROWS))
-        .into_par_iter()
-        .map(|b| {
-            let ja = b * BAND_ROWS;
+    // Bands draw straight into their rows of the image's buffers (Grid::new refused an empty
+    // image, so a band holds at least one pixel).
+    let len = job.width as usize * job.height as usize;
+    let band_len = BAND_ROWS as usize * job.width as usize;
+    let mut depth_keys = vec![EMPTY; len];
+    let mut ids = vec![EMPTY; len];
+    let bands: Vec<Vec<ObjectStats>> = depth_keys
+        .par_chunks_mut(band_len)
+        .zip(ids.par_chunks_mut(band_len))
+        .enumerate()
+        .map(|(b, (keys, ids))| {
+            let ja = b as u32 * BAND_ROWS;
             let jb = (ja + BAND_ROWS).min(job.height) - 1;
-            tris.band(ja, jb, job.want_maps)
+            tris.band(ja, jb, keys, ids)
         })
         .collect();
     let mut objects = vec![ObjectStats::default(); n];
-    let (mut ids, mut depth_keys) = if job.want_maps {
-        let len = job.width as usize * job.height as usize;
-        (Vec::with_capacity(len), Vec::with_capacity(len))
-    } else {
-        (Vec::new(), Vec::new())
-    };
     for band in bands {
-        for (o, add) in objects.iter_mut().zip(&band.objects) {
+        for (o, add) in objects.iter_mut().zip(&band) {
             o.merge(add);
         }
-        if job.want_maps {
-            ids.extend_from_slice(&band.ids);
-            depth_keys.extend_from_slice(&band.keys);
-        }
+    }
+    if !job.want_maps {
+        (ids, depth_keys) = (Vec::new(), Vec::new());
     }
     Ok(RasterOut {
         width: job.width,
@@ -662,23 +663,13 @@ struct Tris<'a> {
     num_objects: usize,
 }
 
-/// One band's buffers and per-object results.
-struct Band {
-    /// Depth key and object per pixel, row-major; [`EMPTY`] where nothing is drawn. Empty
-    /// unless maps were asked for.
-    keys: Vec<u32>,
-    ids: Vec<u32>,
-    objects: Vec<ObjectStats>,
-}
-
 impl Tris<'_> {
-    /// Rasterises rows `ja..=jb`.
-    fn band(&self, ja: u32, jb: u32, want_maps: bool) -> Band {
+    /// Rasterises rows `ja..=jb` into their depth keys and object ids (row-major, all
+    /// [`EMPTY`] on entry); returns each object's counts in them.
+    fn band(&self, ja: u32, jb: u32, keys: &mut [u32], ids: &mut [u32]) -> Vec<ObjectStats> {
         let w = self.g.width as usize;
         let rows = (jb - ja + 1) as usize;
         let segs = self.g.width.div_ceil(SEG) as usize;
-        let mut keys = vec![EMPTY; rows * w];
-        let mut ids = vec![EMPTY; rows * w];
         let mut far = vec![EMPTY; rows * segs];
         for &t in self.near_first {
             let s = &self.setups[t];
@@ -696,11 +687,8 @@ impl Tris<'_> {
         }
         let mut objects = vec![ObjectStats::default(); self.num_objects];
         self.count_projected(ja, jb, &mut objects);
-        add_visible(&ids, w, ja, &mut objects);
-        if !want_maps {
-            (keys, ids) = (Vec::new(), Vec::new());
-        }
-        Band { keys, ids, objects }
+        add_visible(ids, w, ja, &mut objects);
+        objects
     }
 
     /// Each object's projected pixels in rows `ja..=jb`: the union of its triangles' row spans,
