@@ -301,13 +301,22 @@ pub fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
     let last = inside.next_back().map_or(first + 1, |(y, _)| y as u32 + 1);
     let blurred = gaussian_blur_rows(&src, img.width(), img.height(), &plan.weights, first..last);
     let w = img.width() as i32;
+    let stride = img.width() as usize * 3;
     let mut out = img.clone();
-    for (i, o) in out.iter_mut().enumerate() {
-        let px = (i / 3) as i32;
-        let (x, y) = (px % w, px / w);
-        let [x0, x1] = plan.spans[y as usize];
-        if x >= x0 && x <= x1 {
-            *o = round_u8(blurred[i]);
+    if stride == 0 {
+        return out;
+    }
+    // Row by row, the span's columns (clipped to the image) take the blurred values.
+    for (y, row) in out.chunks_exact_mut(stride).enumerate() {
+        let [x0, x1] = plan.spans[y];
+        let (a, b) = (x0.max(0), x1.min(w - 1));
+        if a > b {
+            continue;
+        }
+        let cols = a as usize * 3..(b as usize + 1) * 3;
+        let from = &blurred[y * stride..][..stride];
+        for (o, v) in row[cols.clone()].iter_mut().zip(&from[cols]) {
+            *o = round_u8(*v);
         }
     }
     out
@@ -331,6 +340,29 @@ mod tests {
         }
         assert!(lost_views(Key::new(0, "f", 8, 5), 6, 1.0).len() == 6);
         assert!(lost_views(Key::new(0, "f", 8, 5), 6, 0.0).is_empty());
+    }
+
+    #[test]
+    fn lens_takes_the_blur_exactly_on_the_ellipse() {
+        let cfg = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let (w, h) = (61u32, 40u32);
+        let img = RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x * 5) as u8, (y * 9) as u8, ((x * y) % 251) as u8])
+        });
+        for s in 0..30u64 {
+            let sev = 1 + (s % 5) as u8;
+            let plan = LensPlan::new(&cfg, sev, Key::new(s, "lens", 9, sev), w, h);
+            let src: Vec<f32> = img.as_raw().iter().map(|v| f32::from(*v)).collect();
+            let blurred = gaussian_blur_rows(&src, w, h, &plan.weights, 0..h);
+            let out = lens_cpu(&img, &plan);
+            for (i, (o, x)) in out.as_raw().iter().zip(img.as_raw()).enumerate() {
+                let px = (i / 3) as i32;
+                let [x0, x1] = plan.spans[(px / w as i32) as usize];
+                let inside = (x0..=x1).contains(&(px % w as i32));
+                let want = if inside { round_u8(blurred[i]) } else { *x };
+                assert_eq!(*o, want, "seed {s}, value {i}");
+            }
+        }
     }
 
     #[test]
