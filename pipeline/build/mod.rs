@@ -240,7 +240,7 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
         || {
             let src = Store::open(&store)?;
             let plan = src.shard_plan(shard.count)?;
-            let m = crate::store::subset::write_shard(&src, &sub, shard)?;
+            let m = crate::store::subset::write_shard(&src, &plan, &sub, shard)?;
             let loads = plan.loads();
             let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
             Ok(format!(

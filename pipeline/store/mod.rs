@@ -354,9 +354,17 @@ impl Store {
     /// Streams the scenes `shard` owns under the store's [`Store::shard_plan`]; the others are
     /// skipped before their rows are decoded.
     pub fn scenes_in(&self, shard: Shard) -> Result<SceneIter> {
+        if shard.count <= 1 {
+            return self.scenes();
+        }
+        self.scenes_planned(self.shard_plan(shard.count)?, shard)
+    }
+
+    /// Streams the scenes `plan` gives `shard`, for a caller that holds the plan already.
+    pub fn scenes_planned(&self, plan: ShardPlan, shard: Shard) -> Result<SceneIter> {
         let mut it = self.scenes()?;
         if shard.count > 1 {
-            it.only = Some((self.shard_plan(shard.count)?, shard));
+            it.only = Some((plan, shard));
         }
         Ok(it)
     }

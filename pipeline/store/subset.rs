@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Store, StoreMeta, StoreWriter};
-use crate::shard::Shard;
+use crate::shard::{Shard, ShardPlan};
 use crate::store::rejects::RejectLog;
 use crate::Result;
 
@@ -23,16 +23,15 @@ pub fn absolute_source_root(store: &Store) -> PathBuf {
         .unwrap_or(rec)
 }
 
-/// Writes the scenes of `src` that `shard` owns (and their ingest rejects) into a new store at
-/// `dst`; returns its metadata.
-pub fn write_shard(src: &Store, dst: &Path, shard: Shard) -> Result<StoreMeta> {
+/// Writes the scenes of `src` that `plan` gives `shard` (and their ingest rejects) into a new
+/// store at `dst`; returns its metadata.
+pub fn write_shard(src: &Store, plan: &ShardPlan, dst: &Path, shard: Shard) -> Result<StoreMeta> {
     let m = src.meta();
     let root = absolute_source_root(src);
     let mut meta = StoreMeta::new(&m.source, &m.source_version, &root.to_string_lossy());
     meta.tool_version = m.tool_version.clone();
-    let plan = src.shard_plan(shard.count)?;
     let mut w = StoreWriter::create(dst, meta)?;
-    for scene in src.scenes_in(shard)? {
+    for scene in src.scenes_planned(plan.clone(), shard)? {
         w.write_scene(&scene?)?;
     }
     let mut rejects = RejectLog::new();
