@@ -136,7 +136,7 @@ fn table() -> Vec<Mirror> {
         SplashParams => ["corrupt_splash"] Params { width, height, n_discs, alpha };
         HsvParams => ["corrupt_pixel"] Params { v_add, s_scale, s_offset, mode };
         DarkParams => ["corrupt_dark"] Params { k0, k1, inv_lambda, sigma };
-        DarkEntry => ["corrupt_dark"] Entry { threshold, pieces };
+        DarkEntry => ["corrupt_dark"] Entry { offset, len, first, _pad => pad };
         SnowParams => [
             "corrupt_snow_noise", "corrupt_snow_zoom", "corrupt_snow_layer",
             "corrupt_snow_composite",

@@ -60,7 +60,6 @@ pub struct Dark {
     pub c_max: Sev<f32>,
     pub lambda: Sev<f32>,
     pub sigma: Sev<f32>,
-    pub poisson_piece: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -334,11 +333,6 @@ impl CorruptConfig {
         c.each_f32("dark.c_max", &d.c_max, 0.0, 1.0, "in [0, 1]")?;
         c.each_f32("dark.lambda", &d.lambda, 1e-3, 1e4, "in [0.001, 10000]")?;
         c.each_f32("dark.sigma", &d.sigma, 0.0, 1.0, "in [0, 1]")?;
-        c.ok(
-            d.poisson_piece.is_finite() && d.poisson_piece >= 1.0 && d.poisson_piece <= 80.0,
-            "dark.poisson_piece",
-            "must be in [1, 80] (exp(-piece) must stay a normal f32)",
-        )?;
         Ok(())
     }
 

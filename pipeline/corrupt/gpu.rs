@@ -139,7 +139,8 @@ fn record_on(
         Plan::Dark(p, _) => {
             let u = gpu.uniform_buffer("corrupt_dark", &p.params)?;
             let t = storage::<DarkEntry>(gpu, "dark table", &p.table)?;
-            rec.pass(KernelId::CorruptDark, &[&u, &t, src, &dst], n)?;
+            let c = storage::<u32>(gpu, "dark cdf", &p.cdf)?;
+            rec.pass(KernelId::CorruptDark, &[&u, &t, &c, src, &dst], n)?;
         }
         Plan::Motion(p) => {
             let u = gpu.uniform_buffer(

@@ -158,12 +158,21 @@ pub fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
     out
 }
 
-/// Streams of the Dark noise: Poisson uniforms use `DARK_POISSON + j` for the j-th uniform
-/// of a channel; the Gaussian uses `DARK_GAUSS`.
+/// Streams of the Dark noise: the Poisson draw uses `DARK_POISSON`, the Gaussian
+/// `DARK_GAUSS`.
 pub const DARK_POISSON: u32 = 0x0100;
 pub const DARK_GAUSS: u32 = 0x0010;
-/// At most this many uniforms per channel (the Poisson loop stops there).
-pub const DARK_MAX_DRAWS: u32 = 1024;
+
+/// One in units of the 24-bit uniforms the Poisson draw inverts.
+const DARK_ONE: u32 = 1 << 24;
+/// Poisson probabilities below this are left out of a table: their total stays far below
+/// one step of a 24-bit uniform.
+const DARK_TAIL: f64 = 1e-13;
+/// A mean above this is drawn as this (no configurable tone curve reaches it; the bound keeps
+/// every table shorter than `u16::MAX` entries).
+const DARK_MAX_MEAN: f64 = 1e4;
+/// Cells of the guide that starts the CPU's search: one per value of a uniform's top 8 bits.
+const DARK_GUIDE: usize = 256;
 
 /// The uniform block of `corrupt_dark.wgsl`.
 #[repr(C)]
@@ -175,24 +184,33 @@ pub struct DarkParams {
     pub sigma: f32,
 }
 
-/// Per input value: Knuth's threshold exp(-mean / pieces) and the number of pieces.
+/// Per input value: its Poisson table is `DarkPlan::cdf[offset..offset + len]`, whose first
+/// entry stands for the count `first`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct DarkEntry {
-    pub threshold: f32,
-    pub pieces: u32,
+    pub offset: u32,
+    pub len: u32,
+    pub first: u32,
+    pub _pad: u32,
 }
 
-/// Everything one image's Dark needs: the global min/max, the uniform block and the
-/// 256-entry table (input values are u8, so the tone curve and the Poisson means have at
-/// most 256 values per image; computing them on the host keeps exp() out of the kernel and
-/// the GPU and CPU results identical).
+/// Everything one image's Dark needs: the global min/max, the uniform block and, per input
+/// value (u8, so at most 256 Poisson means per image), the cumulative distribution of its
+/// Poisson draw in units of 2⁻²⁴. A channel value draws one 24-bit uniform `r` and takes the
+/// first count whose cumulative probability exceeds `r` (inversion): one draw per value
+/// instead of one per unit of the mean, and integer comparisons only, so the GPU and CPU
+/// results are identical. The tables are computed on the host in f64.
 #[derive(Debug, Clone)]
 pub struct DarkPlan {
     pub min: u8,
     pub max: u8,
     pub params: DarkParams,
     pub table: Vec<DarkEntry>,
+    pub cdf: Vec<u32>,
+    /// Per input value and top 8 bits of `r`, the index in its table where the CPU's search
+    /// starts (the first entry above the cell's smallest `r`).
+    guide: Vec<u16>,
     pub c_max: f32,
     pub lambda: f32,
 }
@@ -202,23 +220,26 @@ impl DarkPlan {
         let d = &cfg.dark;
         let i = sev_index(severity);
         let lambda = f64::from(d.lambda[i]);
-        let piece = f64::from(d.poisson_piece);
-        let table = (0..=255u8)
-            .map(|x| {
-                let y = if max > min && x >= min {
-                    let t = f64::from(x - min) / f64::from(max - min);
-                    t.clamp(0.0, 1.0).powf(f64::from(d.gamma)) * f64::from(d.c_max[i])
-                } else {
-                    0.0
-                };
-                let mean = y * lambda;
-                let pieces = (mean / piece).ceil().max(1.0);
-                DarkEntry {
-                    threshold: (-mean / pieces).exp() as f32,
-                    pieces: pieces as u32,
-                }
-            })
-            .collect();
+        let mut table = Vec::with_capacity(256);
+        let mut cdf = Vec::new();
+        let mut guide = Vec::with_capacity(256 * DARK_GUIDE);
+        for x in 0..=255u8 {
+            let y = if max > min && x >= min {
+                let t = f64::from(x - min) / f64::from(max - min);
+                t.clamp(0.0, 1.0).powf(f64::from(d.gamma)) * f64::from(d.c_max[i])
+            } else {
+                0.0
+            };
+            let (first, steps) = poisson_table(y * lambda);
+            guide.extend(guide_of(&steps));
+            table.push(DarkEntry {
+                offset: cdf.len() as u32,
+                len: steps.len() as u32,
+                first,
+                _pad: 0,
+            });
+            cdf.extend(steps);
+        }
         DarkPlan {
             min,
             max,
@@ -229,6 +250,8 @@ impl DarkPlan {
                 sigma: d.sigma[i],
             },
             table,
+            cdf,
+            guide,
             c_max: d.c_max[i],
             lambda: d.lambda[i],
         }
@@ -250,90 +273,166 @@ impl DarkPlan {
         json!({"min": self.min, "max": self.max, "c_max": j32(self.c_max),
                "lambda": j32(self.lambda), "sigma": j32(self.params.sigma)})
     }
+
+    /// The Poisson count of input value `x` for the 24-bit uniform `r`: a binary search of its
+    /// table, as the kernel does it.
+    fn count(&self, x: u8, r: u32) -> u32 {
+        let e = self.table[usize::from(x)];
+        let steps = &self.cdf[e.offset as usize..(e.offset + e.len) as usize];
+        e.first + steps.partition_point(|&c| c <= r) as u32
+    }
+
+    /// [`DarkPlan::count`] started from the guide: usually no step or one.
+    #[inline(always)]
+    fn count_guided(&self, x: u8, r: u32) -> u32 {
+        let e = self.table[usize::from(x)];
+        let mut i = usize::from(self.guide[usize::from(x) * DARK_GUIDE + (r >> 16) as usize]);
+        let steps = &self.cdf[e.offset as usize..(e.offset + e.len) as usize];
+        // The last entry is DARK_ONE, above every r, so the scan stops inside the table.
+        while steps[i] <= r {
+            i += 1;
+        }
+        e.first + i as u32
+    }
+}
+
+/// ln(n!) in f64: exact sums up to 20, Stirling's series (error below 1e-16 relative) above.
+fn ln_factorial(n: f64) -> f64 {
+    if n < 21.0 {
+        return (2..=n as u32).map(|k| f64::from(k).ln()).sum();
+    }
+    let inv = 1.0 / n;
+    let inv2 = inv * inv;
+    n * n.ln() - n
+        + 0.5 * (std::f64::consts::TAU * n).ln()
+        + inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 / 1260.0))
+}
+
+/// The cumulative distribution of Poisson(`mean`) in units of 2⁻²⁴, rounded: entry i is
+/// P(N ≤ first + i) · 2²⁴; entries that round to 0 (never drawn) are left out before it and
+/// the table ends at the first entry that reaches 2²⁴. Returns (first, entries).
+fn poisson_table(mean: f64) -> (u32, Vec<u32>) {
+    if !(mean > 0.0) {
+        return (0, vec![DARK_ONE]);
+    }
+    let mean = mean.min(DARK_MAX_MEAN);
+    // Probabilities walked out from the mode, where they are largest, in both directions.
+    let mode = mean.floor();
+    let p_mode = (mode * mean.ln() - mean - ln_factorial(mode)).exp();
+    let mut below = Vec::new();
+    let (mut p, mut k) = (p_mode, mode);
+    while k > 0.0 {
+        p *= k / mean;
+        k -= 1.0;
+        if p < DARK_TAIL {
+            break;
+        }
+        below.push(p);
+    }
+    let lo = mode - below.len() as f64;
+    let mut pmf: Vec<f64> = below.into_iter().rev().collect();
+    pmf.push(p_mode);
+    let (mut p, mut k) = (p_mode, mode);
+    loop {
+        k += 1.0;
+        p *= mean / k;
+        if p < DARK_TAIL {
+            break;
+        }
+        pmf.push(p);
+    }
+    let total: f64 = pmf.iter().sum();
+    let mut first = lo as u32;
+    let mut steps = Vec::with_capacity(pmf.len());
+    let mut acc = 0.0;
+    for p in pmf {
+        acc += p;
+        let c = ((acc / total) * f64::from(DARK_ONE))
+            .round()
+            .min(f64::from(DARK_ONE)) as u32;
+        if c == 0 {
+            first += 1;
+            continue;
+        }
+        steps.push(c);
+        if c == DARK_ONE {
+            break;
+        }
+    }
+    match steps.last_mut() {
+        Some(c) => *c = DARK_ONE,
+        None => steps.push(DARK_ONE),
+    }
+    (first, steps)
+}
+
+/// Per top-8-bit cell of a 24-bit uniform, the index of the first entry of `steps` above the
+/// cell's smallest value.
+fn guide_of(steps: &[u32]) -> impl Iterator<Item = u16> + '_ {
+    let mut i = 0usize;
+    (0..DARK_GUIDE as u32).map(move |g| {
+        while steps[i] <= g << 16 {
+            i += 1;
+        }
+        i as u16
+    })
 }
 
 /// Dark on one channel value `x` at flat channel index `counter`.
 #[inline]
 pub fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
-    dark_from(plan, key, x, counter, |j| {
-        key.unit(DARK_POISSON + j, counter)
-    })
+    let r = key.u32(DARK_POISSON, counter) >> 8;
+    dark_finish(plan, key, plan.count(x, r), counter)
 }
 
-/// Dark on `x` with `uniform(j)` the j-th Poisson uniform of its channel value.
-#[inline(always)]
-fn dark_from(plan: &DarkPlan, key: Key, x: u8, counter: u32, uniform: impl Fn(u32) -> f32) -> u8 {
-    let e = plan.table[usize::from(x)];
-    let mut count: u32 = 0;
-    let mut j: u32 = 0;
-    for _ in 0..e.pieces {
-        let mut p: f32 = 1.0;
-        while j < DARK_MAX_DRAWS {
-            p *= uniform(j);
-            j += 1;
-            if p <= e.threshold {
-                break;
-            }
-            count += 1;
-        }
-    }
-    dark_finish(plan, key, count, counter)
-}
-
-/// The CPU twin of `corrupt_dark.wgsl`: [`dark_value`] at every channel value, with each
-/// Poisson draw's stream part computed once per image instead of once per draw (the same
-/// bits), chunks of the image in parallel.
+/// The CPU twin of `corrupt_dark.wgsl`: [`dark_value`] at every channel value, with the
+/// Poisson stream's part computed once per image and the search started from the plan's
+/// guide (the same counts), chunks of the image in parallel.
 pub fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
-    let streams: Vec<u32> = (0..DARK_MAX_DRAWS)
-        .map(|j| key.stream(DARK_POISSON + j))
-        .collect();
+    let stream = key.stream(DARK_POISSON);
     let mut out = img.clone();
     const CHUNK: usize = 1 << 14;
     out.par_chunks_mut(CHUNK)
         .enumerate()
-        .for_each(|(c, chunk)| dark_chunk(plan, key, &streams, chunk, (c * CHUNK) as u32));
+        .for_each(|(c, chunk)| dark_chunk(plan, key, stream, chunk, (c * CHUNK) as u32));
     out
 }
 
-/// Channel values the Poisson loop of [`dark_chunk`] runs side by side.
+/// Channel values whose uniforms and read noise are computed side by side.
 const DARK_LANES: usize = 8;
 
-/// [`dark_value`] over `vals` (flat indices from `base`), eight values at a time: every value
-/// still in its loop takes one uniform per step, so they all take uniform j at step j, and
-/// the eight loops run in lockstep as vector operations (integer hashing, one f32 product and
-/// compare each; no fused multiply-add), with the same counts as one loop at a time.
-fn dark_chunk(plan: &DarkPlan, key: Key, streams: &[u32], vals: &mut [u8], base: u32) {
+/// [`dark_value`] over `vals` (flat indices from `base`), eight at a time, so the hashing of
+/// the uniforms and the read noise's log, square root and cosine run as vector operations.
+fn dark_chunk(plan: &DarkPlan, key: Key, stream: u32, vals: &mut [u8], base: u32) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU was just found to have AVX2.
-        unsafe { dark_chunk_avx2(plan, key, streams, vals, base) };
+        unsafe { dark_chunk_avx2(plan, key, stream, vals, base) };
         return;
     }
-    dark_chunk_any(plan, key, streams, vals, base);
+    dark_chunk_any(plan, key, stream, vals, base);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn dark_chunk_avx2(plan: &DarkPlan, key: Key, streams: &[u32], vals: &mut [u8], base: u32) {
-    dark_chunk_any(plan, key, streams, vals, base);
+unsafe fn dark_chunk_avx2(plan: &DarkPlan, key: Key, stream: u32, vals: &mut [u8], base: u32) {
+    dark_chunk_any(plan, key, stream, vals, base);
 }
 
 #[inline(always)]
-fn dark_chunk_any(plan: &DarkPlan, key: Key, streams: &[u32], vals: &mut [u8], base: u32) {
+fn dark_chunk_any(plan: &DarkPlan, key: Key, stream: u32, vals: &mut [u8], base: u32) {
     let mut groups = vals.chunks_exact_mut(DARK_LANES);
     let mut at = base;
     for g in &mut groups {
-        let mut mixed = [0u32; DARK_LANES];
-        let mut threshold = [0f32; DARK_LANES];
-        let mut pieces = [0u32; DARK_LANES];
-        for l in 0..DARK_LANES {
-            let e = plan.table[usize::from(g[l])];
-            mixed[l] = crate::corrupt::rng::mix32(at.wrapping_add(l as u32));
-            threshold[l] = e.threshold;
-            pieces[l] = e.pieces;
+        let mut r = [0u32; DARK_LANES];
+        for (l, r) in r.iter_mut().enumerate() {
+            let mixed = crate::corrupt::rng::mix32(at.wrapping_add(l as u32));
+            *r = Key::draw(stream, mixed) >> 8;
         }
-        let counts = poisson_lanes(streams, &mixed, &threshold, pieces);
-        // A separate loop, so the read noise's log, square root and cosine run as vectors.
+        let mut counts = [0u32; DARK_LANES];
+        for l in 0..DARK_LANES {
+            counts[l] = plan.count_guided(g[l], r[l]);
+        }
         let mut out = [0u8; DARK_LANES];
         for l in 0..DARK_LANES {
             out[l] = dark_finish(plan, key, counts[l], at.wrapping_add(l as u32));
@@ -342,58 +441,16 @@ fn dark_chunk_any(plan: &DarkPlan, key: Key, streams: &[u32], vals: &mut [u8], b
         at = at.wrapping_add(DARK_LANES as u32);
     }
     for (k, v) in groups.into_remainder().iter_mut().enumerate() {
-        *v = dark_value_with(plan, key, streams, *v, at.wrapping_add(k as u32));
+        *v = dark_value(plan, key, *v, at.wrapping_add(k as u32));
     }
 }
 
-/// The Poisson counts of [`dark_from`]'s loop for eight values at once.
-#[inline(always)]
-fn poisson_lanes(
-    streams: &[u32],
-    mixed: &[u32; DARK_LANES],
-    threshold: &[f32; DARK_LANES],
-    mut pieces: [u32; DARK_LANES],
-) -> [u32; DARK_LANES] {
-    let mut p = [1f32; DARK_LANES];
-    let mut count = [0u32; DARK_LANES];
-    for &s in streams {
-        if pieces.iter().all(|&n| n == 0) {
-            break;
-        }
-        for l in 0..DARK_LANES {
-            let u = crate::corrupt::rng::unit24(Key::draw(s, mixed[l]));
-            let next = p[l] * u;
-            let live = pieces[l] > 0;
-            let ends = next <= threshold[l];
-            count[l] += u32::from(live && !ends);
-            pieces[l] -= u32::from(live && ends);
-            p[l] = if !live {
-                p[l]
-            } else if ends {
-                1.0
-            } else {
-                next
-            };
-        }
-    }
-    count
-}
-
-/// The end of [`dark_from`]: the count scaled, the read noise added, as u8.
+/// The end of [`dark_value`]: the count scaled, the read noise added, as u8.
 #[inline(always)]
 fn dark_finish(plan: &DarkPlan, key: Key, count: u32, counter: u32) -> u8 {
     let v = (count as f32 * plan.params.inv_lambda).clamp(0.0, 1.0);
     let v = v + plan.params.sigma * key.normal_poly(DARK_GAUSS, counter);
     to_u8(v)
-}
-
-/// [`dark_value`] with the Poisson streams' parts precomputed.
-#[inline]
-fn dark_value_with(plan: &DarkPlan, key: Key, streams: &[u32], x: u8, counter: u32) -> u8 {
-    let mixed = crate::corrupt::rng::mix32(counter);
-    dark_from(plan, key, x, counter, |j| {
-        crate::corrupt::rng::unit24(Key::draw(streams[j as usize], mixed))
-    })
 }
 
 #[cfg(test)]
@@ -473,6 +530,83 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Poisson(mean) probabilities from k = 0 up, summed in log space term by term: the
+    /// reference the tables are checked against.
+    fn poisson_pmf(mean: f64, k: u32) -> f64 {
+        let ln_fact: f64 = (2..=k).map(|i| f64::from(i).ln()).sum();
+        (f64::from(k) * mean.ln() - mean - ln_fact).exp()
+    }
+
+    #[test]
+    fn poisson_tables_match_the_distribution() {
+        let unit = 1.0 / f64::from(DARK_ONE);
+        for mean in [1e-6, 0.3, 1.0, 4.5, 17.0, 30.0, 62.5, 125.0, 999.9, 1e4] {
+            let (first, steps) = poisson_table(mean);
+            assert_eq!(*steps.last().unwrap(), DARK_ONE, "{mean}");
+            assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{mean}");
+            assert!(steps.len() < usize::from(u16::MAX), "{mean}");
+            // Every count's probability within one rounding step of each neighbouring entry.
+            let mut prev = 0u32;
+            for (i, &c) in steps.iter().enumerate() {
+                let k = first + i as u32;
+                let got = f64::from(c - prev) * unit;
+                let want = poisson_pmf(mean, k);
+                assert!(
+                    (got - want).abs() <= 1.01 * unit,
+                    "mean {mean}, k {k}: {got} vs {want}"
+                );
+                prev = c;
+            }
+            // What the table leaves out on either side is below one step too.
+            let left: f64 = (0..first).map(|k| poisson_pmf(mean, k)).sum();
+            assert!(left <= 0.51 * unit, "mean {mean}: {left} below {first}");
+            let end = first + steps.len() as u32;
+            let right: f64 = (end..end + 2000).map(|k| poisson_pmf(mean, k)).sum();
+            assert!(right <= 1.01 * unit, "mean {mean}: {right} above {end}");
+        }
+        assert_eq!(poisson_table(0.0), (0, vec![DARK_ONE]));
+        assert_eq!(poisson_table(f64::NAN), (0, vec![DARK_ONE]));
+    }
+
+    #[test]
+    fn guided_counts_are_the_binary_search() {
+        let c = cfg();
+        for sev in 1..=5 {
+            let key = Key::new(9, "g", 2, sev);
+            let plan = DarkPlan::new(&c, sev, key, 13, 240);
+            for x in [0u8, 13, 14, 60, 128, 200, 239, 240, 255] {
+                for r in (0..DARK_ONE)
+                    .step_by(4099)
+                    .chain([DARK_ONE - 1, 65535, 65536])
+                {
+                    assert_eq!(plan.count_guided(x, r), plan.count(x, r), "{sev} {x} {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dark_counts_have_the_poisson_mean_and_variance() {
+        let c = cfg();
+        let key = Key::new(5, "m", 2, 1);
+        let plan = DarkPlan::new(&c, 1, key, 0, 255);
+        let e = plan.table[255];
+        let mean = 0.5 * 250.0;
+        let n = 200_000u32;
+        let counts: Vec<f64> = (0..n)
+            .map(|i| f64::from(plan.count(255, key.u32(DARK_POISSON, i) >> 8)))
+            .collect();
+        assert!(e.first > 0 && e.len > 50);
+        let m = counts.iter().sum::<f64>() / f64::from(n);
+        let var = counts.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / f64::from(n - 1);
+        // Standard errors: sqrt(mean / n) for the mean, about mean·sqrt(2 / n) for the variance.
+        assert!((m - mean).abs() < 4.0 * (mean / f64::from(n)).sqrt(), "{m}");
+        assert!(
+            (var - mean).abs() < 4.0 * mean * (2.0 / f64::from(n)).sqrt(),
+            "{var}"
+        );
     }
 
     #[test]
