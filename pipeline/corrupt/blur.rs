@@ -130,10 +130,11 @@ pub(crate) fn add_shifted(acc: &mut [f32], row: &[f32], ch: usize, dx: i32, wt: 
     }
     if x0 < x1 {
         let s0 = (x0 as i64 + dx) as usize;
-        let src = &row[ch * s0..ch * (s0 + x1 - x0)];
-        for (a, v) in acc[ch * x0..ch * x1].iter_mut().zip(src) {
-            *a += wt * v;
-        }
+        add_row(
+            &mut acc[ch * x0..ch * x1],
+            wt,
+            &row[ch * s0..ch * (s0 + x1 - x0)],
+        );
     }
     for px in acc[ch * x1.max(x0)..].chunks_exact_mut(ch) {
         for (a, v) in px.iter_mut().zip(last) {
@@ -387,25 +388,62 @@ pub fn gaussian_blur_rows(
                     [row[sx], row[sx + 1], row[sx + 2]]
                 })
                 .collect();
-            for (k, wk) in weights.iter().enumerate() {
-                for (o, v) in out.iter_mut().zip(&padded[k * 3..k * 3 + stride]) {
-                    *o += wk * v;
-                }
-            }
+            add_taps(
+                out,
+                weights
+                    .iter()
+                    .enumerate()
+                    .map(|(k, wk)| (*wk, &padded[k * 3..k * 3 + stride])),
+            );
         });
     let mut out = vec![0.0f32; src.len()];
     out.par_chunks_mut(stride)
         .enumerate()
         .filter(|(y, _)| rows.contains(&(*y as u32)))
         .for_each(|(y, o)| {
-            for (k, wk) in weights.iter().enumerate() {
-                let sy = reflect101(y as i32 + k as i32 - r, hi) as usize;
-                for (a, v) in o.iter_mut().zip(&tmp[sy * stride..(sy + 1) * stride]) {
-                    *a += wk * v;
-                }
-            }
+            add_taps(
+                o,
+                weights.iter().enumerate().map(|(k, wk)| {
+                    let sy = reflect101(y as i32 + k as i32 - r, hi) as usize;
+                    (*wk, &tmp[sy * stride..(sy + 1) * stride])
+                }),
+            );
         });
     out
+}
+
+/// `out += w · row` for each (w, row) in turn: one pass over `out` per tap, the order the
+/// kernels add them.
+fn add_taps<'a>(out: &mut [f32], taps: impl Iterator<Item = (f32, &'a [f32])>) {
+    for (w, row) in taps {
+        add_row(out, w, row);
+    }
+}
+
+/// `out[i] += w · row[i]`, with AVX2 where the CPU has it (no fused multiply-add, so the same
+/// bits as without).
+#[inline]
+pub(crate) fn add_row(out: &mut [f32], w: f32, row: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to have AVX2.
+        unsafe { add_tap_avx2(out, w, row) };
+        return;
+    }
+    add_tap(out, w, row);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_tap_avx2(out: &mut [f32], w: f32, row: &[f32]) {
+    add_tap(out, w, row);
+}
+
+#[inline(always)]
+fn add_tap(out: &mut [f32], w: f32, row: &[f32]) {
+    for (o, v) in out.iter_mut().zip(row) {
+        *o += w * v;
+    }
 }
 
 /// Rounds a blurred 0..255 value to u8 as OpenCV's saturate_cast does (half to even).
