@@ -19,6 +19,10 @@
 //! image exceeds `BLOCK_BYTES`), plus one block per thread reading at that moment. A stage that
 //! walks a scene's frames in order reads each block once; threads asking for the same block at
 //! once wait for one read instead of each reading it.
+//!
+//! Decoded images the release draws on (one camera image under fifteen corruptions, or under
+//! its marks) are shared too: the last [`MAX_DECODED`] used are kept, so each is decoded once
+//! while rows showing it come together.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -45,6 +49,8 @@ pub const BLOCK_BYTES: u64 = 32 << 20;
 pub const MAX_BLOCKS: usize = 8;
 /// Segment indexes kept at most.
 pub const MAX_INDEXES: usize = 32;
+/// Decoded images kept at most for [`ImageReader::rgb_shared`] (about 100 MiB at 1600×900).
+pub const MAX_DECODED: usize = 24;
 
 /// A value computed once by whichever thread gets there first; errors are kept as text so
 /// that every thread waiting on it can report them.
@@ -69,6 +75,8 @@ struct Cache {
     tick: u64,
     indexes: Vec<(PathBuf, u64, Shared<Arc<SegmentIndex>>)>,
     blocks: Vec<(BlockKey, u64, Shared<ArrayRef>)>,
+    /// By (image_path, camera_frame_id).
+    decoded: Vec<((String, String), u64, Shared<Arc<RgbImage>>)>,
 }
 
 fn entry<K: PartialEq + Clone, T>(
@@ -199,6 +207,28 @@ impl ImageReader {
     /// before decoding).
     pub fn rgb_checked(&self, cam: &CameraRow) -> Result<RgbImage> {
         self.decode(cam, Some((cam.width, cam.height)))
+    }
+
+    /// [`ImageReader::rgb_checked`], decoded once while it is among the last [`MAX_DECODED`]
+    /// asked for; threads asking at once wait for one decode.
+    pub fn rgb_shared(&self, cam: &CameraRow) -> Result<Arc<RgbImage>> {
+        let key = (cam.image_path.clone(), cam.camera_frame_id.clone());
+        let slot = {
+            let mut c = self.lock();
+            c.tick += 1;
+            let tick = c.tick;
+            entry(&mut c.decoded, &key, tick, MAX_DECODED)
+        };
+        let got = slot.get_or_init(|| {
+            self.rgb_checked(cam)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        match got {
+            Ok(img) => Ok(img.clone()),
+            // Decoded again for the typed error, which names the file and record.
+            Err(_) => self.rgb_checked(cam).map(Arc::new),
+        }
     }
 
     fn decode(&self, cam: &CameraRow, expect: Option<(u32, u32)>) -> Result<RgbImage> {

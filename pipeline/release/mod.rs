@@ -509,7 +509,7 @@ impl Shown<'_> {
                 if black {
                     return render::black_for(&self.path, c.width, c.height, &r.source_path(c));
                 }
-                let base = r.rgb_checked(c)?;
+                let base = r.rgb_shared(c)?;
                 let bytes = recipe.render(&base, gpu)?;
                 if let Some(k) = keep {
                     write_atomic(&k.join(&self.path), &bytes)?;
