@@ -753,48 +753,40 @@ pub fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
     let src = img.as_raw();
     let total: u64 = src.iter().map(|v| u64::from(*v)).sum();
     let mt = mean_term((total >> 32) as u32, total as u32, (w * h * 3) as u32);
+    let stride = w * 3;
     let mut streak = vec![0u32; n * 3];
     streak
-        .par_chunks_mut(w * 3)
+        .par_chunks_mut(stride)
         .enumerate()
         .for_each(|(y, row)| {
-            for (k, v) in row.iter_mut().enumerate() {
-                let i = y * w * 3 + k;
-                *v = rain_streak(src[i], mask[i / 3], mt);
-            }
+            rain_streak_row(
+                row,
+                &src[y * stride..(y + 1) * stride],
+                &mask[y * w..(y + 1) * w],
+                mt,
+            );
         });
     // Row pass: each element plus its left and right neighbours (reflected at the edges).
     let mut across = vec![0u32; n * 3];
     across
-        .par_chunks_mut(w * 3)
-        .zip(streak.par_chunks(w * 3))
-        .for_each(|(out, row)| {
-            for x in 0..w {
-                let l = reflect101(x as i32 - 1, w as i32) as usize;
-                let r = reflect101(x as i32 + 1, w as i32) as usize;
-                for c in 0..3 {
-                    out[x * 3 + c] = row[l * 3 + c] + row[x * 3 + c] + row[r * 3 + c];
-                }
-            }
-        });
+        .par_chunks_mut(stride)
+        .zip(streak.par_chunks(stride))
+        .for_each(|(out, row)| rain_across_row(out, row));
+    drop(streak);
     let mut blend = vec![0u32; n * 3];
     let sums: Vec<[u64; 3]> = blend
-        .par_chunks_mut(w * 3)
+        .par_chunks_mut(stride)
         .enumerate()
         .map(|(y, out)| {
             let up = reflect101(y as i32 - 1, h as i32) as usize;
             let down = reflect101(y as i32 + 1, h as i32) as usize;
-            let rows = [up, y, down].map(|r| &across[r * w * 3..(r + 1) * w * 3]);
-            let mut sums = [0u64; 3];
-            for (k, o) in out.iter_mut().enumerate() {
-                let s = rows[0][k] + rows[1][k] + rows[2][k];
-                let b = (s + 4) / 9;
-                let r = mask[y * w + k / 3];
-                let v = b * r + u32::from(src[y * w * 3 + k]) * (255 - r);
-                *o = v;
-                sums[k % 3] += u64::from(v);
-            }
-            sums
+            let rows = [up, y, down].map(|r| &across[r * stride..(r + 1) * stride]);
+            rain_blend_row(
+                out,
+                rows,
+                &mask[y * w..(y + 1) * w],
+                &src[y * stride..(y + 1) * stride],
+            )
         })
         .collect();
     let sums = sums
@@ -802,14 +794,100 @@ pub fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
         .fold([0u64; 3], |a, s| [a[0] + s[0], a[1] + s[1], a[2] + s[2]]);
     let mu = sums.map(|s| rain_mu((s >> 32) as u32, s as u32, (w * h) as u32));
     let mut out = img.clone();
-    out.par_chunks_mut(w * 3)
-        .zip(blend.par_chunks(w * 3))
-        .for_each(|(o, b)| {
-            for (k, v) in o.iter_mut().enumerate() {
-                *v = rain_final(b[k], mu[k % 3], p.contrast);
-            }
-        });
+    out.par_chunks_mut(stride)
+        .zip(blend.par_chunks(stride))
+        .for_each(|(o, b)| rain_final_row(o, b, mu, p.contrast));
     out
+}
+
+crate::cpu::avx2_clone! {
+    /// [`rain_streak`] over one row: `src` its channel values, `mask` its drop values.
+    fn rain_streak_row(out: &mut [u32], src: &[u8], mask: &[u32], mt: f32) = rain_streak_row_any;
+}
+
+#[inline(always)]
+fn rain_streak_row_any(out: &mut [u32], src: &[u8], mask: &[u32], mt: f32) {
+    for ((o, s), &r) in out.chunks_exact_mut(3).zip(src.chunks_exact(3)).zip(mask) {
+        for c in 0..3 {
+            o[c] = rain_streak(s[c], r, mt);
+        }
+    }
+}
+
+crate::cpu::avx2_clone! {
+    /// Each value of an interleaved RGB row plus the same channel of its left and right
+    /// neighbours, reflected at the ends.
+    fn rain_across_row(out: &mut [u32], row: &[u32]) = rain_across_row_any;
+}
+
+#[inline(always)]
+fn rain_across_row_any(out: &mut [u32], row: &[u32]) {
+    let w = row.len() / 3;
+    if w < 3 {
+        for x in 0..w {
+            let l = reflect101(x as i32 - 1, w as i32) as usize;
+            let r = reflect101(x as i32 + 1, w as i32) as usize;
+            for c in 0..3 {
+                out[x * 3 + c] = row[l * 3 + c] + row[x * 3 + c] + row[r * 3 + c];
+            }
+        }
+        return;
+    }
+    let n = row.len();
+    for c in 0..3 {
+        out[c] = row[3 + c] + row[c] + row[3 + c];
+        out[n - 3 + c] = row[n - 6 + c] + row[n - 3 + c] + row[n - 6 + c];
+    }
+    for (((o, l), m), r) in out[3..n - 3]
+        .iter_mut()
+        .zip(&row[..n - 6])
+        .zip(&row[3..n - 3])
+        .zip(&row[6..])
+    {
+        *o = l + m + r;
+    }
+}
+
+crate::cpu::avx2_clone! {
+    /// One row of the blend: the 3×3 box mean of the streak layer (`rows`: the row sums of the
+    /// rows above, at and below) mixed with the source by the drop mask, in units of 1/255²;
+    /// returns the row's per-channel sums.
+    fn rain_blend_row(out: &mut [u32], rows: [&[u32]; 3], mask: &[u32], src: &[u8]) -> [u64; 3] = rain_blend_row_any;
+}
+
+#[inline(always)]
+fn rain_blend_row_any(out: &mut [u32], rows: [&[u32]; 3], mask: &[u32], src: &[u8]) -> [u64; 3] {
+    let mut sums = [0u64; 3];
+    let parts = out
+        .chunks_exact_mut(3)
+        .zip(rows[0].chunks_exact(3))
+        .zip(rows[1].chunks_exact(3))
+        .zip(rows[2].chunks_exact(3))
+        .zip(src.chunks_exact(3))
+        .zip(mask);
+    for (((((o, a), b), c), s), &r) in parts {
+        for k in 0..3 {
+            let box_mean = (a[k] + b[k] + c[k] + 4) / 9;
+            let v = box_mean * r + u32::from(s[k]) * (255 - r);
+            o[k] = v;
+            sums[k] += u64::from(v);
+        }
+    }
+    sums
+}
+
+crate::cpu::avx2_clone! {
+    /// [`rain_final`] over one row.
+    fn rain_final_row(out: &mut [u8], blend: &[u32], mu: [f32; 3], contrast: f32) = rain_final_row_any;
+}
+
+#[inline(always)]
+fn rain_final_row_any(out: &mut [u8], blend: &[u32], mu: [f32; 3], contrast: f32) {
+    for (o, b) in out.chunks_exact_mut(3).zip(blend.chunks_exact(3)) {
+        for c in 0..3 {
+            o[c] = rain_final(b[c], mu[c], contrast);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -863,7 +941,14 @@ mod tests {
 
     #[test]
     fn the_separable_rain_equals_nine_taps_per_pixel() {
-        for (sev, (w, h)) in [(1, (97, 61)), (3, (160, 90)), (5, (40, 200)), (2, (1, 7))] {
+        for (sev, (w, h)) in [
+            (1, (97, 61)),
+            (3, (160, 90)),
+            (5, (40, 200)),
+            (2, (1, 7)),
+            (4, (2, 9)),
+            (4, (3, 5)),
+        ] {
             let img = RgbImage::from_fn(w, h, |x, y| {
                 image::Rgb([
                     (x * 9 % 256) as u8,
