@@ -293,28 +293,59 @@ pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
                 lerped.resize((last - first + 1) * stride, 0.0);
                 for (k, dst) in lerped.chunks_exact_mut(stride).enumerate() {
                     let r = &src[(l.top as usize + first + k) * stride..][..stride];
-                    for (px, &(c0, c1, fx)) in dst.chunks_exact_mut(3).zip(cols) {
-                        for c in 0..3 {
-                            let (a, b) = (r[c0 + c], r[c1 + c]);
-                            px[c] = a + (b - a) * fx;
-                        }
-                    }
+                    zoom_across(dst, r, cols);
                 }
                 for (r, acc_row) in acc.chunks_exact_mut(stride).enumerate() {
                     let (y0, y1, fy) = src_row(ya + r);
                     let top = &lerped[(y0 - first) * stride..][..stride];
                     let bot = &lerped[(y1 - first) * stride..][..stride];
-                    for ((a, &t), &bt) in acc_row.iter_mut().zip(top).zip(bot) {
-                        *a += t + (bt - t) * fy;
-                    }
+                    zoom_down(acc_row, top, bot, fy);
                 }
             }
             let own = &src[ya * stride..(ya + rows) * stride];
-            for ((o, a), v) in block.iter_mut().zip(&acc).zip(own) {
-                *o = to_u8((v + a) * inv);
-            }
+            zoom_finish(block, &acc, own, inv);
         });
     RgbImage::from_raw(img.width(), img.height(), out).unwrap_or_default()
+}
+
+crate::cpu::avx2_clone! {
+    /// One row of a zoom layer's horizontal lerp: per output pixel, its two source columns
+    /// (offsets into `row`) and the weight of the second.
+    fn zoom_across(dst: &mut [f32], row: &[f32], cols: &[(usize, usize, f32)]) = zoom_across_any;
+}
+
+#[inline(always)]
+fn zoom_across_any(dst: &mut [f32], row: &[f32], cols: &[(usize, usize, f32)]) {
+    for (px, &(c0, c1, fx)) in dst.chunks_exact_mut(3).zip(cols) {
+        for c in 0..3 {
+            let (a, b) = (row[c0 + c], row[c1 + c]);
+            px[c] = a + (b - a) * fx;
+        }
+    }
+}
+
+crate::cpu::avx2_clone! {
+    /// Adds one zoom layer's vertical lerp of two lerped rows to a row of the sum.
+    fn zoom_down(acc: &mut [f32], top: &[f32], bot: &[f32], fy: f32) = zoom_down_any;
+}
+
+#[inline(always)]
+fn zoom_down_any(acc: &mut [f32], top: &[f32], bot: &[f32], fy: f32) {
+    for ((a, &t), &bt) in acc.iter_mut().zip(top).zip(bot) {
+        *a += t + (bt - t) * fy;
+    }
+}
+
+crate::cpu::avx2_clone! {
+    /// The mean of the image and its layers, as u8.
+    fn zoom_finish(out: &mut [u8], acc: &[f32], own: &[f32], inv: f32) = zoom_finish_any;
+}
+
+#[inline(always)]
+fn zoom_finish_any(out: &mut [u8], acc: &[f32], own: &[f32], inv: f32) {
+    for ((o, a), v) in out.iter_mut().zip(acc).zip(own) {
+        *o = to_u8((v + a) * inv);
+    }
 }
 
 /// OpenCV's Gaussian: sigma = 0.3·((k − 1)/2 − 1) + 0.8 for sigma 0, weights normalised.
@@ -382,41 +413,69 @@ pub fn gaussian_blur_rows(
         .zip(needed.par_iter())
         .filter(|(_, need)| **need)
         .for_each(|((out, row), _)| {
-            let padded: Vec<f32> = (-r..wi + r)
-                .flat_map(|x| {
+            let mut padded: Vec<f32> = Vec::with_capacity(stride + 6 * r as usize);
+            let reflected = |xs: std::ops::Range<i32>, padded: &mut Vec<f32>| {
+                for x in xs {
                     let sx = reflect101(x, wi) as usize * 3;
-                    [row[sx], row[sx + 1], row[sx + 2]]
-                })
+                    padded.extend_from_slice(&row[sx..sx + 3]);
+                }
+            };
+            reflected(-r..0, &mut padded);
+            padded.extend_from_slice(row);
+            reflected(wi..wi + r, &mut padded);
+            let taps: Vec<(f32, &[f32])> = weights
+                .iter()
+                .enumerate()
+                .map(|(k, wk)| (*wk, &padded[k * 3..k * 3 + stride]))
                 .collect();
-            add_taps(
-                out,
-                weights
-                    .iter()
-                    .enumerate()
-                    .map(|(k, wk)| (*wk, &padded[k * 3..k * 3 + stride])),
-            );
+            sum_taps(out, &taps);
         });
     let mut out = vec![0.0f32; src.len()];
     out.par_chunks_mut(stride)
         .enumerate()
         .filter(|(y, _)| rows.contains(&(*y as u32)))
         .for_each(|(y, o)| {
-            add_taps(
-                o,
-                weights.iter().enumerate().map(|(k, wk)| {
+            let taps: Vec<(f32, &[f32])> = weights
+                .iter()
+                .enumerate()
+                .map(|(k, wk)| {
                     let sy = reflect101(y as i32 + k as i32 - r, hi) as usize;
                     (*wk, &tmp[sy * stride..(sy + 1) * stride])
-                }),
-            );
+                })
+                .collect();
+            sum_taps(o, &taps);
         });
     out
 }
 
-/// `out += w · row` for each (w, row) in turn: one pass over `out` per tap, the order the
-/// kernels add them.
-fn add_taps<'a>(out: &mut [f32], taps: impl Iterator<Item = (f32, &'a [f32])>) {
-    for (w, row) in taps {
-        add_row(out, w, row);
+crate::cpu::avx2_clone! {
+    /// `out += w · row` for each (w, row) of `taps` in turn, the order the kernels add them.
+    /// A block of `out` stays in registers while every tap is added to it, so each tap costs
+    /// one load per value instead of a load and a store of `out` too.
+    fn sum_taps(out: &mut [f32], taps: &[(f32, &[f32])]) = sum_taps_any;
+}
+
+#[inline(always)]
+fn sum_taps_any(out: &mut [f32], taps: &[(f32, &[f32])]) {
+    const BLOCK: usize = 16;
+    let n = out.len();
+    let mut i = 0;
+    while i + BLOCK <= n {
+        let mut acc = [0f32; BLOCK];
+        acc.copy_from_slice(&out[i..i + BLOCK]);
+        for &(w, row) in taps {
+            let r = &row[i..i + BLOCK];
+            for l in 0..BLOCK {
+                acc[l] += w * r[l];
+            }
+        }
+        out[i..i + BLOCK].copy_from_slice(&acc);
+        i += BLOCK;
+    }
+    for &(w, row) in taps {
+        for (o, v) in out[i..].iter_mut().zip(&row[i..n]) {
+            *o += w * v;
+        }
     }
 }
 
@@ -450,6 +509,18 @@ fn add_tap(out: &mut [f32], w: f32, row: &[f32]) {
 #[inline]
 pub fn round_u8(v: f32) -> u8 {
     v.round_ties_even().clamp(0.0, 255.0) as u8
+}
+
+crate::cpu::avx2_clone! {
+    /// [`round_u8`] over a slice (with AVX2 the rounding is one instruction, not a call).
+    pub fn round_row(out: &mut [u8], from: &[f32]) = round_row_any;
+}
+
+#[inline(always)]
+fn round_row_any(out: &mut [u8], from: &[f32]) {
+    for (o, v) in out.iter_mut().zip(from) {
+        *o = round_u8(*v);
+    }
 }
 
 #[cfg(test)]

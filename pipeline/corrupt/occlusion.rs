@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 
-use super::blur::{gaussian_blur_f32, gaussian_blur_rows, gaussian_weights, round_u8};
+use super::blur::{gaussian_blur_f32, gaussian_blur_rows, gaussian_weights, round_row};
 use super::config::CorruptConfig;
 use super::rng::Key;
 use super::sev_index;
@@ -185,9 +185,9 @@ pub fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
     }
     let blurred = gaussian_blur_f32(&src, img.width(), img.height(), &plan.weights);
     let mut out = img.clone();
-    for (o, b) in out.iter_mut().zip(&blurred) {
-        *o = round_u8(*b);
-    }
+    out.par_chunks_mut(1 << 15)
+        .zip(blurred.par_chunks(1 << 15))
+        .for_each(|(o, b)| round_row(o, b));
     out
 }
 
@@ -315,9 +315,7 @@ pub fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
         }
         let cols = a as usize * 3..(b as usize + 1) * 3;
         let from = &blurred[y * stride..][..stride];
-        for (o, v) in row[cols.clone()].iter_mut().zip(&from[cols]) {
-            *o = round_u8(*v);
-        }
+        round_row(&mut row[cols.clone()], &from[cols]);
     }
     out
 }
@@ -359,7 +357,11 @@ mod tests {
                 let px = (i / 3) as i32;
                 let [x0, x1] = plan.spans[(px / w as i32) as usize];
                 let inside = (x0..=x1).contains(&(px % w as i32));
-                let want = if inside { round_u8(blurred[i]) } else { *x };
+                let want = if inside {
+                    crate::corrupt::blur::round_u8(blurred[i])
+                } else {
+                    *x
+                };
                 assert_eq!(*o, want, "seed {s}, value {i}");
             }
         }
