@@ -254,7 +254,7 @@ impl RoadPaint {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn mix(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
     [
         a[0] + (b[0] - a[0]) * t,
@@ -276,6 +276,7 @@ fn periodic(x: f32, period: f32) -> f32 {
 }
 
 /// The colour of the ground at (x, y) relative to the camera.
+#[inline(always)]
 fn ground_color(roads: &[&RoadPaint], x: f32, y: f32) -> [f32; 3] {
     let mut on_carriageway = 0u32;
     let mut paint = ASPHALT;
@@ -421,6 +422,17 @@ pub fn render_into(
     count: bool,
 ) -> Vec<ObjectPixels> {
     canvas.prepare(view, count);
+    background(canvas, view, ground);
+    draw_solids(view, solids, Some(&mut canvas.rgb), &mut canvas.buf)
+}
+
+crate::cpu::avx2_clone! {
+    /// The sky and the ground of every pixel of `canvas.rgb`.
+    fn background(canvas: &mut Canvas, view: &View, ground: &Ground) = background_any;
+}
+
+#[inline(always)]
+fn background_any(canvas: &mut Canvas, view: &View, ground: &Ground) {
     let w = view.width as usize;
     let cam = view.pos;
     let paints = road_paints(ground, cam);
@@ -501,12 +513,11 @@ pub fn render_into(
             px[2] = col[2] as u8;
         }
     }
-
-    draw_solids(view, solids, Some(&mut canvas.rgb), &mut canvas.buf)
 }
 
 /// A row with no ground in it: the sky's colour at every pixel, as the shading loop of
 /// [`render_into`] gives it, in a loop without branches that runs as vector instructions.
+#[inline(always)]
 fn sky_row(row: &mut [u8], elev: &[f32]) {
     for (px, &e) in row.chunks_exact_mut(3).zip(elev) {
         let col = mix(SKY_HORIZON, SKY_ZENITH, e.clamp(0.0, 1.0).sqrt());
