@@ -68,6 +68,8 @@ struct SegmentIndex {
 }
 
 type BlockKey = (PathBuf, usize, usize);
+/// A camera image by (image_path, camera_frame_id).
+type ImageKey = (String, String);
 
 /// Least-recently-used lists, small enough to scan.
 #[derive(Default)]
@@ -75,8 +77,7 @@ struct Cache {
     tick: u64,
     indexes: Vec<(PathBuf, u64, Shared<Arc<SegmentIndex>>)>,
     blocks: Vec<(BlockKey, u64, Shared<ArrayRef>)>,
-    /// By (image_path, camera_frame_id).
-    decoded: Vec<((String, String), u64, Shared<Arc<RgbImage>>)>,
+    decoded: Vec<(ImageKey, u64, Shared<Arc<RgbImage>>)>,
 }
 
 fn entry<K: PartialEq + Clone, T>(

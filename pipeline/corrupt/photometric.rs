@@ -416,7 +416,8 @@ fn ln_factorial(n: f64) -> f64 {
 /// P(N ≤ first + i) · 2²⁴; entries that round to 0 (never drawn) are left out before it and
 /// the table ends at the first entry that reaches 2²⁴. Returns (first, entries).
 fn poisson_table(mean: f64) -> (u32, Vec<u32>) {
-    if !(mean > 0.0) {
+    // NaN and non-positive means draw 0.
+    if mean.is_nan() || mean <= 0.0 {
         return (0, vec![DARK_ONE]);
     }
     let mean = mean.min(DARK_MAX_MEAN);
