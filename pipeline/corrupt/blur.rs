@@ -479,23 +479,10 @@ fn sum_taps_any(out: &mut [f32], taps: &[(f32, &[f32])]) {
     }
 }
 
-/// `out[i] += w · row[i]`, with AVX2 where the CPU has it (no fused multiply-add, so the same
-/// bits as without).
-#[inline]
-pub(crate) fn add_row(out: &mut [f32], w: f32, row: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to have AVX2.
-        unsafe { add_tap_avx2(out, w, row) };
-        return;
-    }
-    add_tap(out, w, row);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn add_tap_avx2(out: &mut [f32], w: f32, row: &[f32]) {
-    add_tap(out, w, row);
+crate::cpu::avx2_clone! {
+    /// `out[i] += w · row[i]`, with AVX2 where the CPU has it (no fused multiply-add, so the same
+    /// bits as without).
+    pub(crate) fn add_row(out: &mut [f32], w: f32, row: &[f32]) = add_tap;
 }
 
 #[inline(always)]

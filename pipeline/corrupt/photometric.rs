@@ -165,21 +165,9 @@ pub fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
 /// Pixels [`hsv_lanes`] converts side by side.
 const HSV_LANES: usize = 8;
 
-/// [`pixel_op`]'s HSV adjustment over a chunk of RGB pixels, eight at a time.
-fn hsv_chunk(p: &HsvParams, chunk: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to have AVX2.
-        unsafe { hsv_chunk_avx2(p, chunk) };
-        return;
-    }
-    hsv_chunk_any(p, chunk);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn hsv_chunk_avx2(p: &HsvParams, chunk: &mut [u8]) {
-    hsv_chunk_any(p, chunk);
+crate::cpu::avx2_clone! {
+    /// [`pixel_op`]'s HSV adjustment over a chunk of RGB pixels, eight at a time.
+    fn hsv_chunk(p: &HsvParams, chunk: &mut [u8]) = hsv_chunk_any;
 }
 
 #[inline(always)]
@@ -506,22 +494,16 @@ pub fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
 /// Channel values whose uniforms and read noise are computed side by side.
 const DARK_LANES: usize = 8;
 
-/// [`dark_value`] over `vals` (flat indices from `base`), eight at a time, so the hashing of
-/// the uniforms and the read noise's log, square root and cosine run as vector operations.
-fn dark_chunk(plan: &DarkPlan, key: Key, stream: u32, vals: &mut [u8], base: u32) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to have AVX2.
-        unsafe { dark_chunk_avx2(plan, key, stream, vals, base) };
-        return;
-    }
-    dark_chunk_any(plan, key, stream, vals, base);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dark_chunk_avx2(plan: &DarkPlan, key: Key, stream: u32, vals: &mut [u8], base: u32) {
-    dark_chunk_any(plan, key, stream, vals, base);
+crate::cpu::avx2_clone! {
+    /// [`dark_value`] over `vals` (flat indices from `base`), eight at a time, so the hashing
+    /// of the uniforms and the read noise's log, square root and cosine run as vectors.
+    fn dark_chunk(
+        plan: &DarkPlan,
+        key: Key,
+        stream: u32,
+        vals: &mut [u8],
+        base: u32,
+    ) = dark_chunk_any;
 }
 
 #[inline(always)]

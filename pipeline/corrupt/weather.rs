@@ -504,24 +504,18 @@ struct FogRowBufs {
     nodes: Vec<f32>,
 }
 
-/// The node noise of [`fog_noise`] at flat indices `base + k·step` into `buf[k]`, from the
-/// stream part of the hash ([`Key::stream`]`(FOG_NODE)`). Integer hashing and the same f32
-/// operations in the same order, so wider vector instructions, where the CPU has them, give
-/// the same bits (no fused multiply-add is enabled).
-fn fog_noise_row(buf: &mut [f32], stream: u32, wibble: f32, base: u32, step: u32) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to have AVX2.
-        unsafe { fog_noise_row_avx2(buf, stream, wibble, base, step) };
-        return;
-    }
-    fog_noise_row_any(buf, stream, wibble, base, step);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fog_noise_row_avx2(buf: &mut [f32], stream: u32, wibble: f32, base: u32, step: u32) {
-    fog_noise_row_any(buf, stream, wibble, base, step);
+crate::cpu::avx2_clone! {
+    /// The node noise of [`fog_noise`] at flat indices `base + k·step` into `buf[k]`, from the
+    /// stream part of the hash ([`Key::stream`]`(FOG_NODE)`). Integer hashing and the same f32
+    /// operations in the same order, so wider vector instructions, where the CPU has them, give
+    /// the same bits (no fused multiply-add is enabled).
+    fn fog_noise_row(
+        buf: &mut [f32],
+        stream: u32,
+        wibble: f32,
+        base: u32,
+        step: u32,
+    ) = fog_noise_row_any;
 }
 
 #[inline(always)]
@@ -581,24 +575,17 @@ struct Composite {
     a: f32,
 }
 
-/// The composite of one image row from its map row, with [`fog_value_norm`]'s operations:
-/// the normalised map value is spread over its pixel's three channels first, so the loop is
-/// one operation per channel that vector instructions take eight at a time where the CPU has
-/// them (the same bits: no fused multiply-add is enabled).
-fn fog_composite_row(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Composite) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU was just found to have AVX2.
-        unsafe { fog_composite_row_avx2(row, map, buf, c) };
-        return;
-    }
-    fog_composite_row_any(row, map, buf, c);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fog_composite_row_avx2(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Composite) {
-    fog_composite_row_any(row, map, buf, c);
+crate::cpu::avx2_clone! {
+    /// The composite of one image row from its map row, with [`fog_value_norm`]'s operations:
+    /// the normalised map value is spread over its pixel's three channels first, so the loop is
+    /// one operation per channel that vector instructions take eight at a time where the CPU has
+    /// them (the same bits: no fused multiply-add is enabled).
+    fn fog_composite_row(
+        row: &mut [u8],
+        map: &[f32],
+        buf: &mut Vec<f32>,
+        c: Composite,
+    ) = fog_composite_row_any;
 }
 
 #[inline(always)]
@@ -852,7 +839,12 @@ crate::cpu::avx2_clone! {
     /// One row of the blend: the 3×3 box mean of the streak layer (`rows`: the row sums of the
     /// rows above, at and below) mixed with the source by the drop mask, in units of 1/255²;
     /// returns the row's per-channel sums.
-    fn rain_blend_row(out: &mut [u32], rows: [&[u32]; 3], mask: &[u32], src: &[u8]) -> [u64; 3] = rain_blend_row_any;
+    fn rain_blend_row(
+        out: &mut [u32],
+        rows: [&[u32]; 3],
+        mask: &[u32],
+        src: &[u8],
+    ) -> [u64; 3] = rain_blend_row_any;
 }
 
 #[inline(always)]
@@ -878,7 +870,12 @@ fn rain_blend_row_any(out: &mut [u32], rows: [&[u32]; 3], mask: &[u32], src: &[u
 
 crate::cpu::avx2_clone! {
     /// [`rain_final`] over one row.
-    fn rain_final_row(out: &mut [u8], blend: &[u32], mu: [f32; 3], contrast: f32) = rain_final_row_any;
+    fn rain_final_row(
+        out: &mut [u8],
+        blend: &[u32],
+        mu: [f32; 3],
+        contrast: f32,
+    ) = rain_final_row_any;
 }
 
 #[inline(always)]
