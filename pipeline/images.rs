@@ -529,6 +529,54 @@ mod tests {
     }
 
     #[test]
+    fn shared_decodes_are_decoded_once_and_errors_stay_typed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let img = RgbImage::from_fn(8, 4, |x, y| image::Rgb([x as u8 * 30, y as u8 * 60, 7]));
+        img.save(dir.path().join("a.png"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("bad.png"), b"not a png").unwrap_or_else(|e| panic!("{e}"));
+        let reader = ImageReader::with_root(dir.path().to_path_buf());
+        let cam = |path: &str, id: &str| CameraRow {
+            image_path: path.into(),
+            camera_frame_id: id.into(),
+            width: 8,
+            height: 4,
+            ..Default::default()
+        };
+        let a = cam("a.png", "a");
+        let first = reader.rgb_shared(&a).unwrap_or_else(|e| panic!("{e}"));
+        let again = reader.rgb_shared(&a).unwrap_or_else(|e| panic!("{e}"));
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(*first, img);
+        // Pushed out by MAX_DECODED others, it is decoded afresh, to the same pixels.
+        for k in 0..MAX_DECODED {
+            reader
+                .rgb_shared(&cam("a.png", &format!("other {k}")))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let fresh = reader.rgb_shared(&a).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!Arc::ptr_eq(&first, &fresh) && *fresh == img);
+        // A broken image is an input error naming its file and record, every time.
+        for _ in 0..2 {
+            match reader.rgb_shared(&cam("bad.png", "b")) {
+                Err(Error::Input { file, record, .. }) => {
+                    assert!(
+                        file.ends_with("bad.png") && record == "b",
+                        "{file:?} {record}"
+                    );
+                }
+                other => panic!("{:?}", other.map(|_| ())),
+            }
+        }
+        // The size the store records is checked.
+        let wrong = CameraRow {
+            width: 9,
+            ..cam("a.png", "w")
+        };
+        assert!(reader.rgb_shared(&wrong).is_err());
+    }
+
+    #[test]
     fn the_cache_evicts_the_least_recently_used() {
         let mut list: Vec<(u32, u64, Shared<u32>)> = Vec::new();
         for (t, k) in [1u32, 2, 3].into_iter().enumerate() {

@@ -482,11 +482,11 @@ fn sum_taps_any(out: &mut [f32], taps: &[(f32, &[f32])]) {
 crate::cpu::avx2_clone! {
     /// `out[i] += w · row[i]`, with AVX2 where the CPU has it (no fused multiply-add, so the same
     /// bits as without).
-    pub(crate) fn add_row(out: &mut [f32], w: f32, row: &[f32]) = add_tap;
+    pub(crate) fn add_row(out: &mut [f32], w: f32, row: &[f32]) = add_row_any;
 }
 
 #[inline(always)]
-fn add_tap(out: &mut [f32], w: f32, row: &[f32]) {
+fn add_row_any(out: &mut [f32], w: f32, row: &[f32]) {
     for (o, v) in out.iter_mut().zip(row) {
         *o += w * v;
     }
