@@ -43,8 +43,8 @@
 //!    plane through the three vertices as given, `(x_k, y_k, 1/z_k)`, in `f64` (the snapped ones
 //!    only for a triangle too thin to fit a plane through): that is the surface's own plane, so
 //!    rounding the vertices to the sub-pixel grid moves outlines by at most half a step but
-//!    never the depth order of two surfaces (`tests/it/visibility_exact.rs` bounds what differs
-//!    from ray casting to a few outline pixels per object). It evaluates it
+//!    never the depth order of two surfaces (`tests/it/visibility_exact.rs` checks that every pixel
+//!    that differs from ray casting lies within snapping reach of an outline). It evaluates it
 //!    at the centre of pixel `(i0, j0)` (`w0`, rounded to `f32`; 0 if below `2^-100` in
 //!    magnitude) and splits its per-pixel steps along i and j into high and low parts of at most
 //!    10 significant bits each (`wi_hi`, `wi_lo`, `wj_hi`, `wj_lo`; parts below `2^-100` in
