@@ -315,11 +315,10 @@ fn ground_color(roads: &[&RoadPaint], x: f32, y: f32) -> [f32; 3] {
             paint = YELLOW;
         } else if (ad - r.lanes_half).abs() < 0.1 {
             paint = WHITE;
-        } else {
-            for k in 1..r.lanes {
-                if (ad - k as f32 * r.lane_w).abs() < 0.075 && periodic(s, 9.0) < 3.0 {
-                    paint = WHITE;
-                }
+        } else if r.lanes > 1 && periodic(s, 9.0) < 3.0 {
+            // Lane lines are dashed: 3 m painted in every 9 m along the road.
+            if (1..r.lanes).any(|k| (ad - k as f32 * r.lane_w).abs() < 0.075) {
+                paint = WHITE;
             }
         }
     }
@@ -480,22 +479,7 @@ fn background_any(canvas: &mut Canvas, view: &View, ground: &Ground) {
         }
         // A row of pixels sees the ground along a line: only the roads whose bounds meet the
         // box of the row's ground points can colour it, and they keep their order.
-        let mut b = [
-            f32::INFINITY,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NEG_INFINITY,
-        ];
-        for i in 0..w {
-            if elev[i] < -1e-6 {
-                b = [
-                    b[0].min(gx[i]),
-                    b[1].min(gy[i]),
-                    b[2].max(gx[i]),
-                    b[3].max(gy[i]),
-                ];
-            }
-        }
+        let b = ground_bounds(&gx[..w], &gy[..w], &elev[..w]);
         if b[0] == f32::INFINITY || height <= 0.0 {
             sky_row(row, elev);
             continue;
@@ -513,6 +497,43 @@ fn background_any(canvas: &mut Canvas, view: &View, ground: &Ground) {
             px[2] = col[2] as u8;
         }
     }
+}
+
+/// The box `[x_min, y_min, x_max, y_max]` of a row's ground points (those looking down), or
+/// infinite bounds when it has none. Eight independent lanes, so that the minima and maxima
+/// run as vector instructions instead of one dependent chain per pixel; min and max do not
+/// depend on the order they are taken in.
+#[inline(always)]
+fn ground_bounds(gx: &[f32], gy: &[f32], elev: &[f32]) -> [f32; 4] {
+    const L: usize = 8;
+    let mut lo_x = [f32::INFINITY; L];
+    let mut lo_y = [f32::INFINITY; L];
+    let mut hi_x = [f32::NEG_INFINITY; L];
+    let mut hi_y = [f32::NEG_INFINITY; L];
+    let mut lane = |k: usize, x: f32, y: f32, e: f32| {
+        let down = e < -1e-6;
+        lo_x[k] = if down { lo_x[k].min(x) } else { lo_x[k] };
+        lo_y[k] = if down { lo_y[k].min(y) } else { lo_y[k] };
+        hi_x[k] = if down { hi_x[k].max(x) } else { hi_x[k] };
+        hi_y[k] = if down { hi_y[k].max(y) } else { hi_y[k] };
+    };
+    let n = gx.len().min(gy.len()).min(elev.len());
+    let whole = n / L * L;
+    for c in (0..whole).step_by(L) {
+        for k in 0..L {
+            lane(k, gx[c + k], gy[c + k], elev[c + k]);
+        }
+    }
+    for i in whole..n {
+        lane(i - whole, gx[i], gy[i], elev[i]);
+    }
+    let fold = |v: [f32; L], f: fn(f32, f32) -> f32| v.into_iter().reduce(f).unwrap_or(v[0]);
+    [
+        fold(lo_x, f32::min),
+        fold(lo_y, f32::min),
+        fold(hi_x, f32::max),
+        fold(hi_y, f32::max),
+    ]
 }
 
 /// A row with no ground in it: the sky's colour at every pixel, as the shading loop of
