@@ -24,6 +24,7 @@ pub mod corrupt;
 pub mod cpu;
 pub mod egomotion;
 pub mod error;
+pub mod export;
 pub mod geometry;
 pub mod gpu;
 pub mod images;

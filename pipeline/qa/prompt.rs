@@ -45,6 +45,12 @@ impl Layout {
         Layout::DriveBench,
     ];
 
+    /// Whether the prompt letters its options and asks for a letter (every layout but
+    /// EgoDyn's, which asks for the option itself).
+    pub fn lettered(self) -> bool {
+        self != Layout::EgoDyn
+    }
+
     /// The name stored in the `prompt_layout` column.
     pub fn name(self) -> &'static str {
         match self {
@@ -126,6 +132,22 @@ impl Prompt {
             .collect()
     }
 
+    /// The definitions STSBench shows after its options, one line per option in `choices`
+    /// order (none for other layouts' prompts, which have no notes).
+    pub fn note_lines(&self, choices: &[String]) -> Vec<String> {
+        let notes: Vec<String> = choices
+            .iter()
+            .filter_map(|c| self.notes.get(c))
+            .map(|n| format!("- {n}."))
+            .collect();
+        if notes.is_empty() {
+            return notes;
+        }
+        std::iter::once(STSBENCH_DEFINITIONS.to_string())
+            .chain(notes)
+            .collect()
+    }
+
     /// The prompt a model reads, with the options in `choices` order.
     pub fn render(&self, choices: &[String]) -> String {
         let lettered = |fmt: &dyn Fn(&str, &str) -> String| -> Vec<String> {
@@ -150,15 +172,7 @@ impl Prompt {
             Layout::StsBench => {
                 lines.push(self.stem.clone());
                 lines.extend(lettered(&|l, c| format!("{l}. {c}.")));
-                let notes: Vec<String> = choices
-                    .iter()
-                    .filter_map(|c| self.notes.get(c))
-                    .map(|n| format!("- {n}."))
-                    .collect();
-                if !notes.is_empty() {
-                    lines.push(STSBENCH_DEFINITIONS.into());
-                    lines.extend(notes);
-                }
+                lines.extend(self.note_lines(choices));
             }
             Layout::Sig => {
                 lines.push(self.stem.clone());

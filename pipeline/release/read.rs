@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use arrow::array::{Array, AsArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
@@ -121,6 +122,63 @@ pub fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
         for_each_batch(f, |batch| batch.iter().for_each(|r| c.add(r)))?;
     }
     Ok(c.finish())
+}
+
+/// One image a row shows, as the release stores it: the encoded bytes (`None` in a release
+/// built with `--images paths`) and the path it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownImage {
+    pub bytes: Option<Vec<u8>>,
+    pub path: String,
+}
+
+/// Reads shard `f` a row group's batch at a time, passing each row's record and its images (in
+/// `cameras` order) to `each`; an error from `each` stops the reading and is returned.
+pub fn for_each_row_with_images(
+    f: &Path,
+    mut each: impl FnMut(QaRecord, Vec<ShownImage>) -> Result<()>,
+) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| Error::Input {
+        file: f.to_path_buf(),
+        record: "images".into(),
+        detail: e.to_string(),
+    };
+    let file = crate::store::input::open(f)?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
+    for batch in b.build().map_err(|e| bad(&e))? {
+        let batch = batch.map_err(|e| bad(&e))?;
+        let records = qa::from_batch(&batch)?;
+        let images = batch
+            .column_by_name("images")
+            .and_then(|c| c.as_list_opt::<i32>())
+            .ok_or_else(|| bad(&"no column `images` of lists"))?;
+        for (i, record) in records.into_iter().enumerate() {
+            let shown = images.value(i);
+            let st = shown
+                .as_struct_opt()
+                .ok_or_else(|| bad(&"`images` is not a list of structs"))?;
+            let bytes = st
+                .column_by_name("bytes")
+                .and_then(|c| c.as_binary_opt::<i32>())
+                .ok_or_else(|| bad(&"`images` has no binary `bytes` field"))?;
+            let paths = st
+                .column_by_name("path")
+                .and_then(|c| c.as_string_opt::<i32>())
+                .ok_or_else(|| bad(&"`images` has no string `path` field"))?;
+            let row = (0..st.len())
+                .map(|k| ShownImage {
+                    bytes: (!bytes.is_null(k)).then(|| bytes.value(k).to_vec()),
+                    path: if paths.is_null(k) {
+                        String::new()
+                    } else {
+                        paths.value(k).to_string()
+                    },
+                })
+                .collect();
+            each(record, row)?;
+        }
+    }
+    Ok(())
 }
 
 fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {

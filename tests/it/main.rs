@@ -24,6 +24,7 @@ mod egomotion_oracle;
 mod egomotion_output;
 mod egomotion_reference;
 mod egomotion_savgol;
+mod export;
 mod hostile;
 mod ingest_carla;
 mod ingest_nuscenes;

@@ -10,7 +10,7 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, ListBuilder, RecordBatch, StringArray, StringBuilder,
@@ -23,29 +23,9 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use sha2::{Digest, Sha256};
 
-use common::build_config::EVERY_STAGE as CONFIG;
-
 const FAMILIES: [&str; 5] = ["egodyn", "metavqa", "stsbench", "sig", "drivebench"];
 
-/// The build every test starts from (built once per test binary).
-fn built() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        std::fs::write(dir.join("build.toml"), CONFIG).unwrap();
-        let o = common::cli::bin()
-            .current_dir(&dir)
-            .args(["build", "build.toml"])
-            .output()
-            .unwrap();
-        let out = common::cli::ok(o, "drivegen build");
-        assert!(
-            out.contains("validate"),
-            "the build did not validate:\n{out}"
-        );
-        dir
-    })
-}
+use common::built::built;
 
 fn release() -> PathBuf {
     built().join("release")

@@ -18,6 +18,7 @@ mod calibrate;
 mod corrupt;
 mod demo;
 mod egomotion;
+mod export;
 mod gpu_info;
 mod ingest;
 mod inspect;
@@ -105,6 +106,9 @@ pub enum Command {
     /// Blind baselines of a release (letter prior, answer prior per template, question-only
     /// classifier), fitted and scored on different scenes, beside chance.
     Audit(audit::AuditArgs),
+    /// Write a release in an evaluation harness's format: LLaVA conversations, VLMEvalKit's
+    /// multiple-choice TSV, or JSONL with image files.
+    Export(export::ExportArgs),
 }
 
 impl Cli {
@@ -140,6 +144,7 @@ impl Cli {
             Command::Metavqa(a) => a.run(),
             Command::Validate(a) => a.run(),
             Command::Audit(a) => a.run(),
+            Command::Export(a) => a.run(),
         }
     }
 }

@@ -1,5 +1,6 @@
 #![allow(dead_code)]
 pub mod build_config;
+pub mod built;
 pub mod cli;
 pub mod gpu;
 pub mod nusc_fixture;

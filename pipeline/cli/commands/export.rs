@@ -1,0 +1,52 @@
+//! `drivegen export`: a release in an evaluation harness's format.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use drivegen::export::{ExportOptions, Format};
+use drivegen::Result;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// LLaVA conversations ({split}.json) and images/.
+    Llava,
+    /// VLMEvalKit's multiple-choice TSV ({name}.tsv) with base64 images.
+    Vlmevalkit,
+    /// One JSON object per row ({split}.jsonl) and images/.
+    Jsonl,
+}
+
+/// Write a release in an evaluation harness's format.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The release folder.
+    pub release: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: FormatArg,
+    /// The folder to write (created; not inside the release).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The dataset's name in VLMEvalKit (the TSV's file name). Avoid "mmbench" and "circular"
+    /// in it: VLMEvalKit evaluates names containing them circularly.
+    #[arg(long, default_value = "DriveGen")]
+    pub name: String,
+}
+
+impl ExportArgs {
+    pub fn run(self) -> Result<ExitCode> {
+        let format = match self.format {
+            FormatArg::Llava => Format::Llava,
+            FormatArg::Vlmevalkit => Format::Vlmevalkit,
+            FormatArg::Jsonl => Format::Jsonl,
+        };
+        let summary = drivegen::export::run(&ExportOptions {
+            release: self.release,
+            out: self.out,
+            format,
+            name: self.name,
+        })?;
+        println!("{summary}");
+        Ok(ExitCode::SUCCESS)
+    }
+}

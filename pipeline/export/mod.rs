@@ -1,0 +1,170 @@
+//! `drivegen export`: a release in the formats evaluation harnesses read.
+//!
+//! * [`Format::Llava`]: `{split}.json`, a list of LLaVA conversations (`id`, `image`,
+//!   `conversations`), one `<image>` line per image in `cameras` order before the prompt, the
+//!   reply the answer the prompt asks for (the letter where options are lettered, else the
+//!   option), `image` a path for one image and a list for several, under `images/`.
+//! * [`Format::Vlmevalkit`]: one `{name}.tsv` in VLMEvalKit's multiple-choice layout (`index`,
+//!   base64 `image`, `question`, `hint`, one column per option `A`…, `answer` letter,
+//!   `category` = family/type, `l2-category` = family, `split`, plus `qa_id`), every field
+//!   quoted as VLMEvalKit's own writer does. Several images are a JSON list of base64 strings,
+//!   which its loader reads as a list.
+//! * [`Format::Jsonl`]: `{split}.jsonl`, the QA record's columns with the images' paths under
+//!   `images/`.
+//!
+//! Images are written once each, named by their content's sha256, so a frame shown by many
+//! questions is one file. Every split of the release is exported (the text-only control too),
+//! and answers are copied, never recomputed.
+
+mod formats;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use crate::release::read::{for_each_row_with_images, listed_shards, ShownImage};
+use crate::{Error, Result};
+
+pub use formats::tsv_field;
+
+/// The harness formats `drivegen export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Llava,
+    Vlmevalkit,
+    Jsonl,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Llava => "llava",
+            Format::Vlmevalkit => "vlmevalkit",
+            Format::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// What to export, where.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub release: PathBuf,
+    pub out: PathBuf,
+    pub format: Format,
+    /// The VLMEvalKit dataset name (the TSV's file name, what `--data` names).
+    pub name: String,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default)]
+pub struct ExportSummary {
+    pub out: PathBuf,
+    /// Rows per split.
+    pub rows: BTreeMap<String, usize>,
+    /// Image files written (distinct images), none for VLMEvalKit.
+    pub image_files: usize,
+    /// The files a harness reads, relative to `out`.
+    pub files: Vec<String>,
+}
+
+impl std::fmt::Display for ExportSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rows: Vec<String> = self.rows.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        write!(
+            f,
+            "export: {} rows ({}), {} image files, {} in {}",
+            self.rows.values().sum::<usize>(),
+            rows.join(", "),
+            self.image_files,
+            self.files.join(", "),
+            self.out.display()
+        )
+    }
+}
+
+/// The folder of exported images: each distinct image once, named by content.
+struct ImageDir {
+    dir: PathBuf,
+    written: std::collections::HashSet<String>,
+}
+
+impl ImageDir {
+    /// The path (relative to the export folder) of `img`, written the first time it is seen.
+    fn put(&mut self, img: &ShownImage, qa_id: &str) -> Result<String> {
+        let bytes = image_bytes(img, qa_id)?;
+        let digest = Sha256::digest(bytes);
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let name = format!("{hex}.{}", extension(bytes, img, qa_id)?);
+        if self.written.insert(name.clone()) {
+            crate::store::atomic::write_atomic(&self.dir.join(&name), bytes)?;
+        }
+        Ok(format!("images/{name}"))
+    }
+}
+
+/// The encoded bytes of an image, or an error naming the row when the release holds paths
+/// only.
+fn image_bytes<'a>(img: &'a ShownImage, qa_id: &str) -> Result<&'a [u8]> {
+    img.bytes.as_deref().ok_or_else(|| Error::Input {
+        file: PathBuf::from(&img.path),
+        record: qa_id.to_string(),
+        detail: "the release publishes this image's path only (built with --images paths); \
+                 exports need the images themselves"
+            .into(),
+    })
+}
+
+/// The file extension of encoded image bytes, from their signature.
+fn extension(bytes: &[u8], img: &ShownImage, qa_id: &str) -> Result<&'static str> {
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Ok("jpg")
+    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Ok("png")
+    } else {
+        Err(Error::Input {
+            file: PathBuf::from(&img.path),
+            record: qa_id.to_string(),
+            detail: "the image is neither JPEG nor PNG".into(),
+        })
+    }
+}
+
+/// Exports a release (see the module docs).
+pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
+    crate::store::paths::disjoint(&opts.release, "the release", &opts.out, "the export")?;
+    let (_, shards) = listed_shards(&opts.release, true)?;
+    let owned = crate::store::owner::Owned::claim(
+        &opts.out,
+        "export",
+        &format!("a {} export of the release", opts.format.name()),
+    )?;
+    let mut images = ImageDir {
+        dir: opts.out.join("images"),
+        written: Default::default(),
+    };
+    if opts.format != Format::Vlmevalkit {
+        std::fs::create_dir_all(&images.dir).map_err(|e| Error::io(&images.dir, e))?;
+    }
+    let mut summary = ExportSummary {
+        out: opts.out.clone(),
+        ..Default::default()
+    };
+    let mut writer = formats::Writer::new(opts)?;
+    for (split, files) in &shards {
+        writer.begin_split(split)?;
+        let mut n = 0usize;
+        for f in files {
+            for_each_row_with_images(f, |record, shown| {
+                n += 1;
+                writer.row(split, &record, &shown, &mut images)
+            })?;
+        }
+        summary.rows.insert(split.clone(), n);
+        writer.end_split(split)?;
+    }
+    summary.files = writer.finish()?;
+    summary.image_files = images.written.len();
+    owned.finish()?;
+    Ok(summary)
+}
