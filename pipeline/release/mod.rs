@@ -25,6 +25,7 @@ pub mod read;
 mod render;
 pub mod screen;
 pub mod shards;
+pub mod trace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,8 +54,9 @@ pub enum ImageMode {
 
 /// Rows per Parquet shard unless told otherwise.
 pub const DEFAULT_ROWS_PER_SHARD: usize = 5000;
-/// Rows per row group unless told otherwise.
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 256;
+/// Rows per row group unless told otherwise: the Hugging Face dataset viewer's guideline for
+/// rows that carry images (it reads a row group at a time to show a page of rows).
+pub const DEFAULT_ROW_GROUP_ROWS: usize = 100;
 /// MiB of distinct images that end a row group unless told otherwise.
 pub const DEFAULT_ROW_GROUP_MIB: usize = 16;
 /// The split the questions are published under unless told otherwise.

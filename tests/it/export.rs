@@ -70,3 +70,53 @@ fn exports_refuse_a_folder_inside_the_release() {
     assert!(err.contains("release"), "{err}");
     assert!(!release.join("export").exists());
 }
+
+#[test]
+fn trace_follows_a_row_of_each_family_back_to_its_frames() {
+    let release = built().join("release");
+    let rows = drivegen::release::read::read_release(&release).unwrap();
+    let mut rng = common::random::Rng(common::random::seed());
+    for family in ["egodyn", "metavqa", "stsbench", "sig", "drivebench"] {
+        let of: Vec<_> = rows.iter().filter(|r| r.family == family).collect();
+        assert!(!of.is_empty(), "no {family} row in the build");
+        let r = of[rng.below(of.len() as u32) as usize];
+        let o = common::cli::bin()
+            .arg("trace")
+            .arg(&release)
+            .arg(&r.qa_id)
+            .output()
+            .unwrap();
+        let printed = common::cli::ok(o, "drivegen trace");
+        assert!(printed.starts_with(&r.qa_id), "{printed}");
+        assert!(
+            printed.contains(&format!("scene {}", r.scene_id)),
+            "{printed}"
+        );
+        for (cam, token) in r.cameras.iter().zip(&r.camera_frame_ids) {
+            assert!(
+                printed.contains(&format!("{cam} frame {token}: ")),
+                "{cam} {token} missing:\n{printed}"
+            );
+        }
+        assert!(
+            printed.contains(&format!("rule      {}", r.rule)),
+            "{printed}"
+        );
+        assert!(
+            printed.contains(&format!("answer    {} = {}", r.answer_letter, r.answer)),
+            "{printed}"
+        );
+        assert!(
+            printed.contains(&format!("{}. {}  <- key", r.answer_letter, r.answer)),
+            "{printed}"
+        );
+    }
+    let o = common::cli::bin()
+        .arg("trace")
+        .arg(&release)
+        .arg("no-such-id")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-id"));
+}

@@ -29,6 +29,7 @@ mod sig;
 mod som;
 mod stsbench;
 mod synth;
+mod trace;
 mod validate;
 mod visibility;
 
@@ -109,6 +110,9 @@ pub enum Command {
     /// Write a release in an evaluation harness's format: LLaVA conversations, VLMEvalKit's
     /// multiple-choice TSV, or JSONL with image files.
     Export(export::ExportArgs),
+    /// Follow one question back to its source: dataset, scene, frames and files, the rule with
+    /// its parameters and evidence, the prompt and its key.
+    Trace(trace::TraceArgs),
 }
 
 impl Cli {
@@ -145,6 +149,7 @@ impl Cli {
             Command::Validate(a) => a.run(),
             Command::Audit(a) => a.run(),
             Command::Export(a) => a.run(),
+            Command::Trace(a) => a.run(),
         }
     }
 }

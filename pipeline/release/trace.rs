@@ -1,0 +1,203 @@
+//! `drivegen trace`: one release row followed back to its source, as the row itself records
+//! it: the dataset and version (the manifest's store), the scene, frame and clip, each shown
+//! image's camera, frame token and file, the corruption and seed that drew it, the rule with
+//! its parameters and evidence that decided the answer, and the prompt with its key.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, AsArray};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use super::read::listed_shards;
+use crate::qa::record::letter;
+use crate::qa::{self, QaRecord};
+use crate::{Error, Result};
+
+/// One row found by its id.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub split: String,
+    pub shard: PathBuf,
+    /// Row index within the shard.
+    pub row: usize,
+    pub record: QaRecord,
+    /// The `path` of each shown image (the source dataset's file, or the stage's output).
+    pub image_files: Vec<String>,
+}
+
+/// Every row of the release with id `qa_id` (one per split that holds it), the QA columns
+/// and the images' paths only read.
+pub fn find(dir: &Path, qa_id: &str) -> Result<Vec<Found>> {
+    let (_, shards) = listed_shards(dir, true)?;
+    let mut out = Vec::new();
+    for (split, files) in &shards {
+        for f in files {
+            scan(f, qa_id, split, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| Error::Input {
+        file: f.to_path_buf(),
+        record: "parquet".into(),
+        detail: e.to_string(),
+    };
+    let file = crate::store::input::open(f)?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
+    let names: Vec<String> = qa::record::qa_fields()
+        .iter()
+        .map(|x| x.name().clone())
+        .collect();
+    let schema = b.parquet_schema();
+    // The QA columns and the images' paths: not their bytes.
+    let keep: Vec<usize> = (0..schema.num_columns())
+        .filter(|&i| {
+            let column = schema.column(i);
+            let parts = column.path().parts();
+            let first = parts.first().map(String::as_str);
+            first.is_some_and(|p| names.iter().any(|n| n == p))
+                || (first == Some("images") && parts.last().is_some_and(|l| l == "path"))
+        })
+        .collect();
+    let mask = ProjectionMask::leaves(schema, keep);
+    let mut base = 0usize;
+    for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
+        let batch = batch.map_err(|e| bad(&e))?;
+        let records = qa::from_batch(&batch)?;
+        let images = batch
+            .column_by_name("images")
+            .and_then(|c| c.as_list_opt::<i32>());
+        for (i, record) in records.into_iter().enumerate() {
+            if record.qa_id != qa_id {
+                continue;
+            }
+            let image_files = images
+                .map(|l| l.value(i))
+                .and_then(|v| {
+                    let st = v.as_struct_opt()?.clone();
+                    let p = st.column_by_name("path")?.as_string_opt::<i32>()?.clone();
+                    Some(
+                        (0..p.len())
+                            .map(|k| {
+                                if p.is_null(k) {
+                                    String::new()
+                                } else {
+                                    p.value(k).to_string()
+                                }
+                            })
+                            .collect(),
+                    )
+                })
+                .unwrap_or_default();
+            out.push(Found {
+                split: split.to_string(),
+                shard: f.to_path_buf(),
+                row: base + i,
+                record,
+                image_files,
+            });
+        }
+        base += batch.num_rows();
+    }
+    Ok(())
+}
+
+/// JSON text indented for reading; other text as it is.
+fn pretty(s: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(s)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| s.to_string())
+}
+
+fn indented(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The chain of one found row, from source to answer.
+pub fn render(dir: &Path, found: &Found) -> Result<String> {
+    let mpath = dir.join("manifest.json");
+    let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
+    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, e))?;
+    let r = &found.record;
+    let mut s = String::new();
+    let shard = found
+        .shard
+        .strip_prefix(dir)
+        .unwrap_or(&found.shard)
+        .display();
+    // Writing to a String cannot fail.
+    let _ = writeln!(s, "{} ({}/{})", r.qa_id, r.family, r.question_type);
+    let _ = writeln!(
+        s,
+        "release   split {}, {shard} row {}",
+        found.split, found.row
+    );
+    let _ = writeln!(
+        s,
+        "source    {} {} (the release's store), this row's {}; built by {} {}",
+        m["store"]["source"].as_str().unwrap_or("?"),
+        m["store"]["source_version"].as_str().unwrap_or("?"),
+        r.source,
+        m["tool"].as_str().unwrap_or("drivegen"),
+        m["tool_version"].as_str().unwrap_or("?"),
+    );
+    let mut at = format!("scene {}", r.scene_id);
+    if let Some(f) = r.frame_idx {
+        let _ = write!(at, ", keyframe {f}");
+    }
+    if let Some(c) = &r.clip_id {
+        let _ = write!(at, ", clip {c}");
+    }
+    let _ = writeln!(s, "where     {at}");
+    for (k, cam) in r.cameras.iter().enumerate() {
+        let token = r.camera_frame_ids.get(k).map(String::as_str).unwrap_or("");
+        let file = found.image_files.get(k).map(String::as_str).unwrap_or("");
+        let shown = r.image_paths.get(k).map(String::as_str).unwrap_or("");
+        // The frame token is the source dataset's key of the camera image (nuScenes'
+        // sample_data token, Waymo's and CARLA's frame keys); the file is the image as the
+        // release stores it (the dataset's own file, or a stage's corrupted or marked copy).
+        let _ = write!(s, "image {k:<3} {cam} frame {token}: {file}");
+        if !shown.is_empty() && shown != file {
+            let _ = write!(s, " (shown as {shown})");
+        }
+        s.push('\n');
+    }
+    if let Some(c) = &r.corruption {
+        let _ = writeln!(
+            s,
+            "corrupt   {c} at severity {}, seed {}",
+            r.severity.map(|v| v.to_string()).unwrap_or("?".into()),
+            r.seed
+        );
+    } else {
+        let _ = writeln!(s, "seed      {}", r.seed);
+    }
+    if !r.objects.is_empty() {
+        let _ = writeln!(s, "objects   {}", r.objects.join(", "));
+    }
+    if !r.marks.is_empty() && r.marks != "{}" {
+        let _ = writeln!(s, "marks\n{}", indented(&pretty(&r.marks)));
+    }
+    let _ = writeln!(s, "rule      {}", r.rule);
+    let _ = writeln!(s, "params\n{}", indented(&pretty(&r.params)));
+    let _ = writeln!(s, "evidence\n{}", indented(&pretty(&r.evidence)));
+    let _ = writeln!(s, "prompt\n{}", indented(&r.question()));
+    for (i, c) in r.choices.iter().enumerate() {
+        let key = if i == usize::from(r.answer_index) {
+            "  <- key"
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "option    {}. {c}{key}", letter(i).unwrap_or_default());
+    }
+    let _ = writeln!(s, "answer    {} = {}", r.answer_letter, r.answer);
+    Ok(s)
+}
