@@ -72,6 +72,41 @@ pub struct BuildSummary {
     /// The release's row counts per family and type (none for a shard build).
     pub counts: BTreeMap<String, BTreeMap<String, usize>>,
     pub report: Option<PathBuf>,
+    /// Every non-empty rejects log under the release and the work folder, with its count of
+    /// rejected items.
+    pub rejects: Vec<(PathBuf, usize)>,
+}
+
+/// Folder levels searched for rejects logs (stage outputs sit at most three deep in a work
+/// folder: `shard-i-of-N/<stage>/rejects.jsonl`).
+const REJECTS_DEPTH: usize = 3;
+
+/// The non-empty rejects logs under `dirs`, sorted, with their line counts. Unreadable
+/// folders are skipped: this only points the user at logs.
+fn reject_logs(dirs: &[&Path]) -> Vec<(PathBuf, usize)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, usize)> = dirs.iter().map(|d| (d.to_path_buf(), 0)).collect();
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let path = e.path();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() && depth < REJECTS_DEPTH {
+                stack.push((path, depth + 1));
+            } else if kind.is_file() && e.file_name() == crate::store::rejects::LOG_FILE {
+                let n = std::fs::read_to_string(&path)
+                    .map(|t| t.lines().filter(|l| !l.trim().is_empty()).count())
+                    .unwrap_or(0);
+                if n > 0 {
+                    out.push((path, n));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 impl fmt::Display for BuildSummary {
@@ -112,6 +147,15 @@ impl fmt::Display for BuildSummary {
         writeln!(f, "output: {}", self.out.display())?;
         if let Some(r) = &self.report {
             writeln!(f, "report: {}", r.display())?;
+        }
+        if self.rejects.is_empty() {
+            writeln!(f, "rejects: none")?;
+        } else {
+            let n: usize = self.rejects.iter().map(|(_, n)| n).sum();
+            writeln!(f, "rejects: {n} items, each with its reason, in")?;
+            for (p, n) in &self.rejects {
+                writeln!(f, "  {} ({n})", p.display())?;
+            }
         }
         Ok(())
     }
@@ -209,6 +253,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
         out: opts.out.clone(),
         counts,
         report: Some(report),
+        rejects: reject_logs(&[&opts.out, &opts.work]),
     })
 }
 
@@ -258,6 +303,7 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
     write_atomic(&marker, (json.to_string() + "\n").as_bytes())?;
     Ok(BuildSummary {
         steps: cp.records,
+        rejects: reject_logs(&[&dir]),
         out: dir,
         counts: BTreeMap::new(),
         report: None,

@@ -257,4 +257,18 @@ frames_per_scene = 1
     }
     assert!(d.join("release/report/contact_sheet.png").is_file());
     assert!(d.join("release/data/test-00000-of-00001.parquet").is_file());
+    // The summary points at every rejects log with its count, and the counts are the logs'.
+    let listed: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| !l.starts_with("rejects: "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(!listed.is_empty(), "no rejects listed:\n{summary}");
+    for l in listed {
+        let (path, n) = l.trim().rsplit_once(" (").unwrap();
+        let n: usize = n.trim_end_matches(')').parse().unwrap();
+        let lines = std::fs::read_to_string(path).unwrap().lines().count();
+        assert_eq!(lines, n, "{l}");
+    }
 }
