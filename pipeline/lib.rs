@@ -42,6 +42,7 @@ pub mod store;
 pub mod synth;
 pub mod taxonomy;
 pub mod validate;
+pub mod view;
 pub mod visibility;
 
 pub use error::{Error, Result};

@@ -2,6 +2,7 @@
 # Installs what drivegen's build, tests and demo need, when it is missing. Idempotent.
 #  - the Vulkan loader and Mesa's lavapipe (a CPU Vulkan driver) where no GPU driver is present
 #  - ffmpeg (the H.265 and bit-error corruptions)
+#  - Chromium (headless, for the release viewer's tests)
 #  - cmake and nasm, which build the bundled libjpeg-turbo (drivegen's JPEG encoder) with SIMD
 #  - Python venvs holding the reference implementations the tests compare against
 #    (nuscenes-devkit; numpy/scipy/pyarrow), cached outside the clone.
@@ -25,6 +26,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+# Chromium, headless, drives the release viewer in the tests; without its recommends (about
+# a hundred desktop packages) it is 11 packages.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium" >&2
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

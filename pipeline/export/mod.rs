@@ -84,14 +84,29 @@ impl std::fmt::Display for ExportSummary {
 }
 
 /// The folder of exported images: each distinct image once, named by content.
-struct ImageDir {
+pub(crate) struct ImageDir {
     dir: PathBuf,
     written: std::collections::HashSet<String>,
 }
 
 impl ImageDir {
+    /// Images under `out/images/` (created).
+    pub(crate) fn create(out: &std::path::Path) -> Result<Self> {
+        let dir = out.join("images");
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(Self {
+            dir,
+            written: Default::default(),
+        })
+    }
+
+    /// Distinct images written so far.
+    pub(crate) fn count(&self) -> usize {
+        self.written.len()
+    }
+
     /// The path (relative to the export folder) of `img`, written the first time it is seen.
-    fn put(&mut self, img: &ShownImage, qa_id: &str) -> Result<String> {
+    pub(crate) fn put(&mut self, img: &ShownImage, qa_id: &str) -> Result<String> {
         let bytes = image_bytes(img, qa_id)?;
         let digest = Sha256::digest(bytes);
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();

@@ -120,3 +120,43 @@ fn trace_follows_a_row_of_each_family_back_to_its_frames() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-id"));
 }
+
+#[test]
+fn the_viewer_loads_in_chromium_filters_and_shows_marked_images() {
+    let Some(py) = common::oracle::python("interop") else {
+        return;
+    };
+    if Command::new("chromium").arg("--version").output().is_err() {
+        if std::env::var("DRIVEGEN_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+            panic!("chromium is missing: run scripts/setup.sh");
+        }
+        eprintln!("skipped: chromium is missing (scripts/setup.sh installs it)");
+        return;
+    }
+    let release = built().join("release");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("viewer");
+    let printed = common::cli::drivegen(&["view"], &[("", &release), ("--out", &out)]);
+    assert!(printed.contains("index.html"), "{printed}");
+    let shot = dir.path().join("metavqa.png");
+    let o = Command::new(py)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/oracles/view_check.py"
+        ))
+        .arg(&release)
+        .arg(&out)
+        .arg(&shot)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.status.success() && text.contains(", 0 problems"),
+        "{text}"
+    );
+    eprintln!("{}", text.trim());
+}

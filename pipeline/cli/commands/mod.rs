@@ -31,6 +31,7 @@ mod stsbench;
 mod synth;
 mod trace;
 mod validate;
+mod view;
 mod visibility;
 
 /// The most `--threads` per core.
@@ -113,6 +114,8 @@ pub enum Command {
     /// Follow one question back to its source: dataset, scene, frames and files, the rule with
     /// its parameters and evidence, the prompt and its key.
     Trace(trace::TraceArgs),
+    /// Write a static HTML viewer of a release: filters, images, prompts, keys and evidence.
+    View(view::ViewArgs),
 }
 
 impl Cli {
@@ -150,6 +153,7 @@ impl Cli {
             Command::Audit(a) => a.run(),
             Command::Export(a) => a.run(),
             Command::Trace(a) => a.run(),
+            Command::View(a) => a.run(),
         }
     }
 }
