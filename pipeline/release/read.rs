@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 
 use crate::qa::{self, QaRecord};
@@ -185,16 +185,11 @@ fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
     for_each_batch(f, |batch| rows.extend(batch))
 }
 
-/// Reads shard `f` a record batch at a time, passing each batch's records to `each`.
-fn for_each_batch(f: &Path, mut each: impl FnMut(Vec<QaRecord>)) -> Result<()> {
-    let bad = |e: &dyn std::fmt::Display| Error::Input {
-        file: f.to_path_buf(),
-        record: "parquet".into(),
-        detail: e.to_string(),
-    };
+/// A reader of shard `f`'s QA columns (images can be most of the bytes), with the images'
+/// `path` field too when `image_paths`.
+pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBatchReader> {
     let file = crate::store::input::open(f)?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-    // The QA columns only: images can be most of the bytes.
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(f, &e))?;
     let names: Vec<String> = qa::record::qa_fields()
         .iter()
         .map(|x| x.name().clone())
@@ -202,13 +197,34 @@ fn for_each_batch(f: &Path, mut each: impl FnMut(Vec<QaRecord>)) -> Result<()> {
     let schema = b.parquet_schema();
     let keep: Vec<usize> = (0..schema.num_columns())
         .filter(|&i| {
-            let path = schema.column(i).path().parts().first().cloned();
-            path.is_some_and(|p| names.contains(&p))
+            let column = schema.column(i);
+            let parts = column.path().parts();
+            let first = parts.first().map(String::as_str);
+            first.is_some_and(|p| names.iter().any(|n| n == p))
+                || (image_paths
+                    && first == Some("images")
+                    && parts.last().is_some_and(|l| l == "path"))
         })
         .collect();
     let mask = ProjectionMask::leaves(schema, keep);
-    for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
-        each(qa::from_batch(&batch.map_err(|e| bad(&e))?)?);
+    b.with_projection(mask)
+        .build()
+        .map_err(|e| parquet_error(f, &e))
+}
+
+/// A Parquet or Arrow error while reading shard `f`.
+pub(crate) fn parquet_error(f: &Path, e: &dyn std::fmt::Display) -> Error {
+    Error::Input {
+        file: f.to_path_buf(),
+        record: "parquet".into(),
+        detail: e.to_string(),
+    }
+}
+
+/// Reads shard `f` a record batch at a time, passing each batch's records to `each`.
+fn for_each_batch(f: &Path, mut each: impl FnMut(Vec<QaRecord>)) -> Result<()> {
+    for batch in qa_batches(f, false)? {
+        each(qa::from_batch(&batch.map_err(|e| parquet_error(f, &e))?)?);
     }
     Ok(())
 }

@@ -7,10 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
-use super::read::listed_shards;
+use super::read::{listed_shards, parquet_error, qa_batches};
 use crate::qa::record::letter;
 use crate::qa::{self, QaRecord};
 use crate::{Error, Result};
@@ -41,32 +39,9 @@ pub fn find(dir: &Path, qa_id: &str) -> Result<Vec<Found>> {
 }
 
 fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> {
-    let bad = |e: &dyn std::fmt::Display| Error::Input {
-        file: f.to_path_buf(),
-        record: "parquet".into(),
-        detail: e.to_string(),
-    };
-    let file = crate::store::input::open(f)?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-    let names: Vec<String> = qa::record::qa_fields()
-        .iter()
-        .map(|x| x.name().clone())
-        .collect();
-    let schema = b.parquet_schema();
-    // The QA columns and the images' paths: not their bytes.
-    let keep: Vec<usize> = (0..schema.num_columns())
-        .filter(|&i| {
-            let column = schema.column(i);
-            let parts = column.path().parts();
-            let first = parts.first().map(String::as_str);
-            first.is_some_and(|p| names.iter().any(|n| n == p))
-                || (first == Some("images") && parts.last().is_some_and(|l| l == "path"))
-        })
-        .collect();
-    let mask = ProjectionMask::leaves(schema, keep);
     let mut base = 0usize;
-    for batch in b.with_projection(mask).build().map_err(|e| bad(&e))? {
-        let batch = batch.map_err(|e| bad(&e))?;
+    for batch in qa_batches(f, true)? {
+        let batch = batch.map_err(|e| parquet_error(f, &e))?;
         let records = qa::from_batch(&batch)?;
         let images = batch
             .column_by_name("images")

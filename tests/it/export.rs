@@ -5,9 +5,34 @@
 
 use crate::common;
 
+use std::ffi::OsStr;
+use std::path::Path;
 use std::process::Command;
 
 use common::built::built;
+
+/// Runs `tests/oracles/SCRIPT` with `args`; its output, which must report no problems.
+fn oracle(py: &Path, script: &str, args: &[&OsStr]) -> String {
+    let o = Command::new(py)
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/oracles")
+                .join(script),
+        )
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.status.success() && text.contains(", 0 problems"),
+        "{script}: {text}"
+    );
+    text
+}
 
 fn check(format: &str) {
     let Some(py) = common::oracle::python("interop") else {
@@ -21,23 +46,11 @@ fn check(format: &str) {
         &[("", &release), ("--out", &out)],
     );
     assert!(printed.contains("export:"), "{printed}");
-    let o = Command::new(py)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/oracles/export_check.py"
-        ))
-        .arg(&release)
-        .arg(format)
-        .arg(&out)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    let text = oracle(
+        &py,
+        "export_check.py",
+        &[release.as_os_str(), format.as_ref(), out.as_os_str()],
     );
-    assert!(o.status.success(), "{format} export: {text}");
-    assert!(text.contains(", 0 problems"), "{text}");
     eprintln!("{}", text.trim());
 }
 
@@ -139,24 +152,10 @@ fn the_viewer_loads_in_chromium_filters_and_shows_marked_images() {
     let printed = common::cli::drivegen(&["view"], &[("", &release), ("--out", &out)]);
     assert!(printed.contains("index.html"), "{printed}");
     let shot = dir.path().join("metavqa.png");
-    let o = Command::new(py)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/oracles/view_check.py"
-        ))
-        .arg(&release)
-        .arg(&out)
-        .arg(&shot)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        o.status.success() && text.contains(", 0 problems"),
-        "{text}"
+    let text = oracle(
+        &py,
+        "view_check.py",
+        &[release.as_os_str(), out.as_os_str(), shot.as_os_str()],
     );
     eprintln!("{}", text.trim());
 }
