@@ -43,22 +43,6 @@ fn snap_reach() -> f64 {
     2f64.sqrt() * 2f64.powi(-(SUB_BITS + 1)) + 2f64.powi(-12)
 }
 
-/// The 12 edges of a box, by corner index.
-const EDGES: [[usize; 2]; 12] = [
-    [0, 1],
-    [1, 2],
-    [2, 3],
-    [3, 0],
-    [4, 5],
-    [5, 6],
-    [6, 7],
-    [7, 4],
-    [0, 4],
-    [1, 5],
-    [2, 6],
-    [3, 7],
-];
-
 /// The box faces as triangles, by corner index (the projection's own table is private; any
 /// triangulation of the same faces hits the same points).
 const FACES: [[usize; 4]; 6] = [
@@ -222,7 +206,7 @@ fn explained(
     let near_edge = |k: u32| {
         k != EMPTY && {
             let c = &corners[k as usize];
-            EDGES.iter().any(|e| {
+            common::BOX_EDGES.iter().any(|e| {
                 segment_distance(centre, pixel(cam, &c[e[0]]), pixel(cam, &c[e[1]])) <= snap_reach()
             })
         }

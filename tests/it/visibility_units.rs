@@ -446,27 +446,13 @@ fn clipped_silhouette(
     corners: &[nalgebra::Vector3<f64>; 8],
     near: f64,
 ) -> Vec<[f64; 2]> {
-    const EDGES: [[usize; 2]; 12] = [
-        [0, 1],
-        [1, 2],
-        [2, 3],
-        [3, 0],
-        [4, 5],
-        [5, 6],
-        [6, 7],
-        [7, 4],
-        [0, 4],
-        [1, 5],
-        [2, 6],
-        [3, 7],
-    ];
     let px = |p: nalgebra::Vector3<f64>| [cam.fx * p.x / p.z + cam.cx, cam.fy * p.y / p.z + cam.cy];
     let mut pts: Vec<[f64; 2]> = corners
         .iter()
         .filter(|c| c.z >= near)
         .map(|c| px(*c))
         .collect();
-    for [a, b] in EDGES {
+    for [a, b] in common::BOX_EDGES {
         let (pa, pb) = (corners[a], corners[b]);
         if (pa.z >= near) != (pb.z >= near) {
             let t = (near - pa.z) / (pb.z - pa.z);

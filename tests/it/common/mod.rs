@@ -8,6 +8,23 @@ pub mod oracle;
 pub mod random;
 pub mod raster;
 
+/// The 12 edges of a box, by corner index (`Box.corners()` order: the four corners of one end,
+/// then the other end's in the same order).
+pub const BOX_EDGES: [[usize; 2]; 12] = [
+    [0, 1],
+    [1, 2],
+    [2, 3],
+    [3, 0],
+    [4, 5],
+    [5, 6],
+    [6, 7],
+    [7, 4],
+    [0, 4],
+    [1, 5],
+    [2, 6],
+    [3, 7],
+];
+
 /// Every file under `dir`, path relative to it → bytes (empty when `dir` is missing).
 pub fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut out = std::collections::BTreeMap::new();
