@@ -244,11 +244,17 @@ impl Default for ReleaseSection {
 pub struct ReportSection {
     /// Marked images shown in the report's grid.
     pub marked_images: usize,
+    /// Also write the release viewer (`drivegen view`) into `WORK/viewer`. Off by default: it
+    /// holds a copy of every published image.
+    pub viewer: bool,
 }
 
 impl Default for ReportSection {
     fn default() -> Self {
-        Self { marked_images: 6 }
+        Self {
+            marked_images: 6,
+            viewer: false,
+        }
     }
 }
 

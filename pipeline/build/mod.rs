@@ -72,6 +72,8 @@ pub struct BuildSummary {
     /// The release's row counts per family and type (none for a shard build).
     pub counts: BTreeMap<String, BTreeMap<String, usize>>,
     pub report: Option<PathBuf>,
+    /// The release viewer's page, when the build wrote one.
+    pub viewer: Option<PathBuf>,
     /// Every non-empty rejects log under the release and the work folder, with its count of
     /// rejected items.
     pub rejects: Vec<(PathBuf, usize)>,
@@ -147,6 +149,9 @@ impl fmt::Display for BuildSummary {
         writeln!(f, "output: {}", self.out.display())?;
         if let Some(r) = &self.report {
             writeln!(f, "report: {}", r.display())?;
+        }
+        if let Some(v) = &self.viewer {
+            writeln!(f, "viewer: {}", v.display())?;
         }
         if self.rejects.is_empty() {
             writeln!(f, "rejects: none")?;
@@ -248,11 +253,13 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
     let report = opts.out.join("report.html");
     report::write(opts, &cp.records, &outputs_for_report(&outputs), &report)?;
     validate(opts, &mut cp)?;
+    let viewer = viewer(opts, &mut cp)?;
     Ok(BuildSummary {
         steps: cp.records,
         out: opts.out.clone(),
         counts,
         report: Some(report),
+        viewer,
         rejects: reject_logs(&[&opts.out, &opts.work]),
     })
 }
@@ -307,6 +314,7 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
         out: dir,
         counts: BTreeMap::new(),
         report: None,
+        viewer: None,
     })
 }
 
@@ -1000,6 +1008,27 @@ fn contact_sheet(
 /// The last step: `drivegen validate` on the release as written; a violation fails the build
 /// and names the rows. Keyed by the manifest, which holds every shard's sha256, so a release
 /// that changed in any byte is checked again.
+/// The release viewer in `WORK/viewer`, when the config asks for it (after validation, so a
+/// release that fails its checks gets none); its page's path.
+fn viewer(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<Option<PathBuf>> {
+    if !opts.config.report.viewer {
+        return Ok(None);
+    }
+    let manifest = opts.out.join("manifest.json");
+    let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;
+    let k = key(
+        "viewer",
+        &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
+        &[],
+    );
+    let dir = opts.work.join("viewer");
+    let page = dir.join("index.html");
+    cp.step("viewer", &k, &[&page], || {
+        crate::view::run(&opts.out, &dir).map(|s| s.to_string())
+    })?;
+    Ok(Some(page))
+}
+
 fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
     let manifest = opts.out.join("manifest.json");
     let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;

@@ -159,3 +159,21 @@ fn the_viewer_loads_in_chromium_filters_and_shows_marked_images() {
     );
     eprintln!("{}", text.trim());
 }
+
+#[test]
+fn a_build_asked_for_a_viewer_writes_one_of_every_row() {
+    let work = built().join("release.work");
+    let index = std::fs::read_to_string(work.join("viewer/index.js")).unwrap();
+    let json = index
+        .strip_prefix("drivegenIndex(")
+        .and_then(|s| s.trim_end().strip_suffix(");"))
+        .unwrap();
+    let ix: serde_json::Value = serde_json::from_str(json).unwrap();
+    let splits = drivegen::release::read::read_release_splits(&built().join("release"), true)
+        .unwrap()
+        .splits;
+    let rows: usize = splits.values().map(Vec::len).sum();
+    assert_eq!(ix["rows"].as_array().unwrap().len(), rows);
+    assert!(work.join("viewer/index.html").is_file());
+    assert!(work.join("checkpoints/viewer.json").is_file());
+}

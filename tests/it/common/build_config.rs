@@ -69,4 +69,5 @@ text_only_controls = true
 
 [report]
 marked_images = 3
+viewer = true
 "#;
