@@ -52,6 +52,16 @@ fn sweep_stale(dir: &Path) {
         }
         swept.push(dir.to_path_buf());
     }
+    remove_stale_temps(dir);
+}
+
+/// Removes the temporary files in `dir` of processes no longer running (a killed run's), at
+/// once. Only where `/proc` tells which processes run (Linux); elsewhere none is removed.
+pub fn remove_stale_temps(dir: &Path) {
+    let proc_fs = Path::new("/proc");
+    if !proc_fs.join("self").exists() {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

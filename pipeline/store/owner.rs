@@ -420,6 +420,8 @@ pub fn remove_output(path: &Path) -> Result<()> {
         };
         r.map_err(|e| Error::io(&p, e))?;
     }
+    // A run killed while writing leaves its temporary files, which `entries` does not list.
+    super::atomic::remove_stale_temps(path);
     if foreign.is_empty() {
         drop(lock);
         let _ = std::fs::remove_file(path.join(MARKER));
@@ -479,6 +481,20 @@ pub fn file_output(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_runs_temporary_files_do_not_block_removing_its_output() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("metavqa");
+        let owned = Owned::claim(&out, "stage output", "tables").unwrap();
+        std::fs::write(out.join("metavqa_qa.arrow"), b"x").unwrap();
+        owned.finish().unwrap();
+        // A pid above Linux's pid_max (2^22) runs nowhere.
+        let stale = out.join("rollouts.json.drivegen-4194999.tmp");
+        std::fs::write(&stale, b"half").unwrap();
+        remove_output(&out).unwrap();
+        assert!(!out.exists());
+    }
 
     #[test]
     fn a_users_folder_is_refused_and_left_untouched() {
