@@ -1008,19 +1008,25 @@ fn contact_sheet(
 /// The last step: `drivegen validate` on the release as written; a violation fails the build
 /// and names the rows. Keyed by the manifest, which holds every shard's sha256, so a release
 /// that changed in any byte is checked again.
+/// The key of a step that reads the finished release: its manifest, which holds every shard's
+/// sha256, stands for all of it.
+fn release_key(opts: &BuildOptions, step: &str) -> Result<String> {
+    let manifest = opts.out.join("manifest.json");
+    let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;
+    Ok(key(
+        step,
+        &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
+        &[],
+    ))
+}
+
 /// The release viewer in `WORK/viewer`, when the config asks for it (after validation, so a
 /// release that fails its checks gets none); its page's path.
 fn viewer(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<Option<PathBuf>> {
     if !opts.config.report.viewer {
         return Ok(None);
     }
-    let manifest = opts.out.join("manifest.json");
-    let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;
-    let k = key(
-        "viewer",
-        &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
-        &[],
-    );
+    let k = release_key(opts, "viewer")?;
     let dir = opts.work.join("viewer");
     let page = dir.join("index.html");
     cp.step("viewer", &k, &[&page], || {
@@ -1030,13 +1036,7 @@ fn viewer(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<Option<PathBuf>> 
 }
 
 fn validate(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<()> {
-    let manifest = opts.out.join("manifest.json");
-    let text = crate::store::input::read(&manifest, crate::store::input::METADATA)?;
-    let k = key(
-        "validate",
-        &json!({"manifest": crate::release::shards::hex(&sha2::Sha256::digest(&text))}),
-        &[],
-    );
+    let k = release_key(opts, "validate")?;
     let json_out = opts.work.join("validate.json");
     cp.step("validate", &k, &[&json_out], || {
         let rep = crate::validate::run(&opts.out)?;
