@@ -49,14 +49,7 @@ impl Writer {
         if w.format == Format::Vlmevalkit {
             // The header names every option column, so the widest row is found first (the QA
             // columns only: no images are read).
-            let q = crate::release::read::read_release_splits(&opts.release, false)?;
-            w.options = q
-                .splits
-                .values()
-                .flatten()
-                .map(|r| r.choices.len())
-                .max()
-                .unwrap_or(0);
+            w.options = crate::release::read::max_choices(&opts.release)?;
             let file = format!("{}.tsv", w.name);
             let mut f = AtomicFile::create(&w.out.join(&file))?;
             let mut header: Vec<String> = ["index", "image", "question", "hint"]

@@ -90,14 +90,12 @@ pub(crate) struct ImageDir {
 }
 
 impl ImageDir {
-    /// Images under `out/images/` (created).
-    pub(crate) fn create(out: &std::path::Path) -> Result<Self> {
-        let dir = out.join("images");
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        Ok(Self {
-            dir,
+    /// Images under `out/images/`, created with the first image.
+    pub(crate) fn new(out: &std::path::Path) -> Self {
+        Self {
+            dir: out.join("images"),
             written: Default::default(),
-        })
+        }
     }
 
     /// Distinct images written so far.
@@ -112,6 +110,7 @@ impl ImageDir {
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         let name = format!("{hex}.{}", extension(bytes, img, qa_id)?);
         if self.written.insert(name.clone()) {
+            // `write_atomic` creates the folder.
             crate::store::atomic::write_atomic(&self.dir.join(&name), bytes)?;
         }
         Ok(format!("images/{name}"))
@@ -154,13 +153,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
         "export",
         &format!("a {} export of the release", opts.format.name()),
     )?;
-    let mut images = ImageDir {
-        dir: opts.out.join("images"),
-        written: Default::default(),
-    };
-    if opts.format != Format::Vlmevalkit {
-        std::fs::create_dir_all(&images.dir).map_err(|e| Error::io(&images.dir, e))?;
-    }
+    let mut images = ImageDir::new(&opts.out);
     let mut summary = ExportSummary {
         out: opts.out.clone(),
         ..Default::default()

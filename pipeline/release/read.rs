@@ -106,6 +106,19 @@ pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions>
     Ok(ReleaseQuestions { main, splits })
 }
 
+/// The most options any row of the release offers, read a batch at a time (memory stays flat
+/// however many rows there are).
+pub fn max_choices(dir: &Path) -> Result<usize> {
+    let (_, shards) = listed_shards(dir, false)?;
+    let mut most = 0;
+    for f in shards.values().flatten() {
+        for_each_batch(f, |batch| {
+            most = batch.iter().map(|r| r.choices.len()).fold(most, usize::max);
+        })?;
+    }
+    Ok(most)
+}
+
 /// The questions of the release's main split.
 pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
     let mut r = read_release_splits(dir, true)?;

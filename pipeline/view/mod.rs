@@ -67,7 +67,7 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
     crate::store::paths::disjoint(release, "the release", out, "the viewer")?;
     let (_, shards) = listed_shards(release, true)?;
     let owned = crate::store::owner::Owned::claim(out, "release viewer", "the viewer's files")?;
-    let mut images = ImageDir::create(out)?;
+    let mut images = ImageDir::new(out);
     let [mut splits, mut families, mut types, mut answers] = Default::default();
     let mut index = Vec::new();
     let mut page = Vec::new();
