@@ -121,6 +121,13 @@ pub struct QaRows<'a> {
     failed: bool,
 }
 
+impl QaRows<'_> {
+    /// The table the last row came from: what an error about that row names.
+    pub fn current_file(&self) -> Option<&Path> {
+        self.file.as_ref().map(QaFile::path)
+    }
+}
+
 impl Iterator for QaRows<'_> {
     type Item = Result<QaRecord>;
 

@@ -9,14 +9,18 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
     let mut c = String::new();
     let _ = writeln!(c, "---");
     let _ = writeln!(c, "configs:");
-    let _ = writeln!(c, "- config_name: default");
-    let _ = writeln!(c, "  data_files:");
-    let _ = writeln!(c, "  - split: {}", opts.split);
-    let _ = writeln!(c, "    path: data/{}-*", opts.split);
+    // The default config is every family; each family is a config of its own, its files
+    // named after it.
+    let mut splits = vec![opts.split.clone()];
     if opts.text_only_controls {
-        let ctl = super::control_split(&opts.split);
-        let _ = writeln!(c, "  - split: {ctl}");
-        let _ = writeln!(c, "    path: data/{ctl}-*");
+        splits.push(super::control_split(&opts.split));
+    }
+    let _ = writeln!(c, "- config_name: default");
+    let _ = writeln!(c, "  default: true");
+    write_data_files(&mut c, &splits, None);
+    for family in s.counts.keys() {
+        let _ = writeln!(c, "- config_name: {family}");
+        write_data_files(&mut c, &splits, Some(family));
     }
     let _ = writeln!(c, "task_categories:");
     let _ = writeln!(c, "- visual-question-answering");
@@ -65,14 +69,32 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
             super::control_split(&opts.split)
         );
     }
+    let first = s.counts.keys().next().map_or("egodyn", String::as_str);
     let _ = writeln!(
         c,
-        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"parquet\", data_files=\"data/{}-*.parquet\")\n```\n",
-        opts.split
+        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/to/this/folder\")  \
+         # every family\none = load_dataset(\"path/to/this/folder\", \"{first}\")  # one family\n```\n"
     );
     let _ = writeln!(
         c,
         "`manifest.json` lists the inputs' sha256, the options and the sha256 of every shard."
     );
     c
+}
+
+/// The `data_files` of a config: each split's files, of one family or of all.
+fn write_data_files(c: &mut String, splits: &[String], family: Option<&str>) {
+    let _ = writeln!(c, "  data_files:");
+    for split in splits {
+        let _ = writeln!(c, "  - split: {split}");
+        let _ = writeln!(c, "    path: {}", config_glob(split, family));
+    }
+}
+
+/// The files of `split` a config takes: `data/{split}-*`, or `data/{split}-{family}-*`.
+pub fn config_glob(split: &str, family: Option<&str>) -> String {
+    match family {
+        Some(f) => format!("data/{split}-{f}-*"),
+        None => format!("data/{split}-*"),
+    }
 }

@@ -4,13 +4,16 @@
 //! Layout of a release folder:
 //!
 //! ```text
-//! data/{split}-{i:05d}-of-{n:05d}.parquet   QA columns + images (list<struct<bytes, path>>)
+//! data/{split}-{family}-{i:05d}-of-{n:05d}.parquet
+//!                                             QA columns + images (list<struct<bytes, path>>)
 //! manifest.json                               options + their hash, input fingerprints,
 //!                                             tool version, row counts, sha256 per shard
 //! README.md                                   dataset card
 //! ```
 //!
-//! Rows keep the order of the inputs; shards hold `rows_per_shard` rows each. Rows whose
+//! Each family's rows go into files of their own, so the card can give every family a config
+//! (`load_dataset(path, "metavqa")`); within a family rows keep the order of the inputs, and
+//! shards hold `rows_per_shard` rows each. Rows whose
 //! images cannot be decoded are left out (the release's `rejects.jsonl` says which and why),
 //! and the correct options of the rows published are placed so that answer letters are
 //! uniform within every family, type and option count (the prompts are rendered as the rows
@@ -432,6 +435,18 @@ pub fn shard_split<'a>(path: &str, splits: &'a [String]) -> Option<&'a String> {
         .max_by_key(|sp| sp.len())
 }
 
+/// The family of a shard of `split` (`data/{split}-{family}-{i}-of-{n}.parquet`); None for the
+/// one file of an empty split, which has none.
+pub fn shard_family(path: &str, split: &str) -> Option<String> {
+    let stem = path
+        .strip_prefix("data/")?
+        .strip_prefix(split)?
+        .strip_prefix('-')?
+        .strip_suffix(".parquet")?;
+    let (family, _) = stem.split_once('-')?;
+    (!family.is_empty() && !family.as_bytes()[0].is_ascii_digit()).then(|| family.to_string())
+}
+
 /// The split holding the text-only controls of `split`.
 pub fn control_split(split: &str) -> String {
     format!("{split}_text_only")
@@ -681,8 +696,9 @@ fn black_image(format: image::ImageFormat, w: u32, h: u32, file: &Path) -> Resul
 /// Rows per (family, question type).
 type Counts = BTreeMap<String, BTreeMap<String, usize>>;
 
-/// Writes one split's shards from the `total` rows of the QA tables, streamed; returns the
-/// shards, the number of images they hold and the rows per family and type.
+/// Writes one split's shards, each family's rows into files of their own (the dataset card
+/// gives each family a config); returns the shards, the number of images they hold and the
+/// rows per family and type.
 fn write_split(
     opts: &ReleaseOptions,
     finder: &ImageFinder<'_>,
@@ -690,28 +706,87 @@ fn write_split(
     screened: &screen::Screened,
     black: bool,
 ) -> Result<(Vec<ShardInfo>, usize, Counts)> {
-    let (total, per) = (screened.kept, opts.rows_per_shard);
-    let n = total.div_ceil(per).max(1);
-    let mut moves = screened.moves.iter();
-    let mut rows = crate::qa::ipc::rows(&opts.qa)
-        .filter(|r| {
-            !r.as_ref()
-                .is_ok_and(|r| screened.dropped.contains(&r.qa_id))
-        })
-        .map(|r| {
-            r.map(|mut r| {
-                if let Some(to) = moves.next().copied().flatten() {
-                    crate::balance::plan::move_answer(&mut r, usize::from(to));
-                }
-                r
+    let per = opts.rows_per_shard;
+    let planned: usize = screened.families.values().map(|k| k.div_ceil(per)).sum();
+    let pb = crate::progress::bar(planned as u64, &format!("release {split}"));
+    let mut out = SplitOut::default();
+    if screened.kept == 0 {
+        // A split with no rows still has a file for its config's `data/{split}-*` to match.
+        let rel = shard_path(split, None, 0, 1);
+        out.shards
+            .push(shards::ShardWriter::create(&opts.out, &rel)?.finish()?);
+    }
+    for (family, &kept) in &screened.families {
+        // Each family is a pass over the QA tables (small next to the images): the moves
+        // follow every kept row in table order, so they are applied before the family is
+        // picked out.
+        let mut moves = screened.moves.iter();
+        let rows = crate::qa::ipc::rows(&opts.qa)
+            .filter(|r| {
+                !r.as_ref()
+                    .is_ok_and(|r| screened.dropped.contains(&r.qa_id))
             })
-        });
-    let mut shards = Vec::with_capacity(n);
-    let (mut images_total, mut counts) = (0, Counts::new());
-    let pb = crate::progress::bar(n as u64, &format!("release {split}"));
-    let mut ahead = Ahead::new(finder, opts, black);
+            .map(|r| {
+                r.map(|mut r| {
+                    if let Some(to) = moves.next().copied().flatten() {
+                        crate::balance::plan::move_answer(&mut r, usize::from(to));
+                    }
+                    r
+                })
+            })
+            .filter(|r| r.as_ref().map_or(true, |r| &r.family == family));
+        let plan = FamilyPlan {
+            split,
+            family,
+            kept,
+            black,
+        };
+        write_family(opts, finder, &plan, rows, &mut out, &pb)?;
+    }
+    pb.finish_and_clear();
+    Ok((out.shards, out.images, out.counts))
+}
+
+/// What one split's shards hold so far.
+#[derive(Default)]
+struct SplitOut {
+    shards: Vec<ShardInfo>,
+    images: usize,
+    counts: Counts,
+}
+
+/// One family's part of a split.
+struct FamilyPlan<'p> {
+    split: &'p str,
+    family: &'p str,
+    /// Its rows, all of which `rows` yields.
+    kept: usize,
+    black: bool,
+}
+
+/// Where shard `i` of `n` of a split (of one family, or of none when the split is empty)
+/// goes: `data/{split}-{family}-{i:05}-of-{n:05}.parquet`.
+fn shard_path(split: &str, family: Option<&str>, i: usize, n: usize) -> String {
+    match family {
+        Some(f) => format!("data/{split}-{f}-{i:05}-of-{n:05}.parquet"),
+        None => format!("data/{split}-{i:05}-of-{n:05}.parquet"),
+    }
+}
+
+/// Writes one family's shards of a split from its rows, streamed.
+fn write_family(
+    opts: &ReleaseOptions,
+    finder: &ImageFinder<'_>,
+    plan: &FamilyPlan<'_>,
+    mut rows: impl Iterator<Item = Result<QaRecord>>,
+    out: &mut SplitOut,
+    pb: &indicatif::ProgressBar,
+) -> Result<()> {
+    let (total, per) = (plan.kept, opts.rows_per_shard);
+    let n = total.div_ceil(per);
+    let mut ahead = Ahead::new(finder, opts, plan.black);
     for i in 0..n {
-        let rel = format!("data/{split}-{i:05}-of-{n:05}.parquet");
+        let rel = shard_path(plan.split, Some(plan.family), i, n);
         let want = per.min(total - i * per);
         let mut w = shards::ShardWriter::create(&opts.out, &rel)?;
         // Row groups end at `row_group_rows` rows or `row_group_bytes` of distinct images,
@@ -723,7 +798,7 @@ fn write_split(
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
         for k in 0..want {
             let (r, shown) = ahead.next(&mut rows)?;
-            *counts
+            *out.counts
                 .entry(r.family.clone())
                 .or_default()
                 .entry(r.question_type.clone())
@@ -748,7 +823,7 @@ fn write_split(
                     height: im.size.1,
                 });
             }
-            images_total += v.len();
+            out.images += v.len();
             group.push(r);
             images.push(v);
             if group.len() >= opts.row_group_rows.max(1)
@@ -763,11 +838,10 @@ fn write_split(
                 ahead.forget_unused();
             }
         }
-        shards.push(w.finish()?);
+        out.shards.push(w.finish()?);
         pb.inc(1);
     }
-    pb.finish_and_clear();
-    Ok((shards, images_total, counts))
+    Ok(())
 }
 
 /// The rows about to be written and their images' bytes, read and drawn ahead on the CPU
@@ -882,20 +956,24 @@ impl<'f, 'a> Ahead<'f, 'a> {
     }
 }
 
-/// Whether `name` is a shard file name drivegen writes: `{split}-{i:05}-of-{n:05}.parquet`.
+/// Whether `name` is a shard file name drivegen writes (`{split}-{family}-{i:05}-of-{n:05}.parquet`,
+/// or without the family for an empty split or a release of an earlier layout).
 fn is_shard_name(name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".parquet") else {
         return false;
     };
     let b = stem.as_bytes();
     // `-iiiii-of-nnnnn` is 15 bytes; the split before it is at least one.
-    if b.len() < 17 {
+    if b.len() < 17 || !stem.is_char_boundary(stem.len() - 15) {
         return false;
     }
-    let (split, tail) = stem.split_at(stem.len() - 15);
+    let (head, tail) = stem.split_at(stem.len() - 15);
     let t = tail.as_bytes();
     let digits = |r: std::ops::Range<usize>| t[r].iter().all(u8::is_ascii_digit);
-    split.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let parts: Vec<&str> = head.split('-').collect();
+    parts.len() <= 2
+        && parts.iter().all(|p| word(p))
         && t[0] == b'-'
         && digits(1..6)
         && &t[6..10] == b"-of-"
@@ -929,7 +1007,9 @@ mod tests {
     fn only_drivegen_shard_names_are_stale_shards() {
         for ok in [
             "test-00000-of-00001.parquet",
+            "test-metavqa-00000-of-00001.parquet",
             "test_text_only-00012-of-00040.parquet",
+            "test_text_only-egodyn-00012-of-00040.parquet",
         ] {
             assert!(is_shard_name(ok), "{ok}");
         }
@@ -939,6 +1019,9 @@ mod tests {
             "-00000-of-00001.parquet",
             "test-0000a-of-00001.parquet",
             "te st-00000-of-00001.parquet",
+            "test-a-b-00000-of-00001.parquet",
+            "test--00000-of-00001.parquet",
+            "tést-00000-of-00001.parquet",
             "test-00000-to-00001.parquet",
             "README.md",
         ] {

@@ -9,7 +9,7 @@
 //! decoding runs on the CPU pool a block of rows at a time.
 
 use sha2::Digest;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -27,6 +27,8 @@ const BLOCK_ROWS: usize = 256;
 pub struct Screened {
     /// Rows to publish.
     pub kept: usize,
+    /// Rows to publish per family: each family's shards are files of their own.
+    pub families: BTreeMap<String, usize>,
     /// `qa_id`s of the rows left out.
     pub dropped: BTreeSet<String>,
     pub rejects: RejectLog,
@@ -49,6 +51,7 @@ struct Pending {
 pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<Screened> {
     let mut out = Screened {
         kept: 0,
+        families: BTreeMap::new(),
         dropped: BTreeSet::new(),
         rejects: RejectLog::new(),
         moves: Vec::new(),
@@ -61,21 +64,36 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     let mut scene = String::new();
     // 128 bits of each id's hash: a few MB for millions of rows, and no false alarm in practice.
     let mut ids: std::collections::HashSet<u128> = std::collections::HashSet::new();
-    for r in crate::qa::ipc::rows(&opts.qa) {
+    let mut rows = crate::qa::ipc::rows(&opts.qa);
+    while let Some(r) = rows.next() {
         let r: QaRecord = r?;
+        let table = || rows.current_file().map(PathBuf::from).unwrap_or_default();
         let h = sha2::Sha256::digest(r.qa_id.as_bytes());
         let mut key = [0u8; 16];
         key.copy_from_slice(&h[..16]);
         if !ids.insert(u128::from_le_bytes(key)) {
             let files: Vec<String> = opts.qa.iter().map(|p| p.display().to_string()).collect();
             return Err(crate::Error::input(
-                opts.qa.first().cloned().unwrap_or_default(),
+                table(),
                 &r.qa_id,
                 format!(
                     "qa_id {} appears twice among the QA tables ({}): a table given twice, or \
                      tables of two builds; a release needs unique ids",
                     r.qa_id,
                     files.join(", ")
+                ),
+            ));
+        }
+        // The family names the row's shard files and its config on the dataset card.
+        if !crate::qa::record::FAMILIES.contains(&r.family.as_str()) {
+            return Err(crate::Error::input(
+                table(),
+                &r.qa_id,
+                format!(
+                    "question {} has family `{}`, not one of {}",
+                    r.qa_id,
+                    r.family,
+                    crate::qa::record::FAMILIES.join(", ")
                 ),
             ));
         }
@@ -122,6 +140,7 @@ impl Screened {
             },
         );
         self.kept += 1;
+        *self.families.entry(r.family.clone()).or_default() += 1;
     }
 }
 

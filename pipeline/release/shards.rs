@@ -1,5 +1,5 @@
 //! Parquet shards of QA rows in the layout Hugging Face `datasets` expects
-//! (`data/{split}-{i:05d}-of-{n:05d}.parquet`): the common QA columns plus `images`, a
+//! (`data/{split}-{family}-{i:05d}-of-{n:05d}.parquet`): the common QA columns plus `images`, a
 //! `list<struct<bytes: binary, path: string>>` that `datasets` decodes as a sequence of
 //! `Image`s (the `huggingface` schema metadata says so), zstd-compressed.
 

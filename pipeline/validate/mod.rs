@@ -13,13 +13,14 @@
 //! questions, every image black. Per release: answer letters uniform within each (family,
 //! type, number of options) and within each (family, number of options) up to the remainder;
 //! every shard listed in the manifest with its sha256, size and row count, no other shard in
-//! `data/`; the manifest's counts per family and type true of every split; the card's splits
-//! those of the manifest.
+//! `data/`, each holding only the family its name gives; the manifest's counts per family and
+//! type true of every split; the card's configs (all families, and each family) and their
+//! splits those of the manifest.
 
 pub mod layouts;
 mod rows;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -185,6 +186,8 @@ fn manifest_splits(manifest: Option<&serde_json::Value>) -> Vec<String> {
 pub(crate) struct Listed {
     pub path: String,
     pub split: String,
+    /// The family its file name gives (None: the one file of an empty split).
+    pub family: Option<String>,
     pub rows: u64,
 }
 
@@ -265,6 +268,7 @@ fn check_shard_files(
         }
         listed.push(Listed {
             path: path.to_string(),
+            family: crate::release::shard_family(path, split),
             split: split.clone(),
             rows,
         });
@@ -359,7 +363,9 @@ fn check_counts(manifest: Option<&serde_json::Value>, state: &rows::State, rep: 
     }
 }
 
-/// The dataset card's YAML header lists the manifest's splits, each at `data/{split}-*`.
+/// The dataset card's YAML header: the `default` config lists the manifest's splits, each at
+/// `data/{split}-*`, and every family the manifest counts is a config of its own with each
+/// split at `data/{split}-{family}-*`.
 fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report) {
     let path = dir.join("README.md");
     let text = match crate::store::input::read_to_string(&path, crate::store::input::METADATA) {
@@ -381,45 +387,87 @@ fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report
         );
         return;
     };
-    let mut card: HashMap<String, String> = HashMap::new();
-    let mut split: Option<String> = None;
-    for line in header.lines() {
-        let t = line.trim();
-        if let Some(s) = t.strip_prefix("- split:") {
-            split = Some(s.trim().to_string());
-        } else if let (Some(p), Some(s)) = (t.strip_prefix("path:"), split.take()) {
-            card.insert(s, p.trim().to_string());
-        }
-    }
+    let card = card_configs(header);
     let splits = manifest_splits(manifest);
-    for s in &splits {
-        let want = format!("data/{s}-*");
-        match card.get(s) {
-            Some(p) if *p == want => {}
-            Some(p) => rep.add(
-                "card",
-                None,
-                None,
-                format!("split {s} points at {p}, not {want}"),
-            ),
-            None => rep.add(
-                "card",
-                None,
-                None,
-                format!("split {s} is not in the card's data_files"),
-            ),
-        }
+    let families: Vec<String> = manifest
+        .and_then(|m| m["counts"].as_object())
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut want: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for config in std::iter::once(None).chain(families.iter().map(|f| Some(f.as_str()))) {
+        want.insert(
+            config.unwrap_or("default").to_string(),
+            splits
+                .iter()
+                .map(|s| (s.clone(), crate::release::card::config_glob(s, config)))
+                .collect(),
+        );
     }
-    for s in card.keys() {
-        if !splits.contains(s) {
+    for (config, files) in &want {
+        let Some(have) = card.get(config) else {
             rep.add(
                 "card",
                 None,
                 None,
-                format!("the card lists split {s}, which the manifest does not"),
+                format!("the card has no config {config}"),
+            );
+            continue;
+        };
+        for (s, glob) in files {
+            match have.get(s) {
+                Some(p) if p == glob => {}
+                Some(p) => rep.add(
+                    "card",
+                    None,
+                    None,
+                    format!("config {config}: split {s} points at {p}, not {glob}"),
+                ),
+                None => rep.add(
+                    "card",
+                    None,
+                    None,
+                    format!("config {config}: split {s} is not in its data_files"),
+                ),
+            }
+        }
+        for s in have.keys().filter(|s| !files.contains_key(*s)) {
+            rep.add(
+                "card",
+                None,
+                None,
+                format!("config {config} lists split {s}, which the manifest does not"),
             );
         }
     }
+    for config in card.keys().filter(|c| !want.contains_key(*c)) {
+        rep.add(
+            "card",
+            None,
+            None,
+            format!("the card has config {config}, a family the manifest does not count"),
+        );
+    }
+}
+
+/// The card header's configs: name → split → path (the YAML drivegen writes, one key a line).
+fn card_configs(header: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut card: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let (mut config, mut split): (Option<String>, Option<String>) = (None, None);
+    for line in header.lines() {
+        let t = line.trim();
+        if let Some(c) = t.strip_prefix("- config_name:") {
+            config = Some(c.trim().to_string());
+            card.entry(c.trim().to_string()).or_default();
+        } else if let Some(s) = t.strip_prefix("- split:") {
+            split = Some(s.trim().to_string());
+        } else if let (Some(p), Some(s), Some(c)) = (t.strip_prefix("path:"), split.take(), &config)
+        {
+            card.entry(c.clone())
+                .or_default()
+                .insert(s, p.trim().to_string());
+        }
+    }
+    card
 }
 
 /// Writes the report as JSON to `path`.

@@ -252,6 +252,18 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
         .or_default()
         .entry(r.qtype.clone())
         .or_default() += 1;
+    if shard.family.as_deref() != Some(r.family.as_str()) {
+        // A family's config reads its files only: a row filed under another family is
+        // missing from its own config and counted in a wrong one.
+        bad(
+            "shard_family",
+            format!(
+                "a {} question in a shard of {}",
+                r.family,
+                shard.family.as_deref().unwrap_or("no family")
+            ),
+        );
+    }
     check_key(r, &mut bad);
     check_prompt(r, &mut bad);
     let sizes = check_images(r, control, state, &mut bad);

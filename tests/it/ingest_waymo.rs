@@ -638,7 +638,7 @@ fn a_release_embeds_the_images_of_waymo_segments() {
         ..Default::default()
     })
     .unwrap();
-    let shard = std::fs::File::open(out.join("data/test-00000-of-00001.parquet")).unwrap();
+    let shard = std::fs::File::open(out.join("data/test-egodyn-00000-of-00001.parquet")).unwrap();
     let reader =
         parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(shard, 64).unwrap();
     let mut seen = 0;

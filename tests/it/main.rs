@@ -26,6 +26,7 @@ mod egomotion_reference;
 mod egomotion_savgol;
 mod export;
 mod hostile;
+mod hub;
 mod ingest_carla;
 mod ingest_nuscenes;
 mod ingest_waymo;

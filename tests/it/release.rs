@@ -106,7 +106,7 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
         "{out}"
     );
     let shards: Vec<String> = (0..3)
-        .map(|i| format!("data/test-{i:05}-of-00003.parquet"))
+        .map(|i| format!("data/test-egodyn-{i:05}-of-00003.parquet"))
         .collect();
     for s in &shards {
         assert!(rel.join(s).is_file(), "{s} missing");
@@ -167,7 +167,7 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
         ..Default::default()
     })
     .unwrap();
-    let shard = grouped.join("data/test-00000-of-00001.parquet");
+    let shard = grouped.join("data/test-egodyn-00000-of-00001.parquet");
     let open = || {
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
             std::fs::File::open(&shard).unwrap(),
@@ -287,5 +287,58 @@ print("readers ok")
         "readers failed:\n{}\n{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A family name becomes part of shard file names and the card's configs, so a QA table with
+/// a family drivegen does not know is refused, naming the table and the row, and nothing is
+/// written outside the release.
+#[test]
+fn a_row_of_an_unknown_family_is_refused_with_its_table_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let qa = d.join("qa.arrow");
+    let mut w = drivegen::qa::ipc::QaWriter::create(&qa).unwrap();
+    w.push(drivegen::qa::QaRecord {
+        qa_id: "q0".into(),
+        family: "../../escape".into(),
+        question_type: "t".into(),
+        choices: vec!["x".into(), "y".into()],
+        answer: "x".into(),
+        answer_letter: "A".into(),
+        source: "synthetic".into(),
+        scene_id: "s".into(),
+        marks: "{}".into(),
+        params: "{}".into(),
+        evidence: "{}".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    w.finish().unwrap();
+    let out = d.join("rel");
+    let err = drivegen::release::run(&drivegen::release::ReleaseOptions {
+        qa: vec![qa.clone()],
+        out: out.clone(),
+        images: drivegen::release::ImageMode::Paths,
+        ..Default::default()
+    })
+    .unwrap_err()
+    .report()
+    .to_string();
+    assert!(
+        err.contains(&qa.display().to_string()) && err.contains("q0") && err.contains("family"),
+        "{err}"
+    );
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n == "escape"), "{names:?}");
+    assert!(
+        !d.join("rel/data").exists()
+            || std::fs::read_dir(d.join("rel/data"))
+                .unwrap()
+                .next()
+                .is_none()
     );
 }

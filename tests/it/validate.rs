@@ -376,6 +376,37 @@ fn release_level_defects_are_caught() {
     std::fs::write(dir.join("README.md"), cut).unwrap();
     expect(&dir, "card", None, None);
 
+    // A card without one family's config (`load_dataset(path, "metavqa")` would fail).
+    let (_t, dir) = copy();
+    let card = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let from = card.find("- config_name: metavqa\n").unwrap();
+    let to = from + card[from + 1..].find("- config_name:").unwrap() + 1;
+    std::fs::write(
+        dir.join("README.md"),
+        format!("{}{}", &card[..from], &card[to..]),
+    )
+    .unwrap();
+    expect(&dir, "card", None, None);
+
+    // A family's shard filed under another family's name: its config would read it.
+    let (_t, dir) = copy();
+    let mut m = manifest(&dir);
+    let entry = m["shards"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["path"].as_str().unwrap().starts_with("data/test-sig-"))
+        .unwrap();
+    let (from, to) = (
+        entry["path"].as_str().unwrap().to_string(),
+        "data/test-metavqa-00009-of-00009.parquet".to_string(),
+    );
+    std::fs::rename(dir.join(&from), dir.join(&to)).unwrap();
+    entry["path"] = to.clone().into();
+    write_manifest(&dir, &m);
+    let id = strings(&read_shard(&dir.join(&to))[0], "qa_id")[0].clone();
+    expect(&dir, "shard_family", Some(&id), Some(&to));
+
     // A control row whose key differs from the question it repeats.
     let (_t, dir) = copy();
     let ctl = manifest(&dir)["shards"]

@@ -36,8 +36,9 @@ def release_rows(rel):
 
 
 def split_of(path):
+    # drivegen refuses split names with `-`, so the split is what comes before the first one.
     name = os.path.basename(path)
-    return name.rsplit("-", 3)[0]
+    return name.split("-", 1)[0]
 
 
 def digest(b):

@@ -72,11 +72,17 @@ for shard in manifest["shards"]:
     data = open(path, "rb").read()
     if hashlib.sha256(data).hexdigest() != shard["sha256"]:
         problems.append(f"{shard['path']}: sha256 differs from the manifest")
-    split = shard["path"][len("data/") :].rsplit("-", 3)[0]
+    m = re.fullmatch(r"data/(\w+?)(?:-([a-z]\w*))?-\d{5}-of-\d{5}\.parquet", shard["path"])
+    if not m:
+        problems.append(f"{shard['path']}: not a shard name")
+        continue
+    split, family = m.group(1), m.group(2)
     t = pq.read_table(path)
     if t.num_rows != shard["rows"]:
         problems.append(f"{shard['path']}: {t.num_rows} rows, manifest {shard['rows']}")
     for r in t.to_pylist():
+        if r["family"] != family:
+            problems.append(f"{r['qa_id']}: a {r['family']} row in {shard['path']}")
         key = (split, r["qa_id"])
         if key in rows:
             problems.append(f"{r['qa_id']}: twice in {split}")

@@ -58,7 +58,7 @@ def main():
     rel, viewer, shot = sys.argv[1:4]
     rows = {}
     for path in sorted(glob.glob(os.path.join(rel, "data", "*.parquet"))):
-        split = os.path.basename(path).rsplit("-", 3)[0]
+        split = os.path.basename(path).split("-", 1)[0]
         for r in pq.read_table(path).to_pylist():
             r["split"] = split
             rows[r["qa_id"], split] = r
