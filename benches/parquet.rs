@@ -179,6 +179,7 @@ fn main() {
                     path: format!("samples/CAM_{c}/{i:05}.jpg"),
                     width: 1600,
                     height: 900,
+                    source_file: format!("samples/CAM_{c}/{i:05}.jpg"),
                 })
                 .collect()
         })

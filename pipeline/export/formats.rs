@@ -220,6 +220,7 @@ fn jsonl(split: &str, r: &QaRecord, shown: &[ShownImage], images: &mut ImageDir)
         "images": paths(r, shown, images)?,
         "cameras": r.cameras,
         "camera_frame_ids": r.camera_frame_ids,
+        "source_files": shown.iter().map(|s| s.source_file.as_str()).collect::<Vec<_>>(),
         "source": r.source,
         "scene_id": r.scene_id,
         "frame_idx": r.frame_idx,

@@ -465,6 +465,8 @@ struct ImageFinder<'a> {
 /// One image a row shows: the path recorded in the shard and where its bytes are.
 struct Shown<'a> {
     path: String,
+    /// The source dataset's file it is or was drawn on (see [`ImageRef::source_file`]).
+    source_file: String,
     from: From<'a>,
     /// The size the store's camera row gives the image ((0, 0) when no store says).
     size: (u32, u32),
@@ -545,16 +547,24 @@ impl Shown<'_> {
     }
 }
 
+/// What the store says of the camera image a drawn or copied image comes from.
+#[derive(Debug, Clone, Default)]
+struct Source {
+    size: (u32, u32),
+    file: String,
+}
+
 impl<'a> ImageFinder<'a> {
     /// Image `p` of row `r`: the first image folder holding it as a file or as a recipe.
-    fn find(&self, r: &QaRecord, p: &str, size: (u32, u32)) -> Result<Option<Shown<'a>>> {
+    fn find(&self, r: &QaRecord, p: &str, source: &Source) -> Result<Option<Shown<'a>>> {
         for (k, d) in self.opts.image_dirs.iter().enumerate() {
             let f = d.join(p);
             if f.is_file() {
                 return Ok(Some(Shown {
                     path: p.to_string(),
+                    source_file: source.file.clone(),
                     from: From::File(f),
-                    size,
+                    size: source.size,
                 }));
             }
             let Some(recipe) = self.recipes.borrow_mut().get(&r.scene_id, k, p)? else {
@@ -577,6 +587,7 @@ impl<'a> ImageFinder<'a> {
             };
             return Ok(Some(Shown {
                 path: p.to_string(),
+                source_file: cam.image_path.clone(),
                 size: (cam.width, cam.height),
                 from: From::Render(&self.readers[s], Box::new(cam), recipe, f),
             }));
@@ -593,10 +604,13 @@ impl<'a> ImageFinder<'a> {
         };
         if !r.image_paths.is_empty() {
             // Corrupted and marked images keep their source's size.
-            let mut sizes = Vec::with_capacity(r.camera_frame_ids.len());
+            let mut sources = Vec::with_capacity(r.camera_frame_ids.len());
             for id in &r.camera_frame_ids {
                 let cam = self.cameras.borrow_mut().get(&r.scene_id, id)?;
-                sizes.push(cam.map_or((0, 0), |(_, c)| (c.width, c.height)));
+                sources.push(cam.map_or_else(Source::default, |(_, c)| Source {
+                    size: (c.width, c.height),
+                    file: c.image_path,
+                }));
             }
             return r
                 .image_paths
@@ -607,8 +621,8 @@ impl<'a> ImageFinder<'a> {
                     if let Some(why) = crate::store::paths::unsafe_relative(p) {
                         return Err(missing(format!("image_paths entry: {why}")));
                     }
-                    let size = sizes.get(k).copied().unwrap_or((0, 0));
-                    self.find(r, p, size)?.ok_or_else(|| {
+                    let source = sources.get(k).cloned().unwrap_or_default();
+                    self.find(r, p, &source)?.ok_or_else(|| {
                         missing(format!(
                             "image {p} is in none of the image folders ({})",
                             self.opts
@@ -627,6 +641,7 @@ impl<'a> ImageFinder<'a> {
             match self.cameras.borrow_mut().get(&r.scene_id, id)? {
                 Some((k, cam)) => v.push(Shown {
                     path: ImageReader::file_name(&cam),
+                    source_file: cam.image_path.clone(),
                     size: (cam.width, cam.height),
                     from: From::Camera(&self.readers[k], Box::new(cam)),
                 }),
@@ -821,6 +836,7 @@ fn write_family(
                     path: im.path,
                     width: im.size.0,
                     height: im.size.1,
+                    source_file: im.source_file,
                 });
             }
             out.images += v.len();

@@ -143,6 +143,8 @@ pub fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
 pub struct ShownImage {
     pub bytes: Option<Vec<u8>>,
     pub path: String,
+    /// The source dataset's file it is or was drawn on (the row's `source_files`).
+    pub source_file: String,
 }
 
 /// Reads shard `f` a row group's batch at a time, passing each row's record and its images (in
@@ -165,7 +167,9 @@ pub fn for_each_row_with_images(
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>())
             .ok_or_else(|| bad(&"no column `images` of lists"))?;
+        let sources = source_files(&batch);
         for (i, record) in records.into_iter().enumerate() {
+            let files = sources.get(i).cloned().unwrap_or_default();
             let shown = images.value(i);
             let st = shown
                 .as_struct_opt()
@@ -186,6 +190,7 @@ pub fn for_each_row_with_images(
                     } else {
                         paths.value(k).to_string()
                     },
+                    source_file: files.get(k).cloned().unwrap_or_default(),
                 })
                 .collect();
             each(record, row)?;
@@ -194,12 +199,34 @@ pub fn for_each_row_with_images(
     Ok(())
 }
 
+/// Each row's `source_files` (none for a release written before the column existed).
+pub(crate) fn source_files(batch: &arrow::array::RecordBatch) -> Vec<Vec<String>> {
+    let Some(list) = batch
+        .column_by_name("source_files")
+        .and_then(|c| c.as_list_opt::<i32>())
+    else {
+        return Vec::new();
+    };
+    (0..list.len())
+        .map(|i| {
+            let v = list.value(i);
+            v.as_string_opt::<i32>()
+                .map(|s| {
+                    s.iter()
+                        .map(|x| x.unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
     for_each_batch(f, |batch| rows.extend(batch))
 }
 
 /// A reader of shard `f`'s QA columns (images can be most of the bytes), with the images'
-/// `path` field too when `image_paths`.
+/// `path` field and the rows' `source_files` too when `image_paths`.
 pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBatchReader> {
     let file = crate::store::input::open(f)?;
     let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(f, &e))?;
@@ -217,6 +244,7 @@ pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBat
                 || (image_paths
                     && first == Some("images")
                     && parts.last().is_some_and(|l| l == "path"))
+                || (image_paths && first == Some("source_files"))
         })
         .collect();
     let mask = ProjectionMask::leaves(schema, keep);

@@ -29,6 +29,9 @@ pub struct ImageRef {
     /// The size the store's camera row gives the image (0 when no store says).
     pub width: u32,
     pub height: u32,
+    /// The source dataset's file the image is, or was drawn on (relative to the dataset's
+    /// root, as its store records it; empty when no store says).
+    pub source_file: String,
 }
 
 fn image_struct_fields() -> Fields {
@@ -50,6 +53,13 @@ pub fn shard_schema() -> SchemaRef {
             false,
         ));
     }
+    // Where each shown image comes from in the source dataset, aligned with `images`: the
+    // provenance a corrupted or marked image's own path does not give.
+    fields.push(Field::new(
+        "source_files",
+        DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))),
+        false,
+    ));
     fields.push(Field::new(
         "images",
         DataType::List(Arc::new(Field::new(
@@ -114,6 +124,18 @@ pub fn shard_batch(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<Record
         }
         cols.push(Arc::new(b.finish()));
     }
+    let mut files = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Utf8,
+        false,
+    )));
+    for imgs in images {
+        for im in imgs {
+            files.values().append_value(&im.source_file);
+        }
+        files.append(true);
+    }
+    cols.push(Arc::new(files.finish()));
     let mut list = ListBuilder::new(StructBuilder::new(
         image_struct_fields(),
         vec![

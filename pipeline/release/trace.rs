@@ -23,6 +23,8 @@ pub struct Found {
     pub record: QaRecord,
     /// The `path` of each shown image (the source dataset's file, or the stage's output).
     pub image_files: Vec<String>,
+    /// The source dataset's file of each shown image (what a drawn image was drawn on).
+    pub source_files: Vec<String>,
 }
 
 /// Every row of the release with id `qa_id` (one per split that holds it), the QA columns
@@ -46,6 +48,7 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
         let images = batch
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>());
+        let mut sources = super::read::source_files(&batch);
         for (i, record) in records.into_iter().enumerate() {
             if record.qa_id != qa_id {
                 continue;
@@ -74,6 +77,7 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
                 row: base + i,
                 record,
                 image_files,
+                source_files: sources.get_mut(i).map(std::mem::take).unwrap_or_default(),
             });
         }
         base += batch.num_rows();
@@ -135,13 +139,14 @@ pub fn render(dir: &Path, found: &Found) -> Result<String> {
     for (k, cam) in r.cameras.iter().enumerate() {
         let token = r.camera_frame_ids.get(k).map(String::as_str).unwrap_or("");
         let file = found.image_files.get(k).map(String::as_str).unwrap_or("");
-        let shown = r.image_paths.get(k).map(String::as_str).unwrap_or("");
+        let source = found.source_files.get(k).map(String::as_str).unwrap_or("");
         // The frame token is the source dataset's key of the camera image (nuScenes'
-        // sample_data token, Waymo's and CARLA's frame keys); the file is the image as the
-        // release stores it (the dataset's own file, or a stage's corrupted or marked copy).
-        let _ = write!(s, "image {k:<3} {cam} frame {token}: {file}");
-        if !shown.is_empty() && shown != file {
-            let _ = write!(s, " (shown as {shown})");
+        // sample_data token, Waymo's and CARLA's frame keys); the source file is where that
+        // image is in the dataset, and the shown file the image as the release stores it (the
+        // dataset's own file, or a stage's corrupted or marked copy drawn on it).
+        let _ = write!(s, "image {k:<3} {cam} frame {token}: source {source}");
+        if file != source {
+            let _ = write!(s, ", shown as {file}");
         }
         s.push('\n');
     }

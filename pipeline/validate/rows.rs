@@ -69,6 +69,8 @@ struct Row {
     image_paths: Vec<String>,
     widths: Vec<u32>,
     heights: Vec<u32>,
+    /// How many source files the row names (one per image).
+    source_files: usize,
     /// Digest of each image's bytes (None where only a path is published).
     images: Vec<Option<[u8; 32]>>,
 }
@@ -125,6 +127,7 @@ fn rows_of(
         l("image_paths")?,
     );
     let (widths, heights, images) = (l("image_widths")?, l("image_heights")?, l("images")?);
+    let sources = l("source_files")?;
     let mut out = Vec::with_capacity(b.num_rows());
     for i in 0..b.num_rows() {
         let imgs = images.value(i);
@@ -162,6 +165,7 @@ fn rows_of(
             image_paths: strings(paths, i),
             widths: u32s(widths, i),
             heights: u32s(heights, i),
+            source_files: sources.value(i).len(),
             images: digests,
         });
     }
@@ -371,6 +375,7 @@ fn check_images(
         ("images", r.images.len()),
         ("image_widths", r.widths.len()),
         ("image_heights", r.heights.len()),
+        ("source_files", r.source_files),
     ];
     for (name, len) in lens {
         if len != k {

@@ -85,8 +85,24 @@ fn exports_refuse_a_folder_inside_the_release() {
 }
 
 #[test]
-fn trace_follows_a_row_of_each_family_back_to_its_frames() {
+fn trace_follows_a_row_of_each_family_back_to_its_source_files() {
     let release = built().join("release");
+    // The corpus's own index, read as the nuScenes devkit reads it: sample_data token → file.
+    let corpus = built().join("release.work/corpus");
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(corpus.join("v1.0-mini/sample_data.json")).unwrap())
+            .unwrap();
+    let file_of = |token: &str| -> String {
+        index
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["token"] == token)
+            .unwrap_or_else(|| panic!("{token} is not in sample_data.json"))["filename"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let rows = drivegen::release::read::read_release(&release).unwrap();
     let mut rng = common::random::Rng(common::random::seed());
     for family in ["egodyn", "metavqa", "stsbench", "sig", "drivebench"] {
@@ -105,11 +121,18 @@ fn trace_follows_a_row_of_each_family_back_to_its_frames() {
             printed.contains(&format!("scene {}", r.scene_id)),
             "{printed}"
         );
-        for (cam, token) in r.cameras.iter().zip(&r.camera_frame_ids) {
-            assert!(
-                printed.contains(&format!("{cam} frame {token}: ")),
-                "{cam} {token} missing:\n{printed}"
-            );
+        for (k, (cam, token)) in r.cameras.iter().zip(&r.camera_frame_ids).enumerate() {
+            let file = file_of(token);
+            assert!(corpus.join(&file).is_file(), "{file}");
+            let line = format!("image {k:<3} {cam} frame {token}: source {file}");
+            assert!(printed.contains(&line), "{line} missing:\n{printed}");
+            // A corrupted or marked image names the file it was drawn on and its own path.
+            if let Some(shown) = r.image_paths.get(k) {
+                assert!(
+                    printed.contains(&format!("{line}, shown as {shown}")),
+                    "{shown} missing:\n{printed}"
+                );
+            }
         }
         assert!(
             printed.contains(&format!("rule      {}", r.rule)),
