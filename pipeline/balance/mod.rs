@@ -128,6 +128,7 @@ pub fn run(opts: &BalanceOptions) -> Result<BalanceOutcome> {
     }
     write_plan(inputs, &facts, &plan, &out_dir.join("balanced_qa.arrow"))?;
     let outcome = BalanceOutcome::of(plan);
+    log_outcome(&outcome, out_dir);
     let report = stats::report_markdown(&outcome, opts);
     write_atomic(&out_dir.join("balance_report.md"), report.as_bytes())?;
     let json = stats::report_json(&outcome, opts);
@@ -136,6 +137,31 @@ pub fn run(opts: &BalanceOptions) -> Result<BalanceOutcome> {
         (serde_json::to_string_pretty(&json).unwrap_or_default() + "\n").as_bytes(),
     )?;
     Ok(outcome)
+}
+
+/// What balancing decided, for `-v`: the items kept, and per question type the rows before
+/// and after with the share of the most common answer.
+fn log_outcome(o: &BalanceOutcome, out_dir: &Path) {
+    log::info!(
+        "balance {}: kept {} of {} items ({} steps took a fallback answer, {} short of the \
+         target), {} rows",
+        out_dir.display(),
+        o.selection.chosen.len(),
+        o.items_in,
+        o.selection.fallbacks,
+        o.selection.shortfall,
+        o.rows
+    );
+    for q in o.before.answers.keys() {
+        log::info!(
+            "balance {}: {q}: {} → {} rows, most common answer {:.2} → {:.2}",
+            out_dir.display(),
+            o.before.total(q),
+            o.after.total(q),
+            o.before.majority_accuracy(q),
+            o.after.majority_accuracy(q)
+        );
+    }
 }
 
 /// Drops the planned rows that blind baselines answer without the image (see
@@ -176,6 +202,12 @@ fn blind_filter(
         }
     }
     let (keep, removed) = c.filter(margin);
+    log::info!(
+        "balance {}: the blind filter (margin {margin}) dropped {} of {} rows (blind_filter.jsonl)",
+        out_dir.display(),
+        removed.len(),
+        keep.len()
+    );
     plan.order = plan
         .order
         .iter()

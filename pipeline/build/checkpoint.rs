@@ -96,6 +96,23 @@ impl Checkpoints {
         (c.key == key).then_some(c)
     }
 
+    /// Why `step` must run: it never completed, or what it depends on changed.
+    fn why_run(&self, step: &str, key: &str) -> String {
+        let text =
+            crate::store::input::read_to_string(&self.file(step), crate::store::input::METADATA);
+        match text
+            .ok()
+            .and_then(|t| serde_json::from_str::<Checkpoint>(&t).ok())
+        {
+            None => "no earlier run completed it".into(),
+            Some(c) => format!(
+                "its settings, inputs or tool version changed since it last completed (key {} \
+                 → {key})",
+                c.key
+            ),
+        }
+    }
+
     /// Runs `f` unless `step` is complete with `key`. `outputs` are removed before a (re)run,
     /// so nothing a killed run left behind survives. `f` returns the detail line.
     pub fn step(
@@ -119,6 +136,7 @@ impl Checkpoints {
             });
             return Ok(());
         }
+        log::info!("{step}: runs, {}", self.why_run(step, key));
         for o in outputs {
             remove(o)?;
         }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::progress::Bar as ProgressBar;
 use image::RgbImage;
-use indicatif::ProgressBar;
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -420,6 +420,9 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         &opts.out.join("corruption_qa.arrow"),
         &crate::qa::to_batch(&questions)?,
     )?;
+    let mut tally = crate::qa::ipc::Tally::default();
+    tally.add(&questions);
+    tally.log(&opts.out.join("corruption_qa.arrow"));
     rejects.write(&opts.out.join(LOG_FILE))?;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)

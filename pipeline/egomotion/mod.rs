@@ -216,6 +216,7 @@ pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
     let qa_schema = crate::qa::qa_schema();
     let mut clips_w = crate::store::atomic::ipc_writer(&out_dir.join(CLIPS_FILE), &clips_schema)?;
     let mut qa_w = crate::store::atomic::ipc_writer(&out_dir.join(QA_FILE), &qa_schema)?;
+    let mut tally = crate::qa::ipc::Tally::default();
     let mut log = RejectLog::new();
     let mut summary = EgomotionSummary {
         out_dir: out_dir.to_path_buf(),
@@ -279,6 +280,7 @@ pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
         if !clips.is_empty() {
             clips_w.write(&output::clips_batch(&clips, &texts)?)?;
             qa_w.write(&crate::qa::to_batch(&records)?)?;
+            tally.add(&records);
         }
         summary.scenes += 1;
         summary.clips += clips.len() as u64;
@@ -290,6 +292,7 @@ pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
     clips_w.into_inner()?.commit()?;
     qa_w.finish()?;
     qa_w.into_inner()?.commit()?;
+    tally.log(&out_dir.join(QA_FILE));
     log.write(&out_dir.join(REJECTS_FILE))?;
     summary.labels = engine
         .oracle

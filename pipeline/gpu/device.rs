@@ -60,11 +60,16 @@ impl FromStr for DeviceChoice {
 /// `auto` opens the adapter once per process and reuses it, so a build that asks for it at
 /// every step prints its note once and never holds two devices.
 pub fn open(choice: DeviceChoice) -> Result<Option<Arc<Gpu>>> {
-    match choice {
-        DeviceChoice::Cpu => Ok(None),
-        DeviceChoice::Gpu => Gpu::open().map(|g| Some(Arc::new(g))),
-        DeviceChoice::Auto => Ok(hardware()),
+    let gpu = match choice {
+        DeviceChoice::Cpu => None,
+        DeviceChoice::Gpu => Some(Arc::new(Gpu::open()?)),
+        DeviceChoice::Auto => hardware(),
+    };
+    match &gpu {
+        Some(g) => log::info!("device {choice}: the GPU {}", g.info()),
+        None => log::info!("device {choice}: the CPU twins"),
     }
+    Ok(gpu)
 }
 
 fn hardware() -> Option<Arc<Gpu>> {

@@ -573,6 +573,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     write_rollouts(&opts.out, cfg, &ro)?;
     let out_file = opts.out.join("metavqa_qa.arrow");
     let mut writer = crate::store::atomic::ipc_writer(&out_file, &qa_schema())?;
+    let mut asked = crate::qa::ipc::Tally::default();
     let mut recipe_writer = recipe::Writer::create(&opts.out.join(recipe::FILE), &opts.som.draw)?;
     let mut s = Summary {
         out_file: out_file.clone(),
@@ -605,6 +606,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         let mut marked = Vec::new();
         let (records, paths) = tally(&mut s, &mut rejects, &graphs, done, &mut marked);
         writer.write(&to_batch(&records, &paths)?)?;
+        asked.add(&records);
         recipe_writer.write(&marked)?;
         s.scenes += 1;
     }
@@ -613,6 +615,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     writer.finish()?;
     writer.into_inner()?.commit()?;
+    asked.log(&out_file);
     recipe_writer.finish()?;
     rejects.write(&opts.out.join(LOG_FILE))?;
     for t in QuestionType::ALL {

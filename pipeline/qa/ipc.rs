@@ -170,24 +170,55 @@ pub fn read_all(files: &[PathBuf]) -> Result<Vec<QaRecord>> {
     Ok(out)
 }
 
+/// Rows per (family, question type) of a QA table as it is written: what `-v` shows a stage
+/// decided to ask. Counts only when info records are shown.
+#[derive(Debug, Default)]
+pub struct Tally(std::collections::BTreeMap<(String, String), usize>);
+
+impl Tally {
+    pub fn add<'r>(&mut self, rows: impl IntoIterator<Item = &'r QaRecord>) {
+        if !log::log_enabled!(log::Level::Info) {
+            return;
+        }
+        for r in rows {
+            *self
+                .0
+                .entry((r.family.clone(), r.question_type.clone()))
+                .or_default() += 1;
+        }
+    }
+
+    /// Logs one line per type, naming the table.
+    pub fn log(&self, table: &Path) {
+        for ((family, qtype), n) in &self.0 {
+            log::info!("{}: {n} {family} {qtype} questions", table.display());
+        }
+    }
+}
+
 /// Writes QA rows in batches of [`BATCH_ROWS`]; the file appears under its name only on
 /// [`QaWriter::finish`].
 pub struct QaWriter {
     w: FileWriter<AtomicFile>,
+    path: std::path::PathBuf,
     pending: Vec<QaRecord>,
     rows: usize,
+    types: Tally,
 }
 
 impl QaWriter {
     pub fn create(path: &Path) -> Result<Self> {
         Ok(Self {
             w: crate::store::atomic::ipc_writer(path, &super::qa_schema())?,
+            path: path.to_path_buf(),
             pending: Vec::with_capacity(BATCH_ROWS),
             rows: 0,
+            types: Default::default(),
         })
     }
 
     pub fn push(&mut self, r: QaRecord) -> Result<()> {
+        self.types.add([&r]);
         self.pending.push(r);
         if self.pending.len() >= BATCH_ROWS {
             self.flush()?;
@@ -207,6 +238,7 @@ impl QaWriter {
     /// Commits the file; returns its row count.
     pub fn finish(mut self) -> Result<usize> {
         self.flush()?;
+        self.types.log(&self.path);
         self.w.finish()?;
         self.w.into_inner()?.commit()?;
         Ok(self.rows)

@@ -244,6 +244,12 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     // before the first shard is written.
     let screened = screen::screen(opts, &finder)?;
     let total = screened.kept;
+    log::info!(
+        "release: {total} rows kept, {} left out for unusable images (rejects.jsonl); the key \
+         of {} moved so letters are uniform",
+        screened.dropped.len(),
+        screened.moves.iter().filter(|m| m.is_some()).count()
+    );
     // Written even when empty, as every stage's log is: a rerun replaces the file it wrote.
     screened
         .rejects
@@ -795,10 +801,15 @@ fn write_family(
     plan: &FamilyPlan<'_>,
     mut rows: impl Iterator<Item = Result<QaRecord>>,
     out: &mut SplitOut,
-    pb: &indicatif::ProgressBar,
+    pb: &crate::progress::Bar,
 ) -> Result<()> {
     let (total, per) = (plan.kept, opts.rows_per_shard);
     let n = total.div_ceil(per);
+    log::info!(
+        "release {}: {} {total} rows in {n} shards of at most {per}",
+        plan.split,
+        plan.family
+    );
     let mut ahead = Ahead::new(finder, opts, plan.black);
     for i in 0..n {
         let rel = shard_path(plan.split, Some(plan.family), i, n);

@@ -164,6 +164,7 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     let mut fw =
         crate::store::atomic::ipc_writer(&opts.out.join(FRAMES_FILE), &output::frames_schema())?;
     let mut qw = crate::store::atomic::ipc_writer(&opts.out.join(QA_FILE), &output::qa_schema())?;
+    let mut tally = crate::qa::ipc::Tally::default();
     let grid = frame::grid_json(cfg).to_string();
     for scene in store.scenes()? {
         let scene = scene?;
@@ -171,11 +172,13 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
             scene_rows(opts, &store, &kept, &config_hash, &scene, &mut summary)?;
         fw.write(&output::frames_batch(&frames, &grid)?)?;
         qw.write(&output::qa_batch(&questions)?)?;
+        tally.add(questions.iter().map(|q| &q.record));
     }
     fw.finish()?;
     fw.into_inner()?.commit()?;
     qw.finish()?;
     qw.into_inner()?.commit()?;
+    tally.log(&opts.out.join(QA_FILE));
     Ok(summary)
 }
 

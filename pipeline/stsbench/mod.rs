@@ -282,6 +282,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     let schema = output::schema();
     let mut w = crate::store::atomic::ipc_writer(&summary.out_file, &schema)?;
+    let mut tally = crate::qa::ipc::Tally::default();
     for (ms, insts) in scenes.iter().zip(&per_scene) {
         let mut rows = Vec::new();
         for inst in insts {
@@ -308,8 +309,10 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
             }
         }
         w.write(&output::to_batch(&rows, &ms.tracks)?)?;
+        tally.add(rows.iter().map(|(r, _)| r));
     }
     w.finish()?;
     w.into_inner()?.commit()?;
+    tally.log(&summary.out_file);
     Ok(summary)
 }

@@ -34,6 +34,7 @@ mod kernels;
 mod kernels_zbuffer;
 mod metavqa_corpus;
 mod metavqa_hand;
+mod progress;
 mod release;
 mod render_once;
 mod schemas;

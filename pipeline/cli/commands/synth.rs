@@ -74,20 +74,20 @@ impl SynthArgs {
                     write_sweeps: !self.no_sweeps,
                     ..base
                 };
-                print!("{}", drivegen::synth::write_nuscenes(&self.out, &opts)?);
+                println!("{}", drivegen::synth::write_nuscenes(&self.out, &opts)?);
             }
             SynthFormat::WaymoV2 => {
                 let opts = drivegen::synth::waymo::WaymoSynthOptions {
                     base,
                     ..Default::default()
                 };
-                print!("{}", drivegen::synth::waymo::write(&self.out, &opts)?);
+                println!("{}", drivegen::synth::waymo::write(&self.out, &opts)?);
             }
             SynthFormat::Bench2drive => {
-                print!("{}", drivegen::synth::bench2drive::write(&self.out, &base)?);
+                println!("{}", drivegen::synth::bench2drive::write(&self.out, &base)?);
             }
             SynthFormat::Frenetix => {
-                print!("{}", drivegen::synth::frenetix::write(&self.out, &base)?);
+                println!("{}", drivegen::synth::frenetix::write(&self.out, &base)?);
             }
         }
         Ok(ExitCode::SUCCESS)
