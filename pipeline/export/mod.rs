@@ -159,6 +159,10 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
         ..Default::default()
     };
     let mut writer = formats::Writer::new(opts)?;
+    let pb = crate::progress::bar(
+        shards.values().map(Vec::len).sum::<usize>() as u64,
+        "export shards",
+    );
     for (split, files) in &shards {
         writer.begin_split(split)?;
         let mut n = 0usize;
@@ -167,10 +171,12 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
                 n += 1;
                 writer.row(split, &record, &shown, &mut images)
             })?;
+            pb.inc(1);
         }
         summary.rows.insert(split.clone(), n);
         writer.end_split(split)?;
     }
+    pb.finish_and_clear();
     summary.files = writer.finish()?;
     summary.image_files = images.written.len();
     owned.finish()?;

@@ -589,7 +589,9 @@ pub fn run(opts: &Options) -> Result<Summary> {
     };
     let mut found = false;
     let mut rejects = RejectLog::new();
-    for data in store.scenes()? {
+    // A scene counts as it starts: the bar shows the one being worked on.
+    let pb = crate::progress::bar(store.meta().counts.scenes, "metavqa");
+    for data in store.scenes()?.inspect(|_| pb.inc(1)) {
         let data = data?;
         let sid = data.scene.scene_id.clone();
         if opts.scene.as_ref().is_some_and(|x| *x != sid) {
@@ -613,6 +615,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     if let Some(x) = opts.scene.as_ref().filter(|_| !found) {
         return Err(Error::not_found(&opts.store, format!("scene {x}")));
     }
+    pb.finish_and_clear();
     writer.finish()?;
     writer.into_inner()?.commit()?;
     asked.log(&out_file);

@@ -166,7 +166,8 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     let mut qw = crate::store::atomic::ipc_writer(&opts.out.join(QA_FILE), &output::qa_schema())?;
     let mut tally = crate::qa::ipc::Tally::default();
     let grid = frame::grid_json(cfg).to_string();
-    for scene in store.scenes()? {
+    let pb = crate::progress::bar(store.meta().counts.scenes, "sig");
+    for scene in store.scenes()?.inspect(|_| pb.inc(1)) {
         let scene = scene?;
         let (frames, questions) =
             scene_rows(opts, &store, &kept, &config_hash, &scene, &mut summary)?;
@@ -174,6 +175,7 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
         qw.write(&output::qa_batch(&questions)?)?;
         tally.add(questions.iter().map(|q| &q.record));
     }
+    pb.finish_and_clear();
     fw.finish()?;
     fw.into_inner()?.commit()?;
     qw.finish()?;

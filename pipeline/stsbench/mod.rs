@@ -210,7 +210,8 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
         ..Default::default()
     };
     let mut scenes = Vec::new();
-    for scene in store.scenes()? {
+    let pb = crate::progress::bar(store.meta().counts.scenes, "stsbench");
+    for scene in store.scenes()?.inspect(|_| pb.inc(1)) {
         let scene = scene?;
         let location = scene.scene.location.clone().unwrap_or_default();
         if !map_cache.contains_key(&location) {
@@ -264,6 +265,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
             instances: mined.instances,
         });
     }
+    pb.finish_and_clear();
     let all: Vec<(usize, &mine::Instance)> = scenes
         .iter()
         .enumerate()

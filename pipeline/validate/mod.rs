@@ -137,9 +137,12 @@ pub fn run(dir: &Path) -> Result<Report> {
     let manifest = read_manifest(dir, &mut rep);
     let listed = check_shard_files(dir, manifest.as_ref(), &mut rep);
     let mut state = rows::State::default();
+    let pb = crate::progress::bar(listed.len() as u64, "validate shards");
     for shard in &listed {
         rows::check_shard(dir, shard, &mut state, &mut rep);
+        pb.inc(1);
     }
+    pb.finish_and_clear();
     rows::finish(&state, &mut rep);
     check_counts(manifest.as_ref(), &state, &mut rep);
     check_card(dir, manifest.as_ref(), &mut rep);

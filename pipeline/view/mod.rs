@@ -85,6 +85,10 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
         *pages += 1;
         Ok(())
     };
+    let pb = crate::progress::bar(
+        shards.values().map(Vec::len).sum::<usize>() as u64,
+        "view shards",
+    );
     for (split, files) in &shards {
         for f in files {
             for_each_row_with_images(f, |r, shown| {
@@ -119,8 +123,10 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
                 }
                 Ok(())
             })?;
+            pb.inc(1);
         }
     }
+    pb.finish_and_clear();
     if !page.is_empty() {
         flush(&mut page, &mut pages)?;
     }
