@@ -50,7 +50,14 @@ pub struct SigSummary {
 
 impl fmt::Display for SigSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "sig: {}", self.out_dir.display())?;
+        // The first line is the build's step detail: it says what the stage made.
+        writeln!(
+            f,
+            "sig: {} questions on {} images in {}",
+            self.questions,
+            self.images,
+            self.out_dir.display()
+        )?;
         writeln!(
             f,
             "  {} images, {} vehicles on the grid ({} outside it, {} boxes too small), {} relations, {} questions; config {}",

@@ -70,13 +70,19 @@ pub struct StsSummary {
 
 impl fmt::Display for StsSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "stsbench: {}", self.out_file.display())?;
+        let total = |m: &BTreeMap<String, u64>| m.values().sum::<u64>();
+        // The first line is the build's step detail: it says what the stage made.
+        writeln!(
+            f,
+            "stsbench: {} questions in {}",
+            total(&self.questions),
+            self.out_file.display()
+        )?;
         writeln!(
             f,
             "  {} scenes ({} without a map), {} tracks, {} windows; config {}",
             self.scenes, self.scenes_without_map, self.tracks, self.windows, self.config_hash
         )?;
-        let total = |m: &BTreeMap<String, u64>| m.values().sum::<u64>();
         writeln!(
             f,
             "  {} scenarios mined, {} kept after sub-sampling, {} questions ({} with too few verified negatives)",
