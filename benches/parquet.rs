@@ -20,7 +20,9 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use criterion::{Criterion, Throughput};
 use drivegen::qa::QaRecord;
-use drivegen::release::shards::{shard_batch, shard_schema, writer_properties, ImageRef};
+use drivegen::release::shards::{
+    shard_batch, shard_schema, writer_properties, ImageRef, RowOrigin,
+};
 use parquet::arrow::ArrowWriter;
 
 const ROWS: usize = 256;
@@ -110,7 +112,16 @@ fn rows() -> Vec<QaRecord> {
 fn batches(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Vec<RecordBatch> {
     rows.chunks(GROUP_ROWS)
         .zip(images.chunks(GROUP_ROWS))
-        .map(|(r, i)| shard_batch(r, i).unwrap())
+        .map(|(r, i)| {
+            let origins: Vec<RowOrigin> = r
+                .iter()
+                .map(|row| RowOrigin {
+                    source_version: "v1.0-trainval".into(),
+                    source_scene_id: row.scene_id.clone(),
+                })
+                .collect();
+            shard_batch(r, i, &origins).unwrap()
+        })
         .collect()
 }
 
@@ -180,6 +191,7 @@ fn main() {
                     width: 1600,
                     height: 900,
                     source_file: format!("samples/CAM_{c}/{i:05}.jpg"),
+                    source_frame: format!("sample-{i:05}"),
                 })
                 .collect()
         })

@@ -57,8 +57,10 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
          the shown images are not the source's own: corrupted or marked), the question's parts \
          (`prompt_layout`, `prompt_preamble`, `prompt_stem`, `prompt_postamble`, \
          `option_notes`: `question` is rendered from them and `choices`), `image_widths` and \
-         `image_heights` (each image's size in the source), `source_files` (the source \
-         dataset's file each image is, or was drawn on) and `images`, the shown camera \
+         `image_heights` (each image's size in the source), `source_files` and \
+         `source_frame_ids` (the source dataset's file each image is, or was drawn on, and its \
+         key of the image's frame: nuScenes' sample token), `source_version` and \
+         `source_scene_id` (the source's version and its key of the scene) and `images`, the shown camera \
          images in `cameras` order. `drivegen validate` checks every row's key against its \
          prompt, every image and this folder's manifest.\n"
     );

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use self::shards::{hex, ImageRef, ShardInfo};
+use self::shards::{hex, ImageRef, RowOrigin, ShardInfo};
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
@@ -138,12 +138,28 @@ pub struct ReleaseSummary {
 /// order of its scenes table. Holding every camera row instead (sweeps included, about six per
 /// keyframe image) made the release's memory grow with the dataset.
 struct SceneCameras {
-    /// `scene_id` → (store, batch).
-    scenes: BTreeMap<String, (usize, usize)>,
-    readers: Vec<arrow::ipc::reader::FileReader<std::fs::File>>,
-    dirs: Vec<PathBuf>,
-    /// The scene loaded last: its camera rows by `camera_frame_id`.
-    current: Option<(String, usize, BTreeMap<String, CameraRow>)>,
+    /// `scene_id` → (store, batch, the source's own scene key).
+    scenes: BTreeMap<String, (usize, usize, String)>,
+    /// Per store: its cameras and frames tables, and the source's version.
+    tables: Vec<StoreTables>,
+    /// The scene loaded last.
+    current: Option<Loaded>,
+}
+
+struct StoreTables {
+    cameras: arrow::ipc::reader::FileReader<std::fs::File>,
+    frames: arrow::ipc::reader::FileReader<std::fs::File>,
+    dir: PathBuf,
+    version: String,
+}
+
+/// One scene's camera rows and keyframe keys.
+struct Loaded {
+    scene: String,
+    store: usize,
+    cameras: BTreeMap<String, CameraRow>,
+    /// `frame_idx` → the source's own key of the frame (nuScenes' sample token).
+    frames: BTreeMap<u32, String>,
 }
 
 impl SceneCameras {
@@ -152,53 +168,118 @@ impl SceneCameras {
         for (k, store) in stores.iter().enumerate() {
             let rows: Vec<crate::store::SceneRow> = store.read_all(Table::Scenes)?;
             for (batch, r) in rows.into_iter().enumerate() {
-                scenes.insert(r.scene_id, (k, batch));
+                scenes.insert(r.scene_id, (k, batch, r.source_scene_id));
             }
         }
+        let tables = stores
+            .iter()
+            .map(|s| {
+                Ok(StoreTables {
+                    cameras: s.reader(Table::Cameras)?,
+                    frames: s.reader(Table::Frames)?,
+                    dir: s.dir().to_path_buf(),
+                    version: s.meta().source_version.clone(),
+                })
+            })
+            .collect::<Result<_>>()?;
         Ok(Self {
             scenes,
-            readers: stores
-                .iter()
-                .map(|s| s.reader(Table::Cameras))
-                .collect::<Result<_>>()?,
-            dirs: stores.iter().map(|s| s.dir().to_path_buf()).collect(),
+            tables,
             current: None,
         })
     }
 
-    /// The camera row `id` of `scene` and the index of its store, if the stores have it.
-    fn get(&mut self, scene: &str, id: &str) -> Result<Option<(usize, CameraRow)>> {
-        if self.current.as_ref().is_none_or(|c| c.0 != scene) {
-            let Some(&(k, batch)) = self.scenes.get(scene) else {
-                return Ok(None);
-            };
-            let file = self.dirs[k].join(Table::Cameras.file_name());
-            let bad = |detail: String| Error::Input {
-                file: file.clone(),
-                record: format!("record batch {batch} (scene {scene})"),
-                detail,
-            };
-            let r = &mut self.readers[k];
-            r.set_index(batch).map_err(|e| bad(e.to_string()))?;
-            let b = r
-                .next()
-                .ok_or_else(|| bad("missing".into()))?
-                .map_err(|e| bad(e.to_string()))?;
-            let rows = CameraRow::from_batch(&b)?;
-            let by_id = rows
+    /// The row's origin: its store's source version and the source's key of its scene.
+    fn origin(&self, scene: &str) -> RowOrigin {
+        self.scenes
+            .get(scene)
+            .map(|(k, _, key)| RowOrigin {
+                source_version: self.tables[*k].version.clone(),
+                source_scene_id: key.clone(),
+            })
+            .unwrap_or_default()
+    }
+
+    /// Makes `scene` the loaded one; false when no store has it.
+    fn load(&mut self, scene: &str) -> Result<bool> {
+        if self.current.as_ref().is_some_and(|c| c.scene == scene) {
+            return Ok(true);
+        }
+        let Some(&(k, batch, _)) = self.scenes.get(scene) else {
+            return Ok(false);
+        };
+        let t = &mut self.tables[k];
+        let cameras = CameraRow::from_batch(&scene_batch(
+            &mut t.cameras,
+            &t.dir,
+            Table::Cameras,
+            batch,
+            scene,
+        )?)?;
+        let frames = crate::store::FrameRow::from_batch(&scene_batch(
+            &mut t.frames,
+            &t.dir,
+            Table::Frames,
+            batch,
+            scene,
+        )?)?;
+        self.current = Some(Loaded {
+            scene: scene.to_string(),
+            store: k,
+            cameras: cameras
                 .into_iter()
                 .map(|c| (c.camera_frame_id.clone(), c))
-                .collect();
-            self.current = Some((scene.to_string(), k, by_id));
+                .collect(),
+            frames: frames
+                .into_iter()
+                .map(|f| (f.frame_idx, f.source_frame_id))
+                .collect(),
+        });
+        Ok(true)
+    }
+
+    /// The camera row `id` of `scene` and the index of its store, if the stores have it.
+    fn get(&mut self, scene: &str, id: &str) -> Result<Option<(usize, CameraRow)>> {
+        if !self.load(scene)? {
+            return Ok(None);
         }
         Ok(self
             .current
             .as_ref()
-            .and_then(|(_, k, m)| m.get(id).map(|c| (*k, c.clone()))))
+            .and_then(|l| l.cameras.get(id).map(|c| (l.store, c.clone()))))
+    }
+
+    /// The source's key of keyframe `frame_idx` of the loaded scene (empty when unknown).
+    fn frame_key(&self, frame_idx: u32) -> String {
+        self.current
+            .as_ref()
+            .and_then(|l| l.frames.get(&frame_idx).cloned())
+            .unwrap_or_default()
     }
 }
 
-/// The sha256 of a file, lower-case hex.
+/// Record batch `batch` of a store table: every table holds one batch per scene, in the order
+/// of the scenes table.
+fn scene_batch(
+    r: &mut arrow::ipc::reader::FileReader<std::fs::File>,
+    dir: &Path,
+    table: Table,
+    batch: usize,
+    scene: &str,
+) -> Result<arrow::array::RecordBatch> {
+    let file = dir.join(table.file_name());
+    let bad = |detail: String| Error::Input {
+        file: file.clone(),
+        record: format!("record batch {batch} (scene {scene})"),
+        detail,
+    };
+    r.set_index(batch).map_err(|e| bad(e.to_string()))?;
+    r.next()
+        .ok_or_else(|| bad("missing".into()))?
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// The sha256 of a file, hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
     let mut file = crate::store::input::open(path)?;
     let mut h = Sha256::new();
@@ -473,6 +554,8 @@ struct Shown<'a> {
     path: String,
     /// The source dataset's file it is or was drawn on (see [`ImageRef::source_file`]).
     source_file: String,
+    /// The source's key of the frame it belongs to (see [`ImageRef::source_frame`]).
+    source_frame: String,
     from: From<'a>,
     /// The size the store's camera row gives the image ((0, 0) when no store says).
     size: (u32, u32),
@@ -558,6 +641,7 @@ impl Shown<'_> {
 struct Source {
     size: (u32, u32),
     file: String,
+    frame: String,
 }
 
 impl<'a> ImageFinder<'a> {
@@ -569,6 +653,7 @@ impl<'a> ImageFinder<'a> {
                 return Ok(Some(Shown {
                     path: p.to_string(),
                     source_file: source.file.clone(),
+                    source_frame: source.frame.clone(),
                     from: From::File(f),
                     size: source.size,
                 }));
@@ -591,9 +676,11 @@ impl<'a> ImageFinder<'a> {
                     ),
                 ));
             };
+            let source_frame = self.cameras.borrow().frame_key(cam.frame_idx);
             return Ok(Some(Shown {
                 path: p.to_string(),
                 source_file: cam.image_path.clone(),
+                source_frame,
                 size: (cam.width, cam.height),
                 from: From::Render(&self.readers[s], Box::new(cam), recipe, f),
             }));
@@ -612,9 +699,11 @@ impl<'a> ImageFinder<'a> {
             // Corrupted and marked images keep their source's size.
             let mut sources = Vec::with_capacity(r.camera_frame_ids.len());
             for id in &r.camera_frame_ids {
-                let cam = self.cameras.borrow_mut().get(&r.scene_id, id)?;
+                let mut cameras = self.cameras.borrow_mut();
+                let cam = cameras.get(&r.scene_id, id)?;
                 sources.push(cam.map_or_else(Source::default, |(_, c)| Source {
                     size: (c.width, c.height),
+                    frame: cameras.frame_key(c.frame_idx),
                     file: c.image_path,
                 }));
             }
@@ -644,10 +733,12 @@ impl<'a> ImageFinder<'a> {
         }
         let mut v = Vec::with_capacity(r.camera_frame_ids.len());
         for id in &r.camera_frame_ids {
-            match self.cameras.borrow_mut().get(&r.scene_id, id)? {
+            let mut cameras = self.cameras.borrow_mut();
+            match cameras.get(&r.scene_id, id)? {
                 Some((k, cam)) => v.push(Shown {
                     path: ImageReader::file_name(&cam),
                     source_file: cam.image_path.clone(),
+                    source_frame: cameras.frame_key(cam.frame_idx),
                     size: (cam.width, cam.height),
                     from: From::Camera(&self.readers[k], Box::new(cam)),
                 }),
@@ -822,6 +913,7 @@ fn write_family(
         // group too).
         let mut seen: std::collections::BTreeSet<PathBuf> = Default::default();
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
+        let mut origins = Vec::new();
         for k in 0..want {
             let (r, shown) = ahead.next(&mut rows)?;
             *out.counts
@@ -848,16 +940,19 @@ fn write_family(
                     width: im.size.0,
                     height: im.size.1,
                     source_file: im.source_file,
+                    source_frame: im.source_frame,
                 });
             }
             out.images += v.len();
+            origins.push(finder.cameras.borrow().origin(&r.scene_id));
             group.push(r);
             images.push(v);
             if group.len() >= opts.row_group_rows.max(1)
                 || group_bytes >= opts.row_group_bytes
                 || k + 1 == want
             {
-                w.write_group(&group, &images)?;
+                w.write_group(&group, &images, &origins)?;
+                origins.clear();
                 group_bytes = 0;
                 group.clear();
                 images.clear();

@@ -167,7 +167,7 @@ pub fn for_each_row_with_images(
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>())
             .ok_or_else(|| bad(&"no column `images` of lists"))?;
-        let sources = source_files(&batch);
+        let sources = string_lists(&batch, "source_files");
         for (i, record) in records.into_iter().enumerate() {
             let files = sources.get(i).cloned().unwrap_or_default();
             let shown = images.value(i);
@@ -199,10 +199,11 @@ pub fn for_each_row_with_images(
     Ok(())
 }
 
-/// Each row's `source_files` (none for a release written before the column existed).
-pub(crate) fn source_files(batch: &arrow::array::RecordBatch) -> Vec<Vec<String>> {
+/// Each row's list of strings in column `name` (none when the batch lacks it: a release
+/// written before the column existed, or a projection without it).
+pub(crate) fn string_lists(batch: &arrow::array::RecordBatch, name: &str) -> Vec<Vec<String>> {
     let Some(list) = batch
-        .column_by_name("source_files")
+        .column_by_name(name)
         .and_then(|c| c.as_list_opt::<i32>())
     else {
         return Vec::new();
@@ -219,6 +220,19 @@ pub(crate) fn source_files(batch: &arrow::array::RecordBatch) -> Vec<Vec<String>
                 .unwrap_or_default()
         })
         .collect()
+}
+
+/// Each row's string in column `name` (none when the batch lacks it).
+pub(crate) fn strings(batch: &arrow::array::RecordBatch, name: &str) -> Vec<String> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_string_opt::<i32>())
+        .map(|s| {
+            s.iter()
+                .map(|x| x.unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
@@ -244,7 +258,7 @@ pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBat
                 || (image_paths
                     && first == Some("images")
                     && parts.last().is_some_and(|l| l == "path"))
-                || (image_paths && first == Some("source_files"))
+                || (image_paths && first.is_some_and(|p| p.starts_with("source_")))
         })
         .collect();
     let mask = ProjectionMask::leaves(schema, keep);

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, ListBuilder, RecordBatch, StringBuilder, StructBuilder, UInt32Builder,
+    ArrayRef, BinaryBuilder, ListBuilder, RecordBatch, StringArray, StringBuilder, StructBuilder,
+    UInt32Builder,
 };
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -32,6 +33,20 @@ pub struct ImageRef {
     /// The source dataset's file the image is, or was drawn on (relative to the dataset's
     /// root, as its store records it; empty when no store says).
     pub source_file: String,
+    /// The source's own key of the frame the image belongs to (nuScenes' sample token, the
+    /// Waymo frame's or CARLA step's key; empty when no store says).
+    pub source_frame: String,
+}
+
+/// Where a row comes from in its source beyond its images (empty when no store holds its
+/// scene).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RowOrigin {
+    /// The store's source version (`v1.0-trainval`, the Waymo or CARLA release).
+    pub source_version: String,
+    /// The source's own key of the scene (nuScenes' scene token, the Waymo segment, the
+    /// CARLA route).
+    pub source_scene_id: String,
 }
 
 fn image_struct_fields() -> Fields {
@@ -55,11 +70,16 @@ pub fn shard_schema() -> SchemaRef {
     }
     // Where each shown image comes from in the source dataset, aligned with `images`: the
     // provenance a corrupted or marked image's own path does not give.
-    fields.push(Field::new(
-        "source_files",
-        DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))),
-        false,
-    ));
+    for name in ["source_files", "source_frame_ids"] {
+        fields.push(Field::new(
+            name,
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))),
+            false,
+        ));
+    }
+    for name in ["source_version", "source_scene_id"] {
+        fields.push(Field::new(name, DataType::Utf8, false));
+    }
     fields.push(Field::new(
         "images",
         DataType::List(Arc::new(Field::new(
@@ -107,8 +127,12 @@ fn hf_feature(name: &str, t: &DataType) -> serde_json::Value {
     }
 }
 
-/// Builds one record batch of rows with their images.
-pub fn shard_batch(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<RecordBatch> {
+/// Builds one record batch of rows with their images and origins.
+pub fn shard_batch(
+    rows: &[QaRecord],
+    images: &[Vec<ImageRef>],
+    origins: &[RowOrigin],
+) -> Result<RecordBatch> {
     let mut cols: Vec<ArrayRef> = qa::record::columns(rows);
     for size in [|i: &ImageRef| i.width, |i: &ImageRef| i.height] {
         let mut b = ListBuilder::new(UInt32Builder::new()).with_field(Arc::new(Field::new(
@@ -124,18 +148,29 @@ pub fn shard_batch(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<Record
         }
         cols.push(Arc::new(b.finish()));
     }
-    let mut files = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
-        "item",
-        DataType::Utf8,
-        false,
-    )));
-    for imgs in images {
-        for im in imgs {
-            files.values().append_value(&im.source_file);
+    for key in [
+        |i: &ImageRef| i.source_file.clone(),
+        |i: &ImageRef| i.source_frame.clone(),
+    ] {
+        let mut b = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new(
+            "item",
+            DataType::Utf8,
+            false,
+        )));
+        for imgs in images {
+            for im in imgs {
+                b.values().append_value(key(im));
+            }
+            b.append(true);
         }
-        files.append(true);
+        cols.push(Arc::new(b.finish()));
     }
-    cols.push(Arc::new(files.finish()));
+    cols.push(Arc::new(StringArray::from_iter_values(
+        origins.iter().map(|o| o.source_version.as_str()),
+    )));
+    cols.push(Arc::new(StringArray::from_iter_values(
+        origins.iter().map(|o| o.source_scene_id.as_str()),
+    )));
     let mut list = ListBuilder::new(StructBuilder::new(
         image_struct_fields(),
         vec![
@@ -257,12 +292,21 @@ impl ShardWriter {
         })
     }
 
-    /// Writes `rows` with their images as one row group.
-    pub fn write_group(&mut self, rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Result<()> {
+    /// Writes `rows` with their images and origins as one row group.
+    pub fn write_group(
+        &mut self,
+        rows: &[QaRecord],
+        images: &[Vec<ImageRef>],
+        origins: &[RowOrigin],
+    ) -> Result<()> {
         // An Arrow batch holds a copy of an image for every row that shows it; the writer's
         // dictionary keeps one. Handing the group over in small batches keeps the copies few.
-        for (r, im) in rows.chunks(BATCH_ROWS).zip(images.chunks(BATCH_ROWS)) {
-            self.w.write(&shard_batch(r, im)?)?;
+        for ((r, im), o) in rows
+            .chunks(BATCH_ROWS)
+            .zip(images.chunks(BATCH_ROWS))
+            .zip(origins.chunks(BATCH_ROWS))
+        {
+            self.w.write(&shard_batch(r, im, o)?)?;
         }
         self.w.flush()?;
         self.rows += rows.len();

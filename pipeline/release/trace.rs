@@ -25,6 +25,11 @@ pub struct Found {
     pub image_files: Vec<String>,
     /// The source dataset's file of each shown image (what a drawn image was drawn on).
     pub source_files: Vec<String>,
+    /// The source's key of the frame of each shown image (nuScenes' sample token).
+    pub source_frames: Vec<String>,
+    /// The source's version and its key of the scene.
+    pub source_version: String,
+    pub source_scene: String,
 }
 
 /// Every row of the release with id `qa_id` (one per split that holds it), the QA columns
@@ -48,7 +53,10 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
         let images = batch
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>());
-        let mut sources = super::read::source_files(&batch);
+        let mut sources = super::read::string_lists(&batch, "source_files");
+        let mut frames = super::read::string_lists(&batch, "source_frame_ids");
+        let version = super::read::strings(&batch, "source_version");
+        let scene = super::read::strings(&batch, "source_scene_id");
         for (i, record) in records.into_iter().enumerate() {
             if record.qa_id != qa_id {
                 continue;
@@ -78,6 +86,9 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
                 record,
                 image_files,
                 source_files: sources.get_mut(i).map(std::mem::take).unwrap_or_default(),
+                source_frames: frames.get_mut(i).map(std::mem::take).unwrap_or_default(),
+                source_version: version.get(i).cloned().unwrap_or_default(),
+                source_scene: scene.get(i).cloned().unwrap_or_default(),
             });
         }
         base += batch.num_rows();
@@ -121,14 +132,16 @@ pub fn render(dir: &Path, found: &Found) -> Result<String> {
     );
     let _ = writeln!(
         s,
-        "source    {} {} (the release's store), this row's {}; built by {} {}",
-        m["store"]["source"].as_str().unwrap_or("?"),
-        m["store"]["source_version"].as_str().unwrap_or("?"),
+        "source    {} {}, built by {} {}",
         r.source,
+        found.source_version,
         m["tool"].as_str().unwrap_or("drivegen"),
         m["tool_version"].as_str().unwrap_or("?"),
     );
     let mut at = format!("scene {}", r.scene_id);
+    if !found.source_scene.is_empty() && found.source_scene != r.scene_id {
+        let _ = write!(at, " (the source's {})", found.source_scene);
+    }
     if let Some(f) = r.frame_idx {
         let _ = write!(at, ", keyframe {f}");
     }
@@ -140,11 +153,15 @@ pub fn render(dir: &Path, found: &Found) -> Result<String> {
         let token = r.camera_frame_ids.get(k).map(String::as_str).unwrap_or("");
         let file = found.image_files.get(k).map(String::as_str).unwrap_or("");
         let source = found.source_files.get(k).map(String::as_str).unwrap_or("");
+        let sample = found.source_frames.get(k).map(String::as_str).unwrap_or("");
         // The frame token is the source dataset's key of the camera image (nuScenes'
         // sample_data token, Waymo's and CARLA's frame keys); the source file is where that
         // image is in the dataset, and the shown file the image as the release stores it (the
         // dataset's own file, or a stage's corrupted or marked copy drawn on it).
-        let _ = write!(s, "image {k:<3} {cam} frame {token}: source {source}");
+        let _ = write!(
+            s,
+            "image {k:<3} {cam} frame {token} of sample {sample}: source {source}"
+        );
         if file != source {
             let _ = write!(s, ", shown as {file}");
         }

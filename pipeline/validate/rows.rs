@@ -69,8 +69,9 @@ struct Row {
     image_paths: Vec<String>,
     widths: Vec<u32>,
     heights: Vec<u32>,
-    /// How many source files the row names (one per image).
+    /// How many source files and source frame keys the row names (one each per image).
     source_files: usize,
+    source_frames: usize,
     /// Digest of each image's bytes (None where only a path is published).
     images: Vec<Option<[u8; 32]>>,
 }
@@ -127,7 +128,7 @@ fn rows_of(
         l("image_paths")?,
     );
     let (widths, heights, images) = (l("image_widths")?, l("image_heights")?, l("images")?);
-    let sources = l("source_files")?;
+    let (sources, frames) = (l("source_files")?, l("source_frame_ids")?);
     let mut out = Vec::with_capacity(b.num_rows());
     for i in 0..b.num_rows() {
         let imgs = images.value(i);
@@ -166,6 +167,7 @@ fn rows_of(
             widths: u32s(widths, i),
             heights: u32s(heights, i),
             source_files: sources.value(i).len(),
+            source_frames: frames.value(i).len(),
             images: digests,
         });
     }
@@ -376,6 +378,7 @@ fn check_images(
         ("image_widths", r.widths.len()),
         ("image_heights", r.heights.len()),
         ("source_files", r.source_files),
+        ("source_frame_ids", r.source_frames),
     ];
     for (name, len) in lens {
         if len != k {

@@ -92,16 +92,19 @@ fn trace_follows_a_row_of_each_family_back_to_its_source_files() {
     let index: serde_json::Value =
         serde_json::from_slice(&std::fs::read(corpus.join("v1.0-mini/sample_data.json")).unwrap())
             .unwrap();
-    let file_of = |token: &str| -> String {
-        index
+    let scenes: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(corpus.join("v1.0-mini/scene.json")).unwrap())
+            .unwrap();
+    // sample_data token → (file, sample token).
+    let file_of = |token: &str| -> (String, String) {
+        let s = index
             .as_array()
             .unwrap()
             .iter()
             .find(|s| s["token"] == token)
-            .unwrap_or_else(|| panic!("{token} is not in sample_data.json"))["filename"]
-            .as_str()
-            .unwrap()
-            .to_string()
+            .unwrap_or_else(|| panic!("{token} is not in sample_data.json"));
+        let text = |k: &str| s[k].as_str().unwrap().to_string();
+        (text("filename"), text("sample_token"))
     };
     let rows = drivegen::release::read::read_release(&release).unwrap();
     let mut rng = common::random::Rng(common::random::seed());
@@ -118,13 +121,30 @@ fn trace_follows_a_row_of_each_family_back_to_its_source_files() {
         let printed = common::cli::ok(o, "drivegen trace");
         assert!(printed.starts_with(&r.qa_id), "{printed}");
         assert!(
+            printed.contains("source    nuscenes v1.0-mini, built by drivegen"),
+            "{printed}"
+        );
+        let token = scenes
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == r.scene_id.as_str())
+            .unwrap()["token"]
+            .as_str()
+            .unwrap();
+        assert!(
+            printed.contains(&format!("scene {} (the source's {token})", r.scene_id)),
+            "{printed}"
+        );
+        assert!(
             printed.contains(&format!("scene {}", r.scene_id)),
             "{printed}"
         );
         for (k, (cam, token)) in r.cameras.iter().zip(&r.camera_frame_ids).enumerate() {
-            let file = file_of(token);
+            let (file, sample) = file_of(token);
             assert!(corpus.join(&file).is_file(), "{file}");
-            let line = format!("image {k:<3} {cam} frame {token}: source {file}");
+            let line =
+                format!("image {k:<3} {cam} frame {token} of sample {sample}: source {file}");
             assert!(printed.contains(&line), "{line} missing:\n{printed}");
             // A corrupted or marked image names the file it was drawn on and its own path.
             if let Some(shown) = r.image_paths.get(k) {
