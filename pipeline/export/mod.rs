@@ -87,7 +87,15 @@ impl std::fmt::Display for ExportSummary {
 pub(crate) struct ImageDir {
     dir: PathBuf,
     written: std::collections::HashSet<String>,
+    /// The images seen last by their path, with their names: the questions of a clip or a
+    /// frame show the same images row after row, and comparing bytes is several times faster
+    /// than hashing them again. A path only says where to look; the bytes must be equal.
+    recent: std::collections::HashMap<String, (Vec<u8>, String)>,
 }
+
+/// Images remembered by [`ImageDir`] before it forgets them all (rows come scene by scene, so
+/// a scene's images fit).
+const RECENT_IMAGES: usize = 256;
 
 impl ImageDir {
     /// Images under `out/images/`, created with the first image.
@@ -95,6 +103,7 @@ impl ImageDir {
         Self {
             dir: out.join("images"),
             written: Default::default(),
+            recent: Default::default(),
         }
     }
 
@@ -106,6 +115,11 @@ impl ImageDir {
     /// The path (relative to the export folder) of `img`, written the first time it is seen.
     pub(crate) fn put(&mut self, img: &ShownImage, qa_id: &str) -> Result<String> {
         let bytes = image_bytes(img, qa_id)?;
+        if let Some((seen, name)) = self.recent.get(&img.path) {
+            if seen.as_slice() == bytes {
+                return Ok(format!("images/{name}"));
+            }
+        }
         let digest = Sha256::digest(bytes);
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         let name = format!("{hex}.{}", extension(bytes, img, qa_id)?);
@@ -113,6 +127,11 @@ impl ImageDir {
             // `write_atomic` creates the folder.
             crate::store::atomic::write_atomic(&self.dir.join(&name), bytes)?;
         }
+        if self.recent.len() >= RECENT_IMAGES {
+            self.recent.clear();
+        }
+        self.recent
+            .insert(img.path.clone(), (bytes.to_vec(), name.clone()));
         Ok(format!("images/{name}"))
     }
 }

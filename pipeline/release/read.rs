@@ -137,6 +137,9 @@ pub fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     Ok(c.finish())
 }
 
+/// Rows per batch when images are read.
+const IMAGE_BATCH_ROWS: usize = 16;
+
 /// One image a row shows, as the release stores it: the encoded bytes (`None` in a release
 /// built with `--images paths`) and the path it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +163,13 @@ pub fn for_each_row_with_images(
     };
     let file = crate::store::input::open(f)?;
     let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
-    for batch in b.build().map_err(|e| bad(&e))? {
+    // A batch holds every row's images decoded (the questions of a clip repeat its images, each
+    // a copy): a few rows at a time keep memory flat however many images rows show.
+    for batch in b
+        .with_batch_size(IMAGE_BATCH_ROWS)
+        .build()
+        .map_err(|e| bad(&e))?
+    {
         let batch = batch.map_err(|e| bad(&e))?;
         let records = qa::from_batch(&batch)?;
         let images = batch
