@@ -217,18 +217,19 @@ pub(crate) fn string_lists(batch: &arrow::array::RecordBatch, name: &str) -> Vec
     else {
         return Vec::new();
     };
-    (0..list.len())
-        .map(|i| {
-            let v = list.value(i);
-            v.as_string_opt::<i32>()
-                .map(|s| {
-                    s.iter()
-                        .map(|x| x.unwrap_or_default().to_string())
-                        .collect()
-                })
-                .unwrap_or_default()
+    (0..list.len()).map(|i| list_strings(list, i)).collect()
+}
+
+/// Row `i` of a list-of-strings column (empty when the items are not strings).
+pub(crate) fn list_strings(l: &arrow::array::ListArray, i: usize) -> Vec<String> {
+    let v = l.value(i);
+    v.as_string_opt::<i32>()
+        .map(|s| {
+            s.iter()
+                .map(|x| x.unwrap_or_default().to_string())
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
 /// Each row's string in column `name` (none when the batch lacks it).

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::{layouts, Listed, Report, CONTROL_SUFFIX};
+use crate::release::read::list_strings;
 
 /// Rows per batch read: a batch holds a copy of every image of every row it has.
 const BATCH_ROWS: usize = 16;
@@ -74,17 +75,6 @@ struct Row {
     source_frames: usize,
     /// Digest of each image's bytes (None where only a path is published).
     images: Vec<Option<[u8; 32]>>,
-}
-
-fn strings(l: &ListArray, i: usize) -> Vec<String> {
-    let v = l.value(i);
-    v.as_string_opt::<i32>()
-        .map(|s| {
-            s.iter()
-                .map(|x| x.unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn u32s(l: &ListArray, i: usize) -> Vec<u32> {
@@ -157,13 +147,13 @@ fn rows_of(
             family: family.value(i).into(),
             qtype: qtype.value(i).into(),
             question: question.value(i).into(),
-            choices: strings(choices, i),
+            choices: list_strings(choices, i),
             answer_index: idx.value(i),
             answer_letter: letter.value(i).into(),
             answer: answer.value(i).into(),
-            cameras: strings(cameras, i),
-            frame_ids: strings(frame_ids, i),
-            image_paths: strings(paths, i),
+            cameras: list_strings(cameras, i),
+            frame_ids: list_strings(frame_ids, i),
+            image_paths: list_strings(paths, i),
             widths: u32s(widths, i),
             heights: u32s(heights, i),
             source_files: sources.value(i).len(),

@@ -13,25 +13,7 @@ use common::built::built;
 
 /// Runs `tests/oracles/SCRIPT` with `args`; its output, which must report no problems.
 fn oracle(py: &Path, script: &str, args: &[&OsStr]) -> String {
-    let o = Command::new(py)
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/oracles")
-                .join(script),
-        )
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        o.status.success() && text.contains(", 0 problems"),
-        "{script}: {text}"
-    );
-    text
+    common::oracle::run_script(py, script, args, &[])
 }
 
 fn check(format: &str) {

@@ -5,8 +5,6 @@
 
 use crate::common;
 
-use std::process::Command;
-
 use common::built::built;
 
 #[test]
@@ -16,24 +14,14 @@ fn every_family_loads_as_its_own_config() {
     };
     let release = built().join("release");
     let home = tempfile::tempdir().unwrap();
-    let o = Command::new(&py)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/oracles/hub_check.py"
-        ))
-        .arg(&release)
-        .env("HF_DATASETS_OFFLINE", "1")
-        .env("HF_HOME", home.path())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        o.status.success() && text.contains(", 0 problems"),
-        "hub_check.py: {text}"
+    let text = common::oracle::run_script(
+        &py,
+        "hub_check.py",
+        &[release.as_os_str()],
+        &[
+            ("HF_DATASETS_OFFLINE", "1".as_ref()),
+            ("HF_HOME", home.path().as_os_str()),
+        ],
     );
     assert!(text.contains("hub: 6 configs"), "{text}");
 }

@@ -1,6 +1,8 @@
 //! Finding the Python venvs that hold reference implementations (created by scripts/setup.sh).
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The python of `.venv-<name>` at the repository root. When it is missing the calling test is
 /// skipped with a message, unless `DRIVEGEN_REQUIRE_ORACLES=1` (as in CI), where it fails.
@@ -17,4 +19,29 @@ pub fn python(name: &str) -> Option<PathBuf> {
         p.display()
     );
     None
+}
+
+/// Runs `tests/oracles/SCRIPT` with `py`, `args` and the environment `envs`; returns its output,
+/// which must come from a successful run that reports ", 0 problems".
+pub fn run_script(py: &Path, script: &str, args: &[&OsStr], envs: &[(&str, &OsStr)]) -> String {
+    let o = Command::new(py)
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/oracles")
+                .join(script),
+        )
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.status.success() && text.contains(", 0 problems"),
+        "{script}: {text}"
+    );
+    text
 }
