@@ -126,6 +126,48 @@ impl QaRows<'_> {
     pub fn current_file(&self) -> Option<&Path> {
         self.file.as_ref().map(QaFile::path)
     }
+
+    /// (table, record batch) of the last row, as indices into `files` and the table's batches.
+    pub fn position(&self) -> (usize, usize) {
+        (
+            self.next_file.saturating_sub(1),
+            self.next_batch.saturating_sub(1),
+        )
+    }
+}
+
+/// The rows of the record batches `batches` ((table, batch) indices into `files`, in order),
+/// read a batch at a time; stops after the first error.
+pub fn rows_in<'a>(
+    files: &'a [PathBuf],
+    batches: impl IntoIterator<Item = (usize, usize)> + 'a,
+) -> impl Iterator<Item = Result<QaRecord>> + 'a {
+    let mut open: Option<(usize, QaFile)> = None;
+    batches
+        .into_iter()
+        .map(move |(f, b)| {
+            if open.as_ref().is_none_or(|(k, _)| *k != f) {
+                let path = files.get(f).ok_or_else(|| {
+                    crate::Error::Internal(format!("no QA table {f} of {}", files.len()))
+                })?;
+                open = Some((f, QaFile::open(path)?));
+            }
+            match open.as_mut() {
+                Some((_, file)) => file.batch(b),
+                None => Ok(Vec::new()),
+            }
+        })
+        .scan(false, |failed, r| {
+            if *failed {
+                return None;
+            }
+            *failed = r.is_err();
+            Some(r)
+        })
+        .flat_map(|r| match r {
+            Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        })
 }
 
 impl Iterator for QaRows<'_> {

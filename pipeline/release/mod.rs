@@ -279,7 +279,7 @@ fn scene_batch(
         .map_err(|e| bad(e.to_string()))
 }
 
-/// The sha256 of a file, hex.
+/// The sha256 of a file, lower-case hex.
 pub fn sha256_file(path: &Path) -> Result<String> {
     let mut file = crate::store::input::open(path)?;
     let mut h = Sha256::new();
@@ -329,7 +329,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         "release: {total} rows kept, {} left out for unusable images (rejects.jsonl); the key \
          of {} moved so letters are uniform",
         screened.dropped.len(),
-        screened.moves.iter().filter(|m| m.is_some()).count()
+        screened.moves.len()
     );
     // Written even when empty, as every stage's log is: a rerun replaces the file it wrote.
     screened
@@ -829,24 +829,22 @@ fn write_split(
             .push(shards::ShardWriter::create(&opts.out, &rel)?.finish()?);
     }
     for (family, &kept) in &screened.families {
-        // Each family is a pass over the QA tables (small next to the images): the moves
-        // follow every kept row in table order, so they are applied before the family is
-        // picked out.
-        let mut moves = screened.moves.iter();
-        let rows = crate::qa::ipc::rows(&opts.qa)
+        // Each family reads only the record batches that hold its rows.
+        let batches = screened.batches.get(family).into_iter().flatten().copied();
+        let rows = crate::qa::ipc::rows_in(&opts.qa, batches)
             .filter(|r| {
-                !r.as_ref()
-                    .is_ok_and(|r| screened.dropped.contains(&r.qa_id))
+                r.as_ref().map_or(true, |r| {
+                    &r.family == family && !screened.dropped.contains(&r.qa_id)
+                })
             })
             .map(|r| {
                 r.map(|mut r| {
-                    if let Some(to) = moves.next().copied().flatten() {
+                    if let Some(&to) = screened.moves.get(&screen::id_key(&r.qa_id)) {
                         crate::balance::plan::move_answer(&mut r, usize::from(to));
                     }
                     r
                 })
-            })
-            .filter(|r| r.as_ref().map_or(true, |r| &r.family == family));
+            });
         let plan = FamilyPlan {
             split,
             family,

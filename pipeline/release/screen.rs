@@ -29,12 +29,26 @@ pub struct Screened {
     pub kept: usize,
     /// Rows to publish per family: each family's shards are files of their own.
     pub families: BTreeMap<String, usize>,
+    /// The (table, record batch) pairs holding each family's rows, in order: a family's
+    /// shards are written from those batches only.
+    pub batches: BTreeMap<String, BTreeSet<(usize, usize)>>,
     /// `qa_id`s of the rows left out.
     pub dropped: BTreeSet<String>,
     pub rejects: RejectLog,
-    /// Per kept row, in order: where its correct option goes (None: it stays).
-    pub moves: Vec<Option<u8>>,
+    /// Where the correct option of a kept row goes, by [`id_key`] (rows that stay are absent).
+    pub moves: HashMap<u128, u8>,
     facts: Facts,
+    /// [`id_key`] of each kept row, in order, until the moves are placed.
+    kept_ids: Vec<u128>,
+}
+
+/// 128 bits of the hash of a `qa_id`: a few MB for millions of rows, and no false alarm in
+/// practice.
+pub fn id_key(qa_id: &str) -> u128 {
+    let h = sha2::Sha256::digest(qa_id.as_bytes());
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h[..16]);
+    u128::from_le_bytes(key)
 }
 
 /// Why an image cannot be published, if it cannot.
@@ -52,26 +66,24 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     let mut out = Screened {
         kept: 0,
         families: BTreeMap::new(),
+        batches: BTreeMap::new(),
         dropped: BTreeSet::new(),
         rejects: RejectLog::new(),
-        moves: Vec::new(),
+        moves: HashMap::new(),
         facts: Facts::default(),
+        kept_ids: Vec::new(),
     };
     let check = opts.images == ImageMode::Embed;
     let mut verdicts: HashMap<PathBuf, Option<(PathBuf, String)>> = HashMap::new();
     let mut block: Vec<Pending> = Vec::new();
     let mut todo: Vec<Shown<'_>> = Vec::new();
     let mut scene = String::new();
-    // 128 bits of each id's hash: a few MB for millions of rows, and no false alarm in practice.
     let mut ids: std::collections::HashSet<u128> = std::collections::HashSet::new();
     let mut rows = crate::qa::ipc::rows(&opts.qa);
     while let Some(r) = rows.next() {
         let r: QaRecord = r?;
         let table = || rows.current_file().map(PathBuf::from).unwrap_or_default();
-        let h = sha2::Sha256::digest(r.qa_id.as_bytes());
-        let mut key = [0u8; 16];
-        key.copy_from_slice(&h[..16]);
-        if !ids.insert(u128::from_le_bytes(key)) {
+        if !ids.insert(id_key(&r.qa_id)) {
             let files: Vec<String> = opts.qa.iter().map(|p| p.display().to_string()).collect();
             return Err(crate::Error::input(
                 table(),
@@ -97,6 +109,10 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
                 ),
             ));
         }
+        out.batches
+            .entry(r.family.clone())
+            .or_default()
+            .insert(rows.position());
         if !check {
             out.keep(&r);
             continue;
@@ -124,7 +140,12 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     }
     settle(&mut block, &mut todo, &mut verdicts, &mut out);
     let order: Vec<usize> = (0..out.facts.len()).collect();
-    out.moves = letter_moves(&out.facts, &order);
+    let moves = letter_moves(&out.facts, &order);
+    out.moves = std::mem::take(&mut out.kept_ids)
+        .into_iter()
+        .zip(moves)
+        .filter_map(|(id, m)| m.map(|to| (id, to)))
+        .collect();
     Ok(out)
 }
 
@@ -140,6 +161,7 @@ impl Screened {
             },
         );
         self.kept += 1;
+        self.kept_ids.push(id_key(&r.qa_id));
         *self.families.entry(r.family.clone()).or_default() += 1;
     }
 }
