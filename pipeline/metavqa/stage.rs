@@ -589,9 +589,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
     };
     let mut found = false;
     let mut rejects = RejectLog::new();
-    // A scene counts as it starts: the bar shows the one being worked on.
     let pb = crate::progress::bar(store.meta().counts.scenes, "metavqa");
-    for data in store.scenes()?.inspect(|_| pb.inc(1)) {
+    for data in store.scenes()? {
         let data = data?;
         let sid = data.scene.scene_id.clone();
         if opts.scene.as_ref().is_some_and(|x| *x != sid) {
@@ -611,6 +610,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         asked.add(&records);
         recipe_writer.write(&marked)?;
         s.scenes += 1;
+        pb.inc(1);
     }
     if let Some(x) = opts.scene.as_ref().filter(|_| !found) {
         return Err(Error::not_found(&opts.store, format!("scene {x}")));

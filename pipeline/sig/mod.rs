@@ -174,13 +174,14 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
     let mut tally = crate::qa::ipc::Tally::default();
     let grid = frame::grid_json(cfg).to_string();
     let pb = crate::progress::bar(store.meta().counts.scenes, "sig");
-    for scene in store.scenes()?.inspect(|_| pb.inc(1)) {
+    for scene in store.scenes()? {
         let scene = scene?;
         let (frames, questions) =
             scene_rows(opts, &store, &kept, &config_hash, &scene, &mut summary)?;
         fw.write(&output::frames_batch(&frames, &grid)?)?;
         qw.write(&output::qa_batch(&questions)?)?;
         tally.add(questions.iter().map(|q| &q.record));
+        pb.inc(1);
     }
     pb.finish_and_clear();
     fw.finish()?;

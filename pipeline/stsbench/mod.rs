@@ -217,7 +217,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     };
     let mut scenes = Vec::new();
     let pb = crate::progress::bar(store.meta().counts.scenes, "stsbench");
-    for scene in store.scenes()?.inspect(|_| pb.inc(1)) {
+    for scene in store.scenes()? {
         let scene = scene?;
         let location = scene.scene.location.clone().unwrap_or_default();
         if !map_cache.contains_key(&location) {
@@ -270,6 +270,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
                 .collect(),
             instances: mined.instances,
         });
+        pb.inc(1);
     }
     pb.finish_and_clear();
     let all: Vec<(usize, &mine::Instance)> = scenes
