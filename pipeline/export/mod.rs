@@ -197,7 +197,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
     }
     pb.finish_and_clear();
     summary.files = writer.finish()?;
-    summary.image_files = images.written.len();
+    summary.image_files = images.count();
     owned.finish()?;
     Ok(summary)
 }

@@ -143,30 +143,34 @@ pub fn rows_in<'a>(
     batches: impl IntoIterator<Item = (usize, usize)> + 'a,
 ) -> impl Iterator<Item = Result<QaRecord>> + 'a {
     let mut open: Option<(usize, QaFile)> = None;
+    let mut failed = false;
+    let mut read = move |f: usize, b: usize| -> Result<Vec<QaRecord>> {
+        if open.as_ref().is_none_or(|(k, _)| *k != f) {
+            let path = files.get(f).ok_or_else(|| {
+                crate::Error::Internal(format!("no QA table {f} of {}", files.len()))
+            })?;
+            open = Some((f, QaFile::open(path)?));
+        }
+        match open.as_mut() {
+            Some((_, file)) => file.batch(b),
+            None => Ok(Vec::new()),
+        }
+    };
     batches
         .into_iter()
-        .map(move |(f, b)| {
-            if open.as_ref().is_none_or(|(k, _)| *k != f) {
-                let path = files.get(f).ok_or_else(|| {
-                    crate::Error::Internal(format!("no QA table {f} of {}", files.len()))
-                })?;
-                open = Some((f, QaFile::open(path)?));
-            }
-            match open.as_mut() {
-                Some((_, file)) => file.batch(b),
-                None => Ok(Vec::new()),
-            }
+        .map_while(move |(f, b)| {
+            (!failed).then(|| {
+                let r = read(f, b);
+                failed = r.is_err();
+                r
+            })
         })
-        .scan(false, |failed, r| {
-            if *failed {
-                return None;
-            }
-            *failed = r.is_err();
-            Some(r)
-        })
-        .flat_map(|r| match r {
-            Ok(v) => v.into_iter().map(Ok).collect::<Vec<_>>(),
-            Err(e) => vec![Err(e)],
+        .flat_map(|r| {
+            let (rows, err) = match r {
+                Ok(v) => (v, None),
+                Err(e) => (Vec::new(), Some(e)),
+            };
+            rows.into_iter().map(Ok).chain(err.map(Err))
         })
 }
 
@@ -290,6 +294,44 @@ impl QaWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chosen_batches_yield_their_rows_in_order_and_stop_at_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = |name: &str, n: usize| {
+            let p = dir.path().join(name);
+            let mut w = QaWriter::create(&p).unwrap();
+            for i in 0..n {
+                w.push(QaRecord {
+                    qa_id: format!("{name}-{i}"),
+                    ..Default::default()
+                })
+                .unwrap();
+            }
+            w.finish().unwrap();
+            p
+        };
+        // Two batches in the first table, one in the second.
+        let files = [table("a", BATCH_ROWS + 2), table("b", 3)];
+        let ids = |batches: Vec<(usize, usize)>| -> Vec<String> {
+            rows_in(&files, batches)
+                .map(|r| r.map(|r| r.qa_id))
+                .collect::<Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(
+            ids(vec![(0, 1), (1, 0)]),
+            ["a-1024", "a-1025", "b-0", "b-1", "b-2"]
+        );
+        assert_eq!(ids(vec![(1, 0), (0, 1)]).len(), 5);
+        let after_error: Vec<_> = rows_in(&files, vec![(0, 1), (2, 0), (1, 0)]).collect();
+        assert_eq!(
+            after_error.len(),
+            3,
+            "two rows, the error, nothing after it"
+        );
+        assert!(after_error[2].is_err());
+    }
 
     #[test]
     fn an_empty_table_reads_as_no_rows() {

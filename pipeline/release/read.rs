@@ -222,21 +222,17 @@ pub(crate) fn string_lists(batch: &arrow::array::RecordBatch, name: &str) -> Vec
 
 /// Row `i` of a list-of-strings column (empty when the items are not strings).
 pub(crate) fn list_strings(l: &arrow::array::ListArray, i: usize) -> Vec<String> {
-    let v = l.value(i);
-    v.as_string_opt::<i32>()
-        .map(|s| {
-            s.iter()
-                .map(|x| x.unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
+    texts(&l.value(i))
 }
 
 /// Each row's string in column `name` (none when the batch lacks it).
 pub(crate) fn strings(batch: &arrow::array::RecordBatch, name: &str) -> Vec<String> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_string_opt::<i32>())
+    batch.column_by_name(name).map(texts).unwrap_or_default()
+}
+
+/// The values of a string array, a null as an empty string (none when `a` holds no strings).
+pub(crate) fn texts(a: &arrow::array::ArrayRef) -> Vec<String> {
+    a.as_string_opt::<i32>()
         .map(|s| {
             s.iter()
                 .map(|x| x.unwrap_or_default().to_string())

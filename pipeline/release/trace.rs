@@ -1,12 +1,13 @@
 //! `drivegen trace`: one release row followed back to its source, as the row itself records
-//! it: the dataset and version (the manifest's store), the scene, frame and clip, each shown
-//! image's camera, frame token and file, the corruption and seed that drew it, the rule with
-//! its parameters and evidence that decided the answer, and the prompt with its key.
+//! it: the dataset and its version, the scene (with the source's key of it), frame and clip,
+//! each shown image's camera, frame token, sample, source file and the copy shown, the
+//! corruption and seed that drew it, the rule with its parameters and evidence that decided the
+//! answer, and the prompt with its key.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
+use arrow::array::AsArray;
 
 use super::read::{listed_shards, parquet_error, qa_batches};
 use crate::qa::record::letter;
@@ -64,19 +65,9 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
             let image_files = images
                 .map(|l| l.value(i))
                 .and_then(|v| {
-                    let st = v.as_struct_opt()?.clone();
-                    let p = st.column_by_name("path")?.as_string_opt::<i32>()?.clone();
-                    Some(
-                        (0..p.len())
-                            .map(|k| {
-                                if p.is_null(k) {
-                                    String::new()
-                                } else {
-                                    p.value(k).to_string()
-                                }
-                            })
-                            .collect(),
-                    )
+                    v.as_struct_opt()?
+                        .column_by_name("path")
+                        .map(super::read::texts)
                 })
                 .unwrap_or_default();
             out.push(Found {

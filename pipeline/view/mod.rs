@@ -69,7 +69,9 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
     let owned = crate::store::owner::Owned::claim(out, "release viewer", "the viewer's files")?;
     let mut images = ImageDir::new(out);
     let [mut splits, mut families, mut types, mut answers] = Default::default();
-    let mut index = Vec::new();
+    // Per row: split, family, type and answer (as value numbers), rows file, place in it;
+    // compact, since the index holds every row of the release.
+    let mut index: Vec<[usize; 6]> = Vec::new();
     let mut page = Vec::new();
     let mut pages = 0usize;
     let flush = |page: &mut Vec<serde_json::Value>, pages: &mut usize| -> Result<()> {
@@ -96,14 +98,14 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
                     .iter()
                     .map(|img| images.put(img, &r.qa_id))
                     .collect::<Result<Vec<_>>>()?;
-                index.push(json!([
+                index.push([
                     Values::id(&mut splits, split),
                     Values::id(&mut families, &r.family),
                     Values::id(&mut types, &r.question_type),
                     Values::id(&mut answers, &r.answer_letter),
                     pages,
-                    page.len()
-                ]));
+                    page.len(),
+                ]);
                 page.push(json!({
                     "id": r.qa_id,
                     "split": split,
@@ -142,23 +144,18 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
         (names, pos)
     };
     let lists = [&splits, &families, &types, &answers].map(sorted);
-    let rows: Vec<serde_json::Value> = index
-        .into_iter()
-        .map(|mut r| {
-            for (k, (_, pos)) in lists.iter().enumerate() {
-                let old = r[k].as_u64().unwrap_or(0) as usize;
-                r[k] = json!(pos.get(old).copied().unwrap_or(0));
-            }
-            r
-        })
-        .collect();
-    let n = rows.len();
+    for r in &mut index {
+        for (k, (_, pos)) in lists.iter().enumerate() {
+            r[k] = pos.get(r[k]).copied().unwrap_or(0);
+        }
+    }
+    let n = index.len();
     let ix = json!({
         "splits": lists[0].0,
         "families": lists[1].0,
         "types": lists[2].0,
         "answers": lists[3].0,
-        "rows": rows,
+        "rows": index,
     });
     write_atomic(
         &out.join("index.js"),

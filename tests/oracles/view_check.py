@@ -9,7 +9,6 @@ only rows of the chosen family, load each shown image at its full width from a f
 release's bytes for that row, and render a MetaVQA row's marked image into a screenshot.
 """
 
-import glob
 import hashlib
 import html.parser
 import os
@@ -17,8 +16,10 @@ import subprocess
 import sys
 from collections import Counter
 
-import pyarrow.parquet as pq
 from PIL import Image
+
+# The release's rows, read with pyarrow as the export check reads them (same folder).
+from export_check import release_rows
 
 CHROMIUM = os.environ.get("CHROMIUM", "chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
@@ -56,12 +57,9 @@ def load(viewer, fragment, problems, shot=None):
 
 def main():
     rel, viewer, shot = sys.argv[1:4]
-    rows = {}
-    for path in sorted(glob.glob(os.path.join(rel, "data", "*.parquet"))):
-        split = os.path.basename(path).split("-", 1)[0]
-        for r in pq.read_table(path).to_pylist():
-            r["split"] = split
-            rows[r["qa_id"], split] = r
+    rows = release_rows(rel)
+    for (_, split), r in rows.items():
+        r["split"] = split
     problems = []
     checks = [("", lambda r: True)]
     for f in sorted({r["family"] for r in rows.values()}):
