@@ -1091,9 +1091,13 @@ fn is_shard_name(name: &str) -> bool {
     let t = tail.as_bytes();
     let digits = |r: std::ops::Range<usize>| t[r].iter().all(u8::is_ascii_digit);
     let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let parts: Vec<&str> = head.split('-').collect();
-    parts.len() <= 2
-        && parts.iter().all(|p| word(p))
+    // A family is one drivegen names its files after, so a user's `test-mine-…` file stays.
+    let (split, family) = match head.split_once('-') {
+        Some((s, f)) => (s, Some(f)),
+        None => (head, None),
+    };
+    word(split)
+        && family.is_none_or(|f| crate::qa::record::FAMILIES.contains(&f))
         && t[0] == b'-'
         && digits(1..6)
         && &t[6..10] == b"-of-"
@@ -1140,6 +1144,7 @@ mod tests {
             "test-0000a-of-00001.parquet",
             "te st-00000-of-00001.parquet",
             "test-a-b-00000-of-00001.parquet",
+            "test-mine-00000-of-00001.parquet",
             "test--00000-of-00001.parquet",
             "tést-00000-of-00001.parquet",
             "test-00000-to-00001.parquet",
