@@ -34,6 +34,7 @@ pub mod jpeg;
 pub mod progress;
 pub mod qa;
 pub mod release;
+pub mod robustness;
 pub mod schemas;
 pub mod score;
 pub mod shard;

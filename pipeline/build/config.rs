@@ -49,8 +49,160 @@ pub struct BuildConfig {
     pub balance: BTreeMap<String, FamilyBalance>,
     #[serde(default)]
     pub release: ReleaseSection,
+    /// Corruption-robustness splits: some families' questions asked again under each
+    /// corruption (none: no robustness splits).
+    #[serde(default)]
+    pub robustness: Option<RobustnessSection>,
     #[serde(default)]
     pub report: ReportSection,
+}
+
+/// `[robustness]`: which families' questions are asked again, under which corruptions and
+/// severities, and how many per family. The release also writes the text-only control, the
+/// third of DriveBench's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobustnessSection {
+    /// `"all"` (every enabled family that can be re-asked) or a list of families.
+    #[serde(default = "all_word")]
+    pub families: Words,
+    /// `"all"`, a comma-separated list, or a list of corruption names.
+    #[serde(default = "all_word")]
+    pub corruptions: Words,
+    /// `"default"` (DriveBench's severity per corruption) or a list of severities 1–5.
+    #[serde(default = "default_severities")]
+    pub severities: SeverityChoice,
+    /// Rows re-asked per family: a seeded draw stratified over question type and answer, the
+    /// same rows in every setting.
+    pub rows: usize,
+    /// Where the corruptions run (`auto`, `gpu`, `cpu`).
+    #[serde(default)]
+    pub device: DeviceChoice,
+    /// The corruption settings (default: `[corrupt].config`, else the built-in ones).
+    #[serde(default)]
+    pub config: Option<PathBuf>,
+}
+
+/// A word (`"all"`, or names separated by commas) or a list of names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Words {
+    One(String),
+    List(Vec<String>),
+}
+
+impl Words {
+    /// The names given, or None for `all`.
+    pub fn names(&self) -> Option<Vec<String>> {
+        let list: Vec<String> = match self {
+            Words::One(s) if s.trim().eq_ignore_ascii_case("all") => return None,
+            Words::One(s) => s.split(',').map(|w| w.trim().to_string()).collect(),
+            Words::List(v) => v.iter().map(|w| w.trim().to_string()).collect(),
+        };
+        Some(list)
+    }
+}
+
+fn all_word() -> Words {
+    Words::One("all".into())
+}
+
+/// `"default"` or a list of severities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SeverityChoice {
+    Word(String),
+    List(Vec<u8>),
+}
+
+fn default_severities() -> SeverityChoice {
+    SeverityChoice::Word("default".into())
+}
+
+impl RobustnessSection {
+    /// The families re-asked: those named, or every enabled family that can be.
+    pub fn families(&self, stages: &Stages) -> std::result::Result<Vec<String>, String> {
+        let enabled = |f: &str| match f {
+            "egodyn" => stages.egomotion,
+            "metavqa" => stages.metavqa,
+            "stsbench" => stages.stsbench,
+            "sig" => stages.sig,
+            _ => false,
+        };
+        let mut out = match self.families.names() {
+            None => crate::robustness::FAMILIES
+                .iter()
+                .filter(|f| enabled(f))
+                .map(|f| f.to_string())
+                .collect(),
+            Some(list) => {
+                for f in &list {
+                    if f == "drivebench" {
+                        return Err("robustness.families: drivebench questions ask which \
+                                    corruption an image shows; they cannot be asked again \
+                                    under another one"
+                            .into());
+                    }
+                    if !crate::robustness::FAMILIES.contains(&f.as_str()) {
+                        return Err(format!(
+                            "robustness.families: unknown family {f:?} (known: {})",
+                            crate::robustness::FAMILIES.join(", ")
+                        ));
+                    }
+                    if !enabled(f) {
+                        return Err(format!(
+                            "robustness.families names {f}, whose stage is not enabled in \
+                             [stages]"
+                        ));
+                    }
+                }
+                list
+            }
+        };
+        out.sort();
+        out.dedup();
+        if out.is_empty() {
+            return Err(
+                "robustness: no family to re-ask (enable egomotion, metavqa, \
+                        stsbench or sig in [stages])"
+                    .into(),
+            );
+        }
+        Ok(out)
+    }
+
+    /// The corruptions named.
+    pub fn corruptions(&self) -> Result<Vec<crate::corrupt::Corruption>> {
+        match self.corruptions.names() {
+            None => Ok(crate::corrupt::Corruption::ALL.to_vec()),
+            Some(list) => list
+                .iter()
+                .map(|c| crate::corrupt::Corruption::parse(c))
+                .collect(),
+        }
+    }
+
+    /// The severities chosen.
+    pub fn severities(&self) -> std::result::Result<crate::robustness::Severities, String> {
+        match &self.severities {
+            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("default") => {
+                Ok(crate::robustness::Severities::Default)
+            }
+            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("all") => {
+                Ok(crate::robustness::Severities::Listed(vec![1, 2, 3, 4, 5]))
+            }
+            SeverityChoice::Word(w) => Err(format!(
+                "robustness.severities = {w:?}: expected \"default\", \"all\" or a list of 1–5"
+            )),
+            SeverityChoice::List(v) if v.is_empty() => {
+                Err("robustness.severities is an empty list".into())
+            }
+            SeverityChoice::List(v) => match v.iter().find(|k| !(1..=5).contains(*k)) {
+                Some(k) => Err(format!("robustness.severities: {k} is not in 1..=5")),
+                None => Ok(crate::robustness::Severities::Listed(v.clone())),
+            },
+        }
+    }
 }
 
 fn default_split() -> String {
@@ -337,6 +489,20 @@ impl BuildConfig {
                     "balance.{family}.mode = {:?}: expected \"paper\" or \"released\"",
                     b.mode
                 ));
+            }
+        }
+        if let Some(r) = &self.robustness {
+            if r.rows == 0 {
+                return bad("robustness.rows must be at least 1".into());
+            }
+            if let Err(e) = r.families(&self.stages) {
+                return bad(e);
+            }
+            if let Err(e) = r.corruptions() {
+                return bad(format!("robustness.corruptions: {}", e.report()));
+            }
+            if let Err(e) = r.severities() {
+                return bad(e);
             }
         }
         if let Err(e) = crate::corrupt::run::parse_corruptions(&self.corrupt.corruptions) {

@@ -801,11 +801,16 @@ fn global_steps(
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
     let (release_inputs, family_keys) = family_steps(opts, cp, outputs)?;
-    let mut ro = release_options(opts, outputs, release_inputs);
+    let mut ro = release_options(opts, outputs, release_inputs)?;
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
+    let robust_config = match &c.robustness {
+        Some(r) => file_text(&r.config.clone().or_else(|| c.corrupt.config.clone()))?,
+        None => None,
+    };
     let k = key(
         "release",
-        &json!({"config": opts.config_text, "release": c.release, "keep_images": opts.keep_images}),
+        &json!({"config": opts.config_text, "release": c.release, "keep_images": opts.keep_images,
+                "corruptions": robust_config}),
         &fk,
     );
     // The release replaces its own shards and removes stale ones itself; the rest of `data/`
@@ -813,7 +818,9 @@ fn global_steps(
     cp.step("release", &k, &[], || {
         // Marked and corrupted images are drawn on the device of the stages that planned them
         // (opened here: a release step that is reused needs none).
-        if c.stages.corrupt || c.stages.metavqa {
+        if let Some(r) = &c.robustness {
+            ro.gpu = crate::gpu::device::open(r.device)?;
+        } else if c.stages.corrupt || c.stages.metavqa {
             let device = if c.stages.corrupt {
                 c.corrupt.device
             } else {
@@ -927,9 +934,33 @@ fn release_options(
     opts: &BuildOptions,
     outputs: &[SceneOutputs],
     qa: Vec<PathBuf>,
-) -> crate::release::ReleaseOptions {
+) -> Result<crate::release::ReleaseOptions> {
     let c = &opts.config;
-    crate::release::ReleaseOptions {
+    let robustness = match &c.robustness {
+        None => None,
+        Some(r) => {
+            let bad = |detail: String| Error::Config {
+                file: PathBuf::from("[robustness]"),
+                detail,
+            };
+            let config = crate::corrupt::CorruptConfig::load(
+                r.config.as_deref().or(c.corrupt.config.as_deref()),
+            )?;
+            let settings = crate::robustness::RobustnessOptions::settings(
+                &r.corruptions()?,
+                &r.severities().map_err(bad)?,
+                &config,
+            )?;
+            Some(crate::robustness::RobustnessOptions {
+                families: r.families(&c.stages).map_err(bad)?,
+                settings,
+                rows: r.rows,
+                seed: c.seed,
+                config: std::sync::Arc::new(config),
+            })
+        }
+    };
+    Ok(crate::release::ReleaseOptions {
         qa,
         stores: outputs.iter().map(|o| o.store.clone()).collect(),
         images_root: None,
@@ -945,10 +976,12 @@ fn release_options(
         },
         name: c.name.clone(),
         image_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
-        text_only_controls: c.release.text_only_controls,
+        // DriveBench's study compares clean, corrupted and text-only answers to one question.
+        text_only_controls: c.release.text_only_controls || robustness.is_some(),
         keep_images: opts.keep_images.clone(),
+        robustness,
         gpu: None,
-    }
+    })
 }
 
 /// The counts the release's manifest records, read back so that a release step skipped as

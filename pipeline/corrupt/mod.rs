@@ -241,7 +241,8 @@ pub fn plan_frame(
         ));
     }
     let ci = corruption.index();
-    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, views);
+    let cameras: Vec<&str> = views.iter().map(|v| v.camera).collect();
+    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, &cameras);
     let mut out = Vec::with_capacity(views.len());
     for (i, view) in views.iter().enumerate() {
         let chosen = selected.as_ref().is_none_or(|s| s.contains(&i));
@@ -272,6 +273,63 @@ pub fn plan_frame(
     Ok(out)
 }
 
+/// The plan of one view of a frame, as [`plan_frame`] makes it for that view when the frame's
+/// views are `cameras` (every camera of the frame, in any order): the frame-level choices
+/// (which views are splashed, obstructed, crashed or lost) depend only on the frame's cameras,
+/// not on their pixels, so one view can be corrupted alone and match the whole frame's run.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_view(
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    seed: u64,
+    frame_id: &str,
+    cameras: &[&str],
+    view: &View<'_>,
+) -> Result<ViewPlan> {
+    let severity = check_severity(severity)?;
+    if corruption.is_codec() {
+        return Err(Error::invalid(
+            corruption.name(),
+            "is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
+        ));
+    }
+    let Some(index) = cameras.iter().position(|c| *c == view.camera) else {
+        return Err(Error::input(
+            view.image_id,
+            "camera",
+            format!(
+                "camera {} is not one of the frame's {cameras:?}",
+                view.camera
+            ),
+        ));
+    };
+    let (w, h) = view.image.dimensions();
+    if w == 0 || h == 0 {
+        return Err(Error::input(
+            view.image_id,
+            "image",
+            "empty image (0 pixels)",
+        ));
+    }
+    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, cameras);
+    let key = Key::new(seed, view.image_id, corruption.index(), severity);
+    let plan = if selected.as_ref().is_none_or(|s| s.contains(&index)) {
+        view_plan(cfg, corruption, severity, key, view)
+    } else {
+        Plan::Unchanged
+    };
+    let mut params = plan_json(&plan);
+    if let (Value::Object(p), Value::Object(f)) = (&mut params, &frame_meta) {
+        p.insert("frame".into(), Value::Object(f.clone()));
+    }
+    Ok(ViewPlan {
+        applied: !matches!(plan, Plan::Unchanged),
+        plan,
+        params,
+    })
+}
+
 /// The views a frame-level decision selects (None: all views) and the decision's record,
 /// which every view's params repeat under `frame`. Only the view-selective corruptions
 /// decide anything here; their draws are keyed by the frame, not by a view.
@@ -281,18 +339,14 @@ fn select_views(
     severity: u8,
     seed: u64,
     frame_id: &str,
-    views: &[View<'_>],
+    views: &[&str],
 ) -> (Option<Vec<usize>>, Value) {
     let ci = corruption.index();
     let frame_key = Key::new(seed, frame_id, ci | 0x100, severity);
     let n = views.len();
-    let front = views
-        .iter()
-        .position(|v| v.camera == "CAM_FRONT")
-        .unwrap_or(0);
-    let names = |idx: &[usize]| -> Vec<String> {
-        idx.iter().map(|i| views[*i].camera.to_string()).collect()
-    };
+    let front = views.iter().position(|v| *v == "CAM_FRONT").unwrap_or(0);
+    let names =
+        |idx: &[usize]| -> Vec<String> { idx.iter().map(|i| views[*i].to_string()).collect() };
     match corruption {
         Corruption::WaterSplash => {
             let v = occlusion::select_views(frame_key, n, front, cfg.water_splash.extra_views);
@@ -373,25 +427,29 @@ pub(crate) fn view_plan(
 
 /// View indices in nuScenes camera order (CAM_FRONT, CAM_FRONT_LEFT, CAM_FRONT_RIGHT,
 /// CAM_BACK, CAM_BACK_LEFT, CAM_BACK_RIGHT), other cameras after them by name.
-fn canonical_order(views: &[View<'_>]) -> Vec<usize> {
-    const ORDER: [&str; 6] = [
-        "CAM_FRONT",
-        "CAM_FRONT_LEFT",
-        "CAM_FRONT_RIGHT",
-        "CAM_BACK",
-        "CAM_BACK_LEFT",
-        "CAM_BACK_RIGHT",
-    ];
+fn canonical_order(views: &[&str]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..views.len()).collect();
-    idx.sort_by_key(|i| {
-        let c = views[*i].camera;
-        (
-            ORDER.iter().position(|o| *o == c).unwrap_or(ORDER.len()),
-            c.to_string(),
-            *i,
-        )
-    });
+    idx.sort_by_key(|i| (camera_rank(views[*i]), views[*i].to_string(), *i));
     idx
+}
+
+/// nuScenes' camera order, in which a frame's views are listed (and crash and loss draws
+/// index them).
+pub const CAMERA_ORDER: [&str; 6] = [
+    "CAM_FRONT",
+    "CAM_FRONT_LEFT",
+    "CAM_FRONT_RIGHT",
+    "CAM_BACK",
+    "CAM_BACK_LEFT",
+    "CAM_BACK_RIGHT",
+];
+
+/// A camera's place in [`CAMERA_ORDER`] (other cameras after those six).
+pub fn camera_rank(camera: &str) -> usize {
+    CAMERA_ORDER
+        .iter()
+        .position(|o| *o == camera)
+        .unwrap_or(CAMERA_ORDER.len())
 }
 
 fn plan_json(plan: &Plan) -> Value {

@@ -163,15 +163,6 @@ struct FrameIn {
     views: Vec<ViewIn>,
 }
 
-const CAMERA_ORDER: [&str; 6] = [
-    "CAM_FRONT",
-    "CAM_FRONT_LEFT",
-    "CAM_FRONT_RIGHT",
-    "CAM_BACK",
-    "CAM_BACK_LEFT",
-    "CAM_BACK_RIGHT",
-];
-
 fn is_image(p: &Path) -> bool {
     p.extension()
         .and_then(|e| e.to_str())
@@ -253,15 +244,7 @@ fn frames_of(
                 }
                 let keep = frames_per_scene.unwrap_or(usize::MAX);
                 for (idx, mut views) in by_frame.into_iter().take(keep) {
-                    views.sort_by_key(|v| {
-                        (
-                            CAMERA_ORDER
-                                .iter()
-                                .position(|o| *o == v.camera)
-                                .unwrap_or(6),
-                            v.camera.clone(),
-                        )
-                    });
+                    views.sort_by_key(|v| (super::camera_rank(&v.camera), v.camera.clone()));
                     frames.push(FrameIn {
                         frame: FrameRef {
                             source: source.clone(),

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::{image_bytes, ExportOptions, Format, ImageDir};
 use crate::qa::record::letter;
 use crate::qa::QaRecord;
-use crate::release::read::ShownImage;
+use crate::release::read::{RowSetting, ShownImage};
 use crate::store::atomic::AtomicFile;
 use crate::{Error, Result};
 
@@ -57,8 +57,18 @@ impl Writer {
                 .map(|s| s.to_string())
                 .collect();
             header.extend((0..w.options).map(|i| letter(i).unwrap_or_default()));
-            header
-                .extend(["answer", "category", "l2-category", "split", "qa_id"].map(String::from));
+            header.extend(
+                [
+                    "answer",
+                    "category",
+                    "l2-category",
+                    "split",
+                    "qa_id",
+                    "setting",
+                    "base_qa_id",
+                ]
+                .map(String::from),
+            );
             let line: Vec<String> = header.iter().map(|h| tsv_field(h)).collect();
             writeln!(f, "{}", line.join("\t")).map_err(|e| io(&f, e))?;
             w.file = Some(f);
@@ -87,13 +97,14 @@ impl Writer {
         &mut self,
         split: &str,
         r: &QaRecord,
+        tag: &RowSetting,
         shown: &[ShownImage],
         images: &mut ImageDir,
     ) -> Result<()> {
         let line = match self.format {
             Format::Llava => llava(r, shown, images)?.to_string(),
-            Format::Jsonl => jsonl(split, r, shown, images)?.to_string(),
-            Format::Vlmevalkit => self.vlmevalkit(split, r, shown)?,
+            Format::Jsonl => jsonl(split, r, tag, shown, images)?.to_string(),
+            Format::Vlmevalkit => self.vlmevalkit(split, r, tag, shown)?,
         };
         let sep: &[u8] = match (self.format, self.in_file) {
             (Format::Llava, 0) => b"\n",
@@ -120,7 +131,13 @@ impl Writer {
 
     /// One TSV line: the prompt's parts in VLMEvalKit's columns (it adds its own option list
     /// and instruction), the answer as a letter, every field quoted.
-    fn vlmevalkit(&self, split: &str, r: &QaRecord, shown: &[ShownImage]) -> Result<String> {
+    fn vlmevalkit(
+        &self,
+        split: &str,
+        r: &QaRecord,
+        tag: &RowSetting,
+        shown: &[ShownImage],
+    ) -> Result<String> {
         let b64 = |img: &ShownImage| -> Result<String> {
             Ok(base64::engine::general_purpose::STANDARD.encode(image_bytes(img, &r.qa_id)?))
         };
@@ -146,6 +163,8 @@ impl Writer {
             r.family.clone(),
             split.to_string(),
             r.qa_id.clone(),
+            tag.setting.clone(),
+            tag.base_qa_id.clone(),
         ]);
         let quoted: Vec<String> = fields.iter().map(|s| tsv_field(s)).collect();
         Ok(quoted.join("\t"))
@@ -206,10 +225,18 @@ fn llava(r: &QaRecord, shown: &[ShownImage], images: &mut ImageDir) -> Result<Va
 }
 
 /// A JSONL row: the record's columns, the images as paths.
-fn jsonl(split: &str, r: &QaRecord, shown: &[ShownImage], images: &mut ImageDir) -> Result<Value> {
+fn jsonl(
+    split: &str,
+    r: &QaRecord,
+    tag: &RowSetting,
+    shown: &[ShownImage],
+    images: &mut ImageDir,
+) -> Result<Value> {
     Ok(json!({
         "qa_id": r.qa_id,
         "split": split,
+        "setting": tag.setting,
+        "base_qa_id": tag.base_qa_id,
         "family": r.family,
         "question_type": r.question_type,
         "question": r.question(),

@@ -186,9 +186,9 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
         writer.begin_split(split)?;
         let mut n = 0usize;
         for f in files {
-            for_each_row_with_images(f, |record, shown| {
+            for_each_row_with_images(f, |record, tag, shown| {
                 n += 1;
-                writer.row(split, &record, &shown, &mut images)
+                writer.row(split, &record, &tag, &shown, &mut images)
             })?;
             pb.inc(1);
         }

@@ -10,17 +10,26 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
     let _ = writeln!(c, "---");
     let _ = writeln!(c, "configs:");
     // The default config is every family; each family is a config of its own, its files
-    // named after it.
-    let mut splits = vec![opts.split.clone()];
-    if opts.text_only_controls {
-        splits.push(super::control_split(&opts.split));
-    }
+    // named after it, with the splits that hold its rows (a robustness split re-asks only
+    // some families, and `datasets` refuses a split whose files match nothing).
+    let splits: Vec<String> = s.split_counts.keys().cloned().collect();
+    let splits = order_splits(opts, splits);
     let _ = writeln!(c, "- config_name: default");
     let _ = writeln!(c, "  default: true");
     write_data_files(&mut c, &splits, None);
     for family in s.counts.keys() {
         let _ = writeln!(c, "- config_name: {family}");
-        write_data_files(&mut c, &splits, Some(family));
+        let own: Vec<String> = splits
+            .iter()
+            .filter(|sp| {
+                *sp == &opts.split
+                    || s.split_counts
+                        .get(*sp)
+                        .is_some_and(|f| f.get(family).is_some_and(|n| *n > 0))
+            })
+            .cloned()
+            .collect();
+        write_data_files(&mut c, &own, Some(family));
     }
     let _ = writeln!(c, "task_categories:");
     let _ = writeln!(c, "- visual-question-answering");
@@ -72,6 +81,9 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
             super::control_split(&opts.split)
         );
     }
+    if let Some(r) = &opts.robustness {
+        robustness_section(&mut c, opts, r, s);
+    }
     let first = s.counts.keys().next().map_or("egodyn", String::as_str);
     let _ = writeln!(
         c,
@@ -83,6 +95,67 @@ pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
         "`manifest.json` lists the inputs' sha256, the options and the sha256 of every shard."
     );
     c
+}
+
+/// The splits in the order a reader meets them: the main split, its text-only control, then
+/// the robustness splits in the order of their settings.
+fn order_splits(opts: &ReleaseOptions, mut splits: Vec<String>) -> Vec<String> {
+    let mut order = vec![opts.split.clone(), super::control_split(&opts.split)];
+    if let Some(r) = &opts.robustness {
+        order.extend(
+            r.settings
+                .iter()
+                .map(|s| crate::robustness::split_name(&opts.split, s)),
+        );
+    }
+    splits.sort_by_key(|s| {
+        (
+            order.iter().position(|o| o == s).unwrap_or(usize::MAX),
+            s.clone(),
+        )
+    });
+    splits
+}
+
+/// What the robustness splits are, how they were drawn and how to score them.
+fn robustness_section(
+    c: &mut String,
+    opts: &ReleaseOptions,
+    r: &crate::robustness::RobustnessOptions,
+    s: &ReleaseSummary,
+) {
+    let _ = writeln!(
+        c,
+        "## Corruption robustness
+
+As in DriveBench, the same questions are asked again with          their images corrupted: up to {} questions of each of {} (a draw with seed {},          stratified over question type and answer) are repeated word for word in every split          below, with the same options and the same correct letter. A repeated row has its own          `qa_id`; `base_qa_id` names the row of `{}` it repeats and `setting` the split's          setting (`clean` and `text_only` in the main split and its control). Images are          corrupted from the source camera image with drivegen's DriveBench corruptions          (`corruption`, `severity`, `corruption_seed`); on a Set-of-Mark image the marks are          drawn after the corruption. Camera Crash and Frame Lost black out some views of a          frame, so some of their rows show no usable image: their key is kept, as in          DriveBench, and `drivegen score` reports them apart.
+",
+        r.rows,
+        r.families.join(", "),
+        r.seed,
+        opts.split
+    );
+    let _ = writeln!(
+        c,
+        "| split | corruption | severity | rows |
+|---|---|---:|---:|"
+    );
+    for st in &r.settings {
+        let split = crate::robustness::split_name(&opts.split, st);
+        let n: usize = s.split_counts.get(&split).map_or(0, |f| f.values().sum());
+        let _ = writeln!(
+            c,
+            "| `{split}` | {} | {} | {n} |",
+            st.corruption.display_name(),
+            st.severity
+        );
+    }
+    let _ = writeln!(
+        c,
+        "
+`drivegen score RELEASE PREDICTIONS` reports per family and question type the clean          accuracy on the repeated rows, each setting's accuracy, relative robustness (setting ÷          clean) and its mean over the corruptions (mRR), and visual reliance (clean −          text-only), with bootstrap 95 % intervals.
+"
+    );
 }
 
 /// The `data_files` of a config: each split's files, of one family or of all.

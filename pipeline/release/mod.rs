@@ -26,6 +26,7 @@ pub mod blind;
 pub mod card;
 pub mod read;
 mod render;
+mod robust;
 pub mod screen;
 pub mod shards;
 pub mod trace;
@@ -97,6 +98,9 @@ pub struct ReleaseOptions {
     /// Also write every image the release draws (marked, corrupted) under this folder, at its
     /// published path, for people to look at.
     pub keep_images: Option<PathBuf>,
+    /// Also re-ask a draw of some families' rows under corruptions, a split per setting
+    /// (`crate::robustness`).
+    pub robustness: Option<crate::robustness::RobustnessOptions>,
     /// The GPU images are drawn on (`None`: the CPU twins, identical pixels).
     #[serde(skip)]
     pub gpu: Option<Arc<crate::gpu::Gpu>>,
@@ -118,6 +122,7 @@ impl Default for ReleaseOptions {
             image_dirs: Vec::new(),
             text_only_controls: false,
             keep_images: None,
+            robustness: None,
             gpu: None,
         }
     }
@@ -129,7 +134,10 @@ pub struct ReleaseSummary {
     pub rows: usize,
     pub images: usize,
     pub shards: Vec<ShardInfo>,
+    /// Rows per family and question type of the main split.
     pub counts: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Rows per split and family (the text-only control and every robustness split too).
+    pub split_counts: BTreeMap<String, BTreeMap<String, usize>>,
     pub options_hash: String,
 }
 
@@ -160,6 +168,9 @@ struct Loaded {
     cameras: BTreeMap<String, CameraRow>,
     /// `frame_idx` → the source's own key of the frame (nuScenes' sample token).
     frames: BTreeMap<u32, String>,
+    /// `frame_idx` → the keyframe's cameras in the corrupt stage's order (a robustness
+    /// split corrupts a view as part of its frame).
+    keyframe_cameras: BTreeMap<u32, Vec<String>>,
 }
 
 impl SceneCameras {
@@ -196,6 +207,7 @@ impl SceneCameras {
             .map(|(k, _, key)| RowOrigin {
                 source_version: self.tables[*k].version.clone(),
                 source_scene_id: key.clone(),
+                tag: Default::default(),
             })
             .unwrap_or_default()
     }
@@ -223,9 +235,20 @@ impl SceneCameras {
             batch,
             scene,
         )?)?;
+        let mut keyframe_cameras: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for c in cameras.iter().filter(|c| c.is_keyframe) {
+            keyframe_cameras
+                .entry(c.frame_idx)
+                .or_default()
+                .push(c.camera.clone());
+        }
+        for v in keyframe_cameras.values_mut() {
+            v.sort_by_key(|c| (crate::corrupt::camera_rank(c), c.clone()));
+        }
         self.current = Some(Loaded {
             scene: scene.to_string(),
             store: k,
+            keyframe_cameras,
             cameras: cameras
                 .into_iter()
                 .map(|c| (c.camera_frame_id.clone(), c))
@@ -247,6 +270,14 @@ impl SceneCameras {
             .current
             .as_ref()
             .and_then(|l| l.cameras.get(id).map(|c| (l.store, c.clone()))))
+    }
+
+    /// The cameras of keyframe `frame_idx` of the loaded scene, in the corrupt stage's order.
+    fn keyframe_cameras(&self, frame_idx: u32) -> Vec<String> {
+        self.current
+            .as_ref()
+            .and_then(|l| l.keyframe_cameras.get(&frame_idx).cloned())
+            .unwrap_or_default()
     }
 
     /// The source's key of keyframe `frame_idx` of the loaded scene (empty when unknown).
@@ -335,16 +366,40 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     screened
         .rejects
         .write(&opts.out.join(crate::store::rejects::LOG_FILE))?;
-    let mut splits = vec![(opts.split.clone(), false)];
+    let mut splits = vec![(opts.split.clone(), Look::Clean)];
     if opts.text_only_controls {
-        splits.push((control_split(&opts.split), true));
+        splits.push((control_split(&opts.split), Look::Black));
+    }
+    // The rows every setting re-asks, drawn from the rows the main split publishes.
+    let drawn = opts
+        .robustness
+        .as_ref()
+        .map(|r| screened.pool.draw(r.rows, r.seed))
+        .unwrap_or_default();
+    if let Some(r) = &opts.robustness {
+        for s in &r.settings {
+            splits.push((
+                crate::robustness::split_name(&opts.split, s),
+                Look::Corrupt(s),
+            ));
+        }
     }
     let mut shards = Vec::new();
     let mut images_total = 0;
     let mut counts = BTreeMap::new();
-    for (split, black) in &splits {
-        let (mut written, n_images, c) = write_split(opts, &finder, split, &screened, *black)?;
-        counts = c;
+    let mut split_counts = BTreeMap::new();
+    for (split, look) in &splits {
+        let (mut written, n_images, c) =
+            write_split(opts, &finder, split, &screened, *look, &drawn)?;
+        split_counts.insert(
+            split.clone(),
+            c.iter()
+                .map(|(f, types)| (f.clone(), types.values().sum()))
+                .collect(),
+        );
+        if matches!(look, Look::Clean) {
+            counts = c;
+        }
         shards.append(&mut written);
         images_total += n_images;
     }
@@ -354,10 +409,18 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         rows: total,
         images: images_total,
         counts,
+        split_counts,
         shards,
         options_hash: options_hash(opts),
     };
-    write_manifest(opts, &stores, &splits, screened.dropped.len(), &summary)?;
+    let split_names: Vec<String> = splits.iter().map(|(s, _)| s.clone()).collect();
+    write_manifest(
+        opts,
+        &stores,
+        &split_names,
+        screened.dropped.len(),
+        &summary,
+    )?;
     write_atomic(
         &opts.out.join("README.md"),
         card::dataset_card(opts, &summary).as_bytes(),
@@ -419,6 +482,7 @@ fn options_hash(opts: &ReleaseOptions) -> String {
         "row_group_bytes": opts.row_group_bytes,
         "images": opts.images,
         "text_only_controls": opts.text_only_controls,
+        "robustness": robust::shaping(opts.robustness.as_ref()),
     });
     let options_json = shaping.to_string();
     hex(&Sha256::digest(options_json.as_bytes()))[..16].to_string()
@@ -429,7 +493,7 @@ fn options_hash(opts: &ReleaseOptions) -> String {
 fn write_manifest(
     opts: &ReleaseOptions,
     stores: &[Store],
-    splits: &[(String, bool)],
+    splits: &[String],
     rejected_rows: usize,
     summary: &ReleaseSummary,
 ) -> Result<()> {
@@ -455,7 +519,8 @@ fn write_manifest(
             "images": opts.images,
             "text_only_controls": opts.text_only_controls,
         },
-        "splits": splits.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>(),
+        "splits": splits,
+        "robustness": robust::manifest(opts),
         "options_hash": summary.options_hash,
         "inputs": inputs,
         "store": store_summary(stores),
@@ -463,6 +528,7 @@ fn write_manifest(
         "rejected_rows": rejected_rows,
         "images": summary.images,
         "counts": summary.counts,
+        "split_counts": summary.split_counts,
         "shards": summary.shards,
     });
     write_atomic(
@@ -559,6 +625,8 @@ struct Shown<'a> {
     from: From<'a>,
     /// The size the store's camera row gives the image ((0, 0) when no store says).
     size: (u32, u32),
+    /// The view under a robustness setting, when its split re-asks the row.
+    corrupted: Option<Box<robust::Corrupted>>,
 }
 
 enum From<'a> {
@@ -582,9 +650,13 @@ impl Shown<'_> {
 
     /// Identifies the published bytes (for the per-group cache).
     fn key(&self) -> PathBuf {
-        match &self.from {
+        let clean = match &self.from {
             From::Render(.., at) => at.clone(),
             _ => self.source(),
+        };
+        match &self.corrupted {
+            Some(c) => robust::key(c, &clean),
+            None => clean,
         }
     }
 
@@ -612,6 +684,9 @@ impl Shown<'_> {
         keep: Option<&Path>,
         gpu: Option<&crate::gpu::Gpu>,
     ) -> Result<Vec<u8>> {
+        if let Some(c) = &self.corrupted {
+            return self.publish_corrupted(c, keep, gpu);
+        }
         match &self.from {
             From::Render(r, c, recipe, _) => {
                 if black {
@@ -656,6 +731,7 @@ impl<'a> ImageFinder<'a> {
                     source_frame: source.frame.clone(),
                     from: From::File(f),
                     size: source.size,
+                    corrupted: None,
                 }));
             }
             let Some(recipe) = self.recipes.borrow_mut().get(&r.scene_id, k, p)? else {
@@ -683,6 +759,7 @@ impl<'a> ImageFinder<'a> {
                 source_frame,
                 size: (cam.width, cam.height),
                 from: From::Render(&self.readers[s], Box::new(cam), recipe, f),
+                corrupted: None,
             }));
         }
         Ok(None)
@@ -741,6 +818,7 @@ impl<'a> ImageFinder<'a> {
                     source_frame: cameras.frame_key(cam.frame_idx),
                     size: (cam.width, cam.height),
                     from: From::Camera(&self.readers[k], Box::new(cam)),
+                    corrupted: None,
                 }),
                 None if self.has_store => {
                     return Err(missing(format!(
@@ -816,25 +894,40 @@ fn write_split(
     finder: &ImageFinder<'_>,
     split: &str,
     screened: &screen::Screened,
-    black: bool,
+    look: Look<'_>,
+    drawn: &BTreeMap<String, std::collections::HashSet<u128>>,
 ) -> Result<(Vec<ShardInfo>, usize, Counts)> {
     let per = opts.rows_per_shard;
-    let planned: usize = screened.families.values().map(|k| k.div_ceil(per)).sum();
+    // A robustness split holds the drawn rows of the families it re-asks.
+    let families: BTreeMap<&String, usize> = match look {
+        Look::Corrupt(_) => drawn
+            .iter()
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(f, d)| (f, d.len()))
+            .collect(),
+        _ => screened.families.iter().map(|(f, k)| (f, *k)).collect(),
+    };
+    let planned: usize = families.values().map(|k| k.div_ceil(per)).sum();
     let pb = crate::progress::bar(planned as u64, &format!("release {split}"));
     let mut out = SplitOut::default();
-    if screened.kept == 0 {
+    if families.values().sum::<usize>() == 0 {
         // A split with no rows still has a file for its config's `data/{split}-*` to match.
         let rel = shard_path(split, None, 0, 1);
         out.shards
             .push(shards::ShardWriter::create(&opts.out, &rel)?.finish()?);
     }
-    for (family, &kept) in &screened.families {
+    for (&family, &kept) in &families {
+        let chosen = drawn.get(family);
+        let wanted = |r: &QaRecord| match look {
+            Look::Corrupt(_) => chosen.is_some_and(|d| d.contains(&screen::id_key(&r.qa_id))),
+            _ => true,
+        };
         // Each family reads only the record batches that hold its rows.
         let batches = screened.batches.get(family).into_iter().flatten().copied();
         let rows = crate::qa::ipc::rows_in(&opts.qa, batches)
             .filter(|r| {
                 r.as_ref().map_or(true, |r| {
-                    &r.family == family && !screened.dropped.contains(&r.qa_id)
+                    &r.family == family && !screened.dropped.contains(&r.qa_id) && wanted(r)
                 })
             })
             .map(|r| {
@@ -849,7 +942,7 @@ fn write_split(
             split,
             family,
             kept,
-            black,
+            look,
         };
         write_family(opts, finder, &plan, rows, &mut out, &pb)?;
     }
@@ -871,7 +964,18 @@ struct FamilyPlan<'p> {
     family: &'p str,
     /// Its rows, all of which `rows` yields.
     kept: usize,
-    black: bool,
+    look: Look<'p>,
+}
+
+/// How a split shows its rows' images.
+#[derive(Debug, Clone, Copy)]
+enum Look<'o> {
+    /// As the stages made them: the main split.
+    Clean,
+    /// Black, of the same sizes: the text-only control.
+    Black,
+    /// Under a corruption: a robustness split re-asking drawn rows.
+    Corrupt(&'o crate::robustness::Setting),
 }
 
 /// Where shard `i` of `n` of a split (of one family, or of none when the split is empty)
@@ -899,7 +1003,7 @@ fn write_family(
         plan.split,
         plan.family
     );
-    let mut ahead = Ahead::new(finder, opts, plan.black);
+    let mut ahead = Ahead::new(finder, opts, plan.look);
     for i in 0..n {
         let rel = shard_path(plan.split, Some(plan.family), i, n);
         let want = per.min(total - i * per);
@@ -913,7 +1017,7 @@ fn write_family(
         let (mut group, mut images, mut group_bytes) = (Vec::new(), Vec::new(), 0usize);
         let mut origins = Vec::new();
         for k in 0..want {
-            let (r, shown) = ahead.next(&mut rows)?;
+            let (r, shown, tag) = ahead.next(&mut rows)?;
             *out.counts
                 .entry(r.family.clone())
                 .or_default()
@@ -942,7 +1046,9 @@ fn write_family(
                 });
             }
             out.images += v.len();
-            origins.push(finder.cameras.borrow().origin(&r.scene_id));
+            let mut origin = finder.cameras.borrow().origin(&r.scene_id);
+            origin.tag = tag;
+            origins.push(origin);
             group.push(r);
             images.push(v);
             if group.len() >= opts.row_group_rows.max(1)
@@ -970,17 +1076,17 @@ fn write_family(
 struct Ahead<'f, 'a> {
     finder: &'f ImageFinder<'a>,
     opts: &'f ReleaseOptions,
-    black: bool,
-    queue: std::collections::VecDeque<(QaRecord, Vec<Shown<'a>>)>,
+    look: Look<'f>,
+    queue: std::collections::VecDeque<(QaRecord, Vec<Shown<'a>>, shards::RowTag)>,
     ready: std::collections::HashMap<PathBuf, Arc<Vec<u8>>>,
 }
 
 impl<'f, 'a> Ahead<'f, 'a> {
-    fn new(finder: &'f ImageFinder<'a>, opts: &'f ReleaseOptions, black: bool) -> Self {
+    fn new(finder: &'f ImageFinder<'a>, opts: &'f ReleaseOptions, look: Look<'f>) -> Self {
         Self {
             finder,
             opts,
-            black,
+            look,
             queue: Default::default(),
             ready: Default::default(),
         }
@@ -990,8 +1096,9 @@ impl<'f, 'a> Ahead<'f, 'a> {
     fn next(
         &mut self,
         rows: &mut impl Iterator<Item = Result<QaRecord>>,
-    ) -> Result<(QaRecord, Vec<Shown<'a>>)> {
-        let missing = |q: &(QaRecord, Vec<Shown<'a>>), ready: &std::collections::HashMap<_, _>| {
+    ) -> Result<(QaRecord, Vec<Shown<'a>>, shards::RowTag)> {
+        type Queued<'q> = (QaRecord, Vec<Shown<'q>>, shards::RowTag);
+        let missing = |q: &Queued<'a>, ready: &std::collections::HashMap<_, _>| {
             q.1.iter().any(|im| !ready.contains_key(&im.key()))
         };
         let embed = self.opts.images == ImageMode::Embed;
@@ -1019,15 +1126,26 @@ impl<'f, 'a> Ahead<'f, 'a> {
                     .filter(|k| !ready.contains_key(k)),
             );
         };
-        for (_, shown) in &self.queue {
+        for (_, shown, _) in &self.queue {
             note(shown, &mut due);
         }
         while self.queue.len() < self.opts.row_group_rows.max(1) && (!embed || due.len() < batch) {
             let Some(r) = rows.next() else { break };
             let r = r?;
             let shown = self.finder.images(&r)?;
+            let (r, shown, tag) = match self.look {
+                Look::Clean => {
+                    let tag = shards::RowTag::of(crate::robustness::CLEAN, &r.qa_id);
+                    (r, shown, tag)
+                }
+                Look::Black => {
+                    let tag = shards::RowTag::of(crate::robustness::TEXT_ONLY, &r.qa_id);
+                    (r, shown, tag)
+                }
+                Look::Corrupt(s) => robust::reask(self.finder, r, shown, s)?,
+            };
             note(&shown, &mut due);
-            self.queue.push_back((r, shown));
+            self.queue.push_back((r, shown, tag));
         }
         if !embed {
             return Ok(());
@@ -1036,11 +1154,11 @@ impl<'f, 'a> Ahead<'f, 'a> {
         let jobs: Vec<&Shown<'a>> = self
             .queue
             .iter()
-            .flat_map(|(_, shown)| shown.iter())
+            .flat_map(|(_, shown, _)| shown.iter())
             .filter(|im| due.remove(&im.key()))
             .collect();
         let (black, keep, gpu) = (
-            self.black,
+            matches!(self.look, Look::Black),
             self.opts.keep_images.as_deref(),
             self.opts.gpu.as_deref(),
         );
@@ -1070,7 +1188,7 @@ impl<'f, 'a> Ahead<'f, 'a> {
         let used: std::collections::BTreeSet<PathBuf> = self
             .queue
             .iter()
-            .flat_map(|(_, shown)| shown.iter().map(Shown::key))
+            .flat_map(|(_, shown, _)| shown.iter().map(Shown::key))
             .collect();
         self.ready.retain(|k, _| used.contains(k));
     }

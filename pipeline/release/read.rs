@@ -19,6 +19,51 @@ pub struct ReleaseQuestions {
     /// when there is one, is a split of its own.
     pub main: String,
     pub splits: BTreeMap<String, Vec<QaRecord>>,
+    /// Per split, aligned with its rows: the setting each row is asked in and the main split's
+    /// row it repeats (the shards' `setting` and `base_qa_id`; a row of a release written
+    /// before those columns existed repeats itself).
+    pub tags: BTreeMap<String, Vec<RowSetting>>,
+    /// The robustness splits the manifest describes, in its order.
+    pub settings: Vec<SplitSetting>,
+    /// The text-only control split, when the release has one.
+    pub text_only: Option<String>,
+}
+
+/// A robustness split as `manifest.json` describes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SplitSetting {
+    pub split: String,
+    pub setting: String,
+    pub corruption: String,
+    pub severity: u8,
+    /// Camera Crash and Frame Lost: views blacked out, reported apart.
+    pub blackout: bool,
+}
+
+/// The robustness splits and the text-only control split `manifest.json` names.
+pub fn manifest_settings(dir: &Path) -> Result<(Vec<SplitSetting>, Option<String>)> {
+    let mpath = dir.join("manifest.json");
+    let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
+    let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, e))?;
+    let main = m["split"].as_str().unwrap_or_default();
+    let control = super::control_split(main);
+    let text_only = super::manifest_splits(&m)
+        .contains(&control)
+        .then_some(control);
+    let r = &m["robustness"];
+    if r.is_null() {
+        return Ok((Vec::new(), text_only));
+    }
+    let settings: Vec<SplitSetting> = serde_json::from_value(r["settings"].clone())
+        .map_err(|e| Error::input(&mpath, "robustness.settings", e.to_string()))?;
+    Ok((settings, text_only))
+}
+
+/// The setting of a published row (see [`ReleaseQuestions::tags`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RowSetting {
+    pub setting: String,
+    pub base_qa_id: String,
 }
 
 /// The shards `manifest.json` lists, by split, each checked against its sha256 (unless
@@ -96,14 +141,44 @@ pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<Strin
 pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions> {
     let (main, shards) = listed_shards(dir, verify)?;
     let mut splits = BTreeMap::new();
+    let mut tags = BTreeMap::new();
     for (split, files) in shards {
         let mut rows = Vec::new();
+        let mut settings = Vec::new();
         for f in files {
-            read_shard(&f, &mut rows)?;
+            for batch in qa_batches(&f, false)? {
+                let batch = batch.map_err(|e| parquet_error(&f, &e))?;
+                let records = qa::from_batch(&batch)?;
+                let setting = strings(&batch, "setting");
+                let base = strings(&batch, "base_qa_id");
+                for (i, r) in records.iter().enumerate() {
+                    let fallback = if split == main { "clean" } else { "" };
+                    settings.push(RowSetting {
+                        setting: setting
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| fallback.to_string()),
+                        base_qa_id: base
+                            .get(i)
+                            .filter(|b| !b.is_empty())
+                            .cloned()
+                            .unwrap_or_else(|| r.qa_id.clone()),
+                    });
+                }
+                rows.extend(records);
+            }
         }
-        splits.insert(split, rows);
+        splits.insert(split.clone(), rows);
+        tags.insert(split, settings);
     }
-    Ok(ReleaseQuestions { main, splits })
+    let (settings, text_only) = manifest_settings(dir)?;
+    Ok(ReleaseQuestions {
+        main,
+        splits,
+        tags,
+        settings,
+        text_only,
+    })
 }
 
 /// The most options any row of the release offers, read a batch at a time (memory stays flat
@@ -150,11 +225,11 @@ pub struct ShownImage {
     pub source_file: String,
 }
 
-/// Reads shard `f` a row group's batch at a time, passing each row's record and its images (in
-/// `cameras` order) to `each`; an error from `each` stops the reading and is returned.
+/// Reads shard `f` a row group's batch at a time, passing each row's record, its setting and
+/// its images (in `cameras` order) to `each`; an error from `each` stops the reading and is returned.
 pub fn for_each_row_with_images(
     f: &Path,
-    mut each: impl FnMut(QaRecord, Vec<ShownImage>) -> Result<()>,
+    mut each: impl FnMut(QaRecord, RowSetting, Vec<ShownImage>) -> Result<()>,
 ) -> Result<()> {
     let bad = |e: &dyn std::fmt::Display| Error::Input {
         file: f.to_path_buf(),
@@ -177,6 +252,8 @@ pub fn for_each_row_with_images(
             .and_then(|c| c.as_list_opt::<i32>())
             .ok_or_else(|| bad(&"no column `images` of lists"))?;
         let sources = string_lists(&batch, "source_files");
+        let settings = strings(&batch, "setting");
+        let bases = strings(&batch, "base_qa_id");
         for (i, record) in records.into_iter().enumerate() {
             let files = sources.get(i).cloned().unwrap_or_default();
             let shown = images.value(i);
@@ -202,7 +279,15 @@ pub fn for_each_row_with_images(
                     source_file: files.get(k).cloned().unwrap_or_default(),
                 })
                 .collect();
-            each(record, row)?;
+            let tag = RowSetting {
+                setting: settings.get(i).cloned().unwrap_or_default(),
+                base_qa_id: bases
+                    .get(i)
+                    .filter(|b| !b.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| record.qa_id.clone()),
+            };
+            each(record, tag, row)?;
         }
     }
     Ok(())
@@ -241,10 +326,6 @@ pub(crate) fn texts(a: &arrow::array::ArrayRef) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn read_shard(f: &Path, rows: &mut Vec<QaRecord>) -> Result<()> {
-    for_each_batch(f, |batch| rows.extend(batch))
-}
-
 /// A reader of shard `f`'s QA columns (images can be most of the bytes), with the images'
 /// `path` field and the rows' `source_files` too when `image_paths`.
 pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBatchReader> {
@@ -260,7 +341,7 @@ pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBat
             let column = schema.column(i);
             let parts = column.path().parts();
             let first = parts.first().map(String::as_str);
-            first.is_some_and(|p| names.iter().any(|n| n == p))
+            first.is_some_and(|p| names.iter().any(|n| n == p) || ROW_SETTING.contains(&p))
                 || (image_paths
                     && first == Some("images")
                     && parts.last().is_some_and(|l| l == "path"))
@@ -272,6 +353,9 @@ pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBat
         .build()
         .map_err(|e| parquet_error(f, &e))
 }
+
+/// The columns that say which setting a row is asked in.
+const ROW_SETTING: [&str; 3] = ["setting", "base_qa_id", "corruption_seed"];
 
 /// A Parquet or Arrow error while reading shard `f`.
 pub(crate) fn parquet_error(f: &Path, e: &dyn std::fmt::Display) -> Error {

@@ -37,6 +37,10 @@ pub struct Screened {
     pub rejects: RejectLog,
     /// Where the correct option of a kept row goes, by [`id_key`] (rows that stay are absent).
     pub moves: HashMap<u128, u8>,
+    /// The kept rows of the families robustness splits re-ask, to draw from.
+    pub pool: crate::robustness::select::Pool,
+    /// Those families.
+    robust: Vec<String>,
     facts: Facts,
     /// [`id_key`] of each kept row, in order, until the moves are placed.
     kept_ids: Vec<u128>,
@@ -70,6 +74,12 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
         dropped: BTreeSet::new(),
         rejects: RejectLog::new(),
         moves: HashMap::new(),
+        pool: Default::default(),
+        robust: opts
+            .robustness
+            .as_ref()
+            .map(|r| r.families.clone())
+            .unwrap_or_default(),
         facts: Facts::default(),
         kept_ids: Vec::new(),
     };
@@ -161,7 +171,11 @@ impl Screened {
             },
         );
         self.kept += 1;
-        self.kept_ids.push(id_key(&r.qa_id));
+        let key = id_key(&r.qa_id);
+        self.kept_ids.push(key);
+        if self.robust.contains(&r.family) {
+            self.pool.add(&r.family, &r.question_type, &r.answer, key);
+        }
         *self.families.entry(r.family.clone()).or_default() += 1;
     }
 }

@@ -47,6 +47,30 @@ pub struct RowOrigin {
     /// The source's own key of the scene (nuScenes' scene token, the Waymo segment, the
     /// CARLA route).
     pub source_scene_id: String,
+    /// The setting the row is asked in.
+    pub tag: RowTag,
+}
+
+/// The setting a row is asked in and the clean row it repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RowTag {
+    /// `clean` (the main split), `text_only` (its control) or a robustness setting's name.
+    pub setting: String,
+    /// The `qa_id` of the main split's row this one asks again (its own id in the main split).
+    pub base_qa_id: String,
+    /// The seed the setting's corruption was drawn with (robustness rows only).
+    pub corruption_seed: Option<u64>,
+}
+
+impl RowTag {
+    /// A row of the main split or its text-only control.
+    pub fn of(setting: &str, qa_id: &str) -> Self {
+        Self {
+            setting: setting.to_string(),
+            base_qa_id: qa_id.to_string(),
+            corruption_seed: None,
+        }
+    }
 }
 
 fn image_struct_fields() -> Fields {
@@ -80,6 +104,12 @@ pub fn shard_schema() -> SchemaRef {
     for name in ["source_version", "source_scene_id"] {
         fields.push(Field::new(name, DataType::Utf8, false));
     }
+    // The setting a row is asked in (`clean`, `text_only`, or a corruption) and the main
+    // split's row it repeats: what pairs a robustness row with its clean row.
+    for name in ["setting", "base_qa_id"] {
+        fields.push(Field::new(name, DataType::Utf8, false));
+    }
+    fields.push(Field::new("corruption_seed", DataType::UInt64, true));
     fields.push(Field::new(
         "images",
         DataType::List(Arc::new(Field::new(
@@ -170,6 +200,15 @@ pub fn shard_batch(
     )));
     cols.push(Arc::new(StringArray::from_iter_values(
         origins.iter().map(|o| o.source_scene_id.as_str()),
+    )));
+    cols.push(Arc::new(StringArray::from_iter_values(
+        origins.iter().map(|o| o.tag.setting.as_str()),
+    )));
+    cols.push(Arc::new(StringArray::from_iter_values(
+        origins.iter().map(|o| o.tag.base_qa_id.as_str()),
+    )));
+    cols.push(Arc::new(arrow::array::UInt64Array::from_iter(
+        origins.iter().map(|o| o.tag.corruption_seed),
     )));
     let mut list = ListBuilder::new(StructBuilder::new(
         image_struct_fields(),

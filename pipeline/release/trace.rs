@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use arrow::array::AsArray;
+use arrow::array::{Array, AsArray};
 
 use super::read::{listed_shards, parquet_error, qa_batches};
 use crate::qa::record::letter;
@@ -31,6 +31,12 @@ pub struct Found {
     /// The source's version and its key of the scene.
     pub source_version: String,
     pub source_scene: String,
+    /// The setting the row is asked in (`clean`, `text_only`, a corruption) and the main
+    /// split's row it repeats.
+    pub setting: String,
+    pub base_qa_id: String,
+    /// The seed a robustness setting's corruption was drawn with.
+    pub corruption_seed: Option<u64>,
 }
 
 /// Every row of the release with id `qa_id` (one per split that holds it), the QA columns
@@ -58,6 +64,11 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
         let mut frames = super::read::string_lists(&batch, "source_frame_ids");
         let version = super::read::strings(&batch, "source_version");
         let scene = super::read::strings(&batch, "source_scene_id");
+        let setting = super::read::strings(&batch, "setting");
+        let base_ids = super::read::strings(&batch, "base_qa_id");
+        let cseed = batch
+            .column_by_name("corruption_seed")
+            .and_then(|c| c.as_primitive_opt::<arrow::datatypes::UInt64Type>());
         for (i, record) in records.into_iter().enumerate() {
             if record.qa_id != qa_id {
                 continue;
@@ -80,6 +91,9 @@ fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> 
                 source_frames: frames.get_mut(i).map(std::mem::take).unwrap_or_default(),
                 source_version: version.get(i).cloned().unwrap_or_default(),
                 source_scene: scene.get(i).cloned().unwrap_or_default(),
+                setting: setting.get(i).cloned().unwrap_or_default(),
+                base_qa_id: base_ids.get(i).cloned().unwrap_or_default(),
+                corruption_seed: cseed.filter(|c| !c.is_null(i)).map(|c| c.value(i)),
             });
         }
         base += batch.num_rows();
@@ -121,6 +135,14 @@ pub fn render(dir: &Path, found: &Found) -> Result<String> {
         "release   split {}, {shard} row {}",
         found.split, found.row
     );
+    if !found.setting.is_empty() {
+        let mut line = format!("setting   {}", found.setting);
+        if !found.base_qa_id.is_empty() && found.base_qa_id != r.qa_id {
+            let main = m["split"].as_str().unwrap_or("the main split");
+            let _ = write!(line, ", asks again {} of split {main}", found.base_qa_id);
+        }
+        let _ = writeln!(s, "{line}");
+    }
     let _ = writeln!(
         s,
         "source    {} {}, built by {} {}",
@@ -163,8 +185,11 @@ pub fn render(dir: &Path, found: &Found) -> Result<String> {
             s,
             "corrupt   {c} at severity {}, seed {}",
             r.severity.map(|v| v.to_string()).unwrap_or("?".into()),
-            r.seed
+            found.corruption_seed.unwrap_or(r.seed)
         );
+        if found.corruption_seed.is_some_and(|k| k != r.seed) {
+            let _ = writeln!(s, "seed      {} (options and labels)", r.seed);
+        }
     } else {
         let _ = writeln!(s, "seed      {}", r.seed);
     }

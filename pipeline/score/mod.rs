@@ -14,6 +14,7 @@
 pub mod consistency;
 pub mod metrics;
 pub mod parse;
+pub mod robustness;
 pub mod sig;
 
 use std::collections::BTreeMap;
@@ -116,7 +117,14 @@ pub struct ReleaseScore {
     pub matched_to_default: usize,
     /// Predictions naming a split the release does not have.
     pub unknown_split: BTreeMap<String, usize>,
+    /// Predictions without a `split` whose `qa_id` is a robustness row's (each has an id of
+    /// its own), counted for that row's split.
+    pub matched_by_id: usize,
     pub splits: BTreeMap<String, ScoreReport>,
+    /// Per family re-asked by robustness splits: accuracy per setting, relative robustness,
+    /// mRR and visual reliance (`docs/robustness.md` §5); empty without robustness splits.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub robustness: BTreeMap<String, robustness::FamilyRobustness>,
 }
 
 /// Scores each split on its own: a prediction counts for the split it names, or for
@@ -147,17 +155,37 @@ pub fn score_release(
         default_split: default.clone(),
         ..Default::default()
     };
+    // A robustness row has an id of its own, so a prediction naming no split still finds it.
+    let robust_ids: std::collections::HashMap<&str, &str> = release
+        .settings
+        .iter()
+        .filter_map(|s| release.splits.get_key_value(&s.split))
+        .flat_map(|(split, rows)| rows.iter().map(move |r| (r.qa_id.as_str(), split.as_str())))
+        .collect();
+    let main_ids: std::collections::HashSet<&str> = release
+        .splits
+        .get(&default)
+        .map(|rows| rows.iter().map(|r| r.qa_id.as_str()).collect())
+        .unwrap_or_default();
     for (split, preds) in predictions {
-        let name = split.clone().unwrap_or_else(|| default.clone());
-        if !release.splits.contains_key(&name) {
-            *out.unknown_split.entry(name).or_default() += preds.len();
+        let named = split.clone().unwrap_or_else(|| default.clone());
+        if !release.splits.contains_key(&named) {
+            *out.unknown_split.entry(named).or_default() += preds.len();
             continue;
         }
-        if split.is_none() {
-            out.matched_to_default += preds.len();
-        }
-        let into = by_split.entry(name.clone()).or_default();
         for (id, text) in preds {
+            let name = match (split, robust_ids.get(id.as_str())) {
+                (None, Some(s)) if !main_ids.contains(id.as_str()) => {
+                    out.matched_by_id += 1;
+                    s.to_string()
+                }
+                (None, _) => {
+                    out.matched_to_default += 1;
+                    named.clone()
+                }
+                _ => named.clone(),
+            };
+            let into = by_split.entry(name.clone()).or_default();
             if into.insert(id.clone(), text.clone()).is_some() {
                 return Err(Error::invalid(
                     "score",
@@ -169,14 +197,32 @@ pub fn score_release(
             }
         }
     }
+    let mut correct = robustness::Correct::new();
     for (split, questions) in &release.splits {
         let preds = by_split.remove(split).unwrap_or_default();
         if preds.is_empty() && *split != release.main {
             continue;
         }
+        correct.insert(split.clone(), correctness(questions, &preds));
         out.splits.insert(split.clone(), score(questions, &preds));
     }
+    if !release.settings.is_empty() {
+        out.robustness = robustness::robustness(release, &correct);
+    }
     Ok(out)
+}
+
+/// Whether each question's prediction parses to its answer (unanswered or unparsable: no).
+fn correctness(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> Vec<bool> {
+    questions
+        .iter()
+        .map(|q| {
+            predictions.get(&q.qa_id).is_some_and(|text| {
+                parse::parse(text, &q.choices, q.family != "egodyn")
+                    .is_some_and(|(i, _)| q.choices.get(i) == Some(&q.answer))
+            })
+        })
+        .collect()
 }
 
 /// Scores `predictions` against `questions`.
@@ -270,9 +316,20 @@ pub fn release_summary(r: &ReleaseScore) -> String {
             "{n} predictions name split {split}, which the release does not have"
         );
     }
+    if r.matched_by_id > 0 {
+        let _ = writeln!(
+            s,
+            "predictions without a `split` matched to a robustness split by their qa_id: {}",
+            r.matched_by_id
+        );
+    }
     for (split, rep) in &r.splits {
         let _ = writeln!(s, "\n## split {split}");
         s.push_str(&summary(rep));
+    }
+    if !r.robustness.is_empty() {
+        let _ = writeln!(s, "\n## corruption robustness");
+        s.push_str(&robustness::summary(&r.robustness));
     }
     s
 }

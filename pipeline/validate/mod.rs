@@ -18,6 +18,7 @@
 //! splits those of the manifest.
 
 pub mod layouts;
+mod robust;
 mod rows;
 
 use std::collections::BTreeMap;
@@ -137,6 +138,7 @@ pub fn run(dir: &Path) -> Result<Report> {
     let manifest = read_manifest(dir, &mut rep);
     let listed = check_shard_files(dir, manifest.as_ref(), &mut rep);
     let mut state = rows::State::default();
+    state.robust = robust::Robust::from_manifest(manifest.as_ref(), &mut rep);
     let pb = crate::progress::bar(listed.len() as u64, "validate shards");
     for shard in &listed {
         rows::check_shard(dir, shard, &mut state, &mut rep);
@@ -316,7 +318,33 @@ fn check_counts(manifest: Option<&serde_json::Value>, state: &rows::State, rep: 
         rep.add("manifest", None, None, "no `counts` object".into());
         return;
     };
+    let main = m["split"].as_str().unwrap_or_default();
+    let split_counts: Option<BTreeMap<String, BTreeMap<String, usize>>> =
+        serde_json::from_value(m["split_counts"].clone()).ok();
     for (split, have) in &state.counts {
+        if let Some(sc) = &split_counts {
+            let totals: BTreeMap<String, usize> = have
+                .iter()
+                .map(|(f, t)| (f.clone(), t.values().sum()))
+                .collect();
+            let listed = sc.get(split).cloned().unwrap_or_default();
+            let listed: BTreeMap<String, usize> =
+                listed.into_iter().filter(|(_, n)| *n > 0).collect();
+            if totals != listed {
+                rep.add(
+                    "manifest_counts",
+                    None,
+                    None,
+                    format!(
+                        "split {split} holds {totals:?} rows per family, split_counts says                          {listed:?}"
+                    ),
+                );
+            }
+        }
+        // A robustness split re-asks a draw of rows: only split_counts counts it.
+        if split != main && *split != crate::release::control_split(main) {
+            continue;
+        }
         if *have != want {
             let mut diffs = Vec::new();
             let keys: std::collections::BTreeSet<(&String, &String)> = have
@@ -339,7 +367,6 @@ fn check_counts(manifest: Option<&serde_json::Value>, state: &rows::State, rep: 
             );
         }
     }
-    let main = m["split"].as_str().unwrap_or_default();
     let rows = state.rows_per_split();
     if let (Some(w), Some(h)) = (m["rows"].as_u64(), rows.get(main)) {
         if w != *h as u64 {
@@ -396,12 +423,23 @@ fn check_card(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report
         .and_then(|m| m["counts"].as_object())
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default();
+    // A family's config lists the splits holding its rows (a robustness split re-asks some
+    // families only); the main split always.
+    let main = manifest
+        .and_then(|m| m["split"].as_str())
+        .unwrap_or_default();
+    let split_counts = manifest.map(|m| &m["split_counts"]);
+    let holds = |split: &str, family: &str| match split_counts {
+        Some(sc) if sc.is_object() => split == main || sc[split][family].as_u64().unwrap_or(0) > 0,
+        _ => true,
+    };
     let mut want: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for config in std::iter::once(None).chain(families.iter().map(|f| Some(f.as_str()))) {
         want.insert(
             config.unwrap_or("default").to_string(),
             splits
                 .iter()
+                .filter(|s| config.is_none_or(|f| holds(s, f)))
                 .map(|s| (s.clone(), crate::release::card::config_glob(s, config)))
                 .collect(),
         );

@@ -25,6 +25,8 @@ enum Decoded {
         width: u32,
         height: u32,
         black: bool,
+        /// What a corrupted image is told apart from its clean one by.
+        stats: super::robust::Stats,
     },
     Bad(String),
 }
@@ -43,6 +45,8 @@ pub struct State {
     controls: Vec<(String, String, String, [u8; 32])>,
     decoded: HashMap<[u8; 32], Decoded>,
     pub images: usize,
+    /// The robustness splits and what their rows must repeat.
+    pub robust: super::robust::Robust,
 }
 
 impl State {
@@ -56,25 +60,31 @@ impl State {
 }
 
 /// One row's columns.
-struct Row {
-    qa_id: String,
-    family: String,
-    qtype: String,
-    question: String,
-    choices: Vec<String>,
-    answer_index: u8,
-    answer_letter: String,
-    answer: String,
-    cameras: Vec<String>,
-    frame_ids: Vec<String>,
-    image_paths: Vec<String>,
-    widths: Vec<u32>,
-    heights: Vec<u32>,
+pub(super) struct Row {
+    pub(super) qa_id: String,
+    pub(super) family: String,
+    pub(super) qtype: String,
+    pub(super) question: String,
+    pub(super) choices: Vec<String>,
+    pub(super) answer_index: u8,
+    pub(super) answer_letter: String,
+    pub(super) answer: String,
+    pub(super) cameras: Vec<String>,
+    pub(super) frame_ids: Vec<String>,
+    pub(super) image_paths: Vec<String>,
+    pub(super) widths: Vec<u32>,
+    pub(super) heights: Vec<u32>,
     /// How many source files and source frame keys the row names (one each per image).
-    source_files: usize,
-    source_frames: usize,
+    pub(super) source_files: usize,
+    pub(super) source_frames: usize,
     /// Digest of each image's bytes (None where only a path is published).
-    images: Vec<Option<[u8; 32]>>,
+    pub(super) images: Vec<Option<[u8; 32]>>,
+    /// The setting columns (None in a release written before they existed).
+    pub(super) setting: Option<String>,
+    pub(super) base_qa_id: Option<String>,
+    pub(super) corruption: Option<String>,
+    pub(super) severity: Option<u8>,
+    pub(super) corruption_seed: Option<u64>,
 }
 
 fn u32s(l: &ListArray, i: usize) -> Vec<u32> {
@@ -119,6 +129,17 @@ fn rows_of(
     );
     let (widths, heights, images) = (l("image_widths")?, l("image_heights")?, l("images")?);
     let (sources, frames) = (l("source_files")?, l("source_frame_ids")?);
+    let opt_s = |n: &str| b.column_by_name(n).and_then(|c| c.as_string_opt::<i32>());
+    let (setting, base, corruption) = (opt_s("setting"), opt_s("base_qa_id"), opt_s("corruption"));
+    let severity = b
+        .column_by_name("severity")
+        .and_then(|c| c.as_primitive_opt::<UInt8Type>());
+    let cseed = b
+        .column_by_name("corruption_seed")
+        .and_then(|c| c.as_primitive_opt::<arrow::datatypes::UInt64Type>());
+    let text = |a: Option<&StringArray>, i: usize| {
+        a.filter(|a| !a.is_null(i)).map(|a| a.value(i).to_string())
+    };
     let mut out = Vec::with_capacity(b.num_rows());
     for i in 0..b.num_rows() {
         let imgs = images.value(i);
@@ -159,6 +180,11 @@ fn rows_of(
             source_files: sources.value(i).len(),
             source_frames: frames.value(i).len(),
             images: digests,
+            setting: text(setting, i),
+            base_qa_id: text(base, i),
+            corruption: text(corruption, i),
+            severity: severity.filter(|a| !a.is_null(i)).map(|a| a.value(i)),
+            corruption_seed: cseed.filter(|a| !a.is_null(i)).map(|a| a.value(i)),
         });
     }
     Ok(out)
@@ -170,6 +196,7 @@ fn decode(bytes: &[u8]) -> Decoded {
             width: rgb.width(),
             height: rgb.height(),
             black: rgb.as_raw().iter().all(|&v| v <= BLACK_LEVEL),
+            stats: super::robust::Stats::of(&rgb),
         },
         Err(e) => Decoded::Bad(e),
     }
@@ -203,6 +230,7 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
         Err(e) => return fail(rep, e.to_string()),
     };
     let control = shard.split.ends_with(CONTROL_SUFFIX);
+    let robust = state.robust.is_robust(&shard.split);
     for batch in reader {
         let batch = match batch {
             Ok(b) => b,
@@ -217,7 +245,7 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
             new.into_par_iter().map(|(d, b)| (d, decode(&b))).collect();
         state.decoded.extend(decoded);
         for row in &rows {
-            check_row(row, shard, control, state, rep);
+            check_row(row, shard, control, robust, state, rep);
         }
     }
 }
@@ -225,7 +253,14 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
 /// Checks one row and records what later checks need: its id and count, and either its
 /// fingerprint and answer letter (main splits) or the fingerprint its main row must match
 /// (controls).
-fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mut Report) {
+fn check_row(
+    r: &Row,
+    shard: &Listed,
+    control: bool,
+    robust: bool,
+    state: &mut State,
+    rep: &mut Report,
+) {
     let mut bad = |check: &str, detail: String| {
         rep.add(check, Some(&shard.path), Some(&r.qa_id), detail);
     };
@@ -266,7 +301,10 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
     let digest = fingerprint(r, &sizes);
     let n = r.choices.len();
     let i = usize::from(r.answer_index);
-    if control {
+    if robust {
+        // Its key and letter are its clean row's: checked against that row, not balanced.
+        state.robust.note_repeat(r, shard, digest);
+    } else if control {
         state.controls.push((
             shard.split.clone(),
             shard.path.clone(),
@@ -274,6 +312,7 @@ fn check_row(r: &Row, shard: &Listed, control: bool, state: &mut State, rep: &mu
             digest,
         ));
     } else {
+        state.robust.note_clean(r, &shard.split);
         state
             .fingerprints
             .insert((shard.split.clone(), r.qa_id.clone()), digest);
@@ -395,6 +434,7 @@ fn check_images(
                 width,
                 height,
                 black,
+                ..
             }) => {
                 sizes.push((*width, *height));
                 if want != (0, 0) && (*width, *height) != want {
@@ -503,6 +543,23 @@ pub fn finish(state: &State, rep: &mut Report) {
         }
     }
     letter_balance(state, rep);
+    state.robust.finish(state, rep);
+}
+
+impl State {
+    /// The fingerprint of a main split's row.
+    pub(super) fn fingerprint_of(&self, split: &str, qa_id: &str) -> Option<&[u8; 32]> {
+        self.fingerprints
+            .get(&(split.to_string(), qa_id.to_string()))
+    }
+
+    /// What an image decoded to, if it was decoded.
+    pub(super) fn stats_of(&self, d: &[u8; 32]) -> Option<&super::robust::Stats> {
+        match self.decoded.get(d) {
+            Some(Decoded::Ok { stats, .. }) => Some(stats),
+            _ => None,
+        }
+    }
 }
 
 /// Letters uniform within each (family, type, options) and (family, options), up to the

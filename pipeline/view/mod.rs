@@ -93,7 +93,7 @@ pub fn run(release: &Path, out: &Path) -> Result<ViewSummary> {
     );
     for (split, files) in &shards {
         for f in files {
-            for_each_row_with_images(f, |r, shown| {
+            for_each_row_with_images(f, |r, _, shown| {
                 let paths = shown
                     .iter()
                     .map(|img| images.put(img, &r.qa_id))

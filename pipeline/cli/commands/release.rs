@@ -84,6 +84,7 @@ impl ReleaseArgs {
             image_dirs: self.image_dirs,
             text_only_controls: self.text_only_controls,
             keep_images: self.keep_images,
+            robustness: None,
             gpu: drivegen::gpu::device::open(self.device)?,
         };
         let s = release::run(&opts)?;

@@ -29,6 +29,10 @@ pub struct ScoreArgs {
     /// standard error).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write a page with one plot per family re-asked by robustness splits: accuracy per
+    /// setting beside clean, text-only and chance.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 /// `drivegen score --sig-pred FILE --sig-truth sig_frames.arrow`: the SIG metrics.
@@ -62,12 +66,23 @@ impl ScoreArgs {
         if let Some(out) = self.out.as_deref() {
             if !drivegen::store::atomic::is_stdout(out) {
                 drivegen::store::paths::disjoint(preds, "--predictions", out, "--out")?;
+                drivegen::store::paths::disjoint(release, "--release", out, "--out")?;
                 drivegen::store::owner::file_output(out)?;
             }
+        }
+        if let Some(html) = self.html.as_deref() {
+            drivegen::store::paths::disjoint(preds, "--predictions", html, "--html")?;
+            drivegen::store::paths::disjoint(release, "--release", html, "--html")?;
+            drivegen::store::owner::file_output(html)?;
         }
         let questions = score::read_release_splits(release, !self.no_verify)?;
         let predictions = score::read_predictions(preds)?;
         let report = score::score_release(&questions, &predictions, self.split.as_deref())?;
+        if let Some(html) = self.html.as_deref() {
+            let title = format!("drivegen robustness: {}", release.display());
+            let page = score::robustness::html(&title, &report.robustness);
+            drivegen::store::atomic::write_atomic(html, page.as_bytes())?;
+        }
         report_and_summary(
             self.out.as_deref(),
             &report,

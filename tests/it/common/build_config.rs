@@ -1,6 +1,7 @@
 //! The build config the end-to-end tests share: every stage on a tiny synthetic corpus (two
 //! scenes of 8 s at 320×180, CPU devices), every family balanced (answers flattened, quotas and
-//! the blind filter where the tiny corpus allows), a release with its text-only controls.
+//! the blind filter where the tiny corpus allows), a release with its text-only controls and
+//! robustness splits (four families re-asked under four corruptions, a codec among them).
 
 pub const EVERY_STAGE: &str = r#"
 name = "build test"
@@ -66,6 +67,12 @@ device = "cpu"
 [release]
 rows_per_shard = 40
 text_only_controls = true
+
+[robustness]
+families = ["egodyn", "metavqa", "sig", "stsbench"]
+corruptions = "brightness,camera_crash,fog,h265"
+rows = 6
+device = "cpu"
 
 [report]
 marked_images = 3
