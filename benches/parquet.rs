@@ -21,7 +21,7 @@ use arrow::array::RecordBatch;
 use criterion::{Criterion, Throughput};
 use drivegen::qa::QaRecord;
 use drivegen::release::shards::{
-    shard_batch, shard_schema, writer_properties, ImageRef, RowOrigin,
+    shard_batch, shard_schema, writer_properties, ImageRef, RowOrigin, RowTag,
 };
 use parquet::arrow::ArrowWriter;
 
@@ -118,6 +118,7 @@ fn batches(rows: &[QaRecord], images: &[Vec<ImageRef>]) -> Vec<RecordBatch> {
                 .map(|row| RowOrigin {
                     source_version: "v1.0-trainval".into(),
                     source_scene_id: row.scene_id.clone(),
+                    tag: RowTag::of("clean", &row.qa_id),
                 })
                 .collect();
             shard_batch(r, i, &origins).unwrap()

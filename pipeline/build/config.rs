@@ -495,6 +495,13 @@ impl BuildConfig {
             if r.rows == 0 {
                 return bad("robustness.rows must be at least 1".into());
             }
+            if self.release.images != "embed" {
+                return bad(
+                    "[robustness] needs release.images = \"embed\": its corrupted images are \
+                     drawn by the release and exist only in its shards"
+                        .into(),
+                );
+            }
             if let Err(e) = r.families(&self.stages) {
                 return bad(e);
             }
@@ -548,6 +555,44 @@ mod tests {
             }
         }
         assert!(n >= 4, "{n} configs in {}", dir.display());
+    }
+
+    #[test]
+    fn robustness_sections_are_checked_by_key() {
+        let with = |section: &str| {
+            BuildConfig::from_toml(
+                &format!(
+                    "name = \"x\"\nseed = 1\nout = \"o\"\n[input]\nkind = \"synth\"\nscenes = 1\n\
+                     [stages]\nsig = true\nvisibility = true\ncorrupt = true\n[robustness]\n{section}"
+                ),
+                Path::new("r.toml"),
+            )
+        };
+        let c = with("rows = 5").unwrap();
+        let r = c.robustness.as_ref().unwrap();
+        assert_eq!(r.families(&c.stages).unwrap(), ["sig"]);
+        assert_eq!(r.corruptions().unwrap().len(), 15);
+        let c = with("rows = 5\ncorruptions = [\"fog\", \"snow\"]\nseverities = [3, 1]").unwrap();
+        let r = c.robustness.as_ref().unwrap();
+        assert_eq!(r.corruptions().unwrap().len(), 2);
+        assert_eq!(
+            r.severities().unwrap(),
+            crate::robustness::Severities::Listed(vec![3, 1])
+        );
+        for (bad, key) in [
+            ("rows = 0", "robustness.rows"),
+            ("rows = 5\nfamilies = [\"drivebench\"]", "drivebench"),
+            ("rows = 5\nfamilies = [\"metavqa\"]", "metavqa"),
+            ("rows = 5\nfamilies = [\"nope\"]", "nope"),
+            ("rows = 5\ncorruptions = \"fog,smog\"", "smog"),
+            ("rows = 5\nseverities = [0]", "robustness.severities"),
+            ("rows = 5\nseverities = []", "robustness.severities"),
+            ("rows = 5\nseverities = \"strong\"", "strong"),
+            ("rows = 5\nsetting = 1", "setting"),
+        ] {
+            let e = with(bad).unwrap_err().report().to_string();
+            assert!(e.contains("r.toml") && e.contains(key), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -580,6 +580,59 @@ mod tests {
     }
 
     #[test]
+    fn one_view_planned_alone_is_planned_as_in_its_frame() {
+        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let cams = [
+            "CAM_FRONT",
+            "CAM_FRONT_LEFT",
+            "CAM_FRONT_RIGHT",
+            "CAM_BACK",
+            "CAM_BACK_LEFT",
+            "CAM_BACK_RIGHT",
+        ];
+        let imgs: Vec<RgbImage> = (0..6u8)
+            .map(|k| {
+                RgbImage::from_fn(24, 16, |x, y| {
+                    image::Rgb([x as u8 * 9, y as u8 * 13, k * 40])
+                })
+            })
+            .collect();
+        let views: Vec<View<'_>> = cams
+            .iter()
+            .zip(&imgs)
+            .map(|(c, image)| View {
+                image_id: c,
+                camera: c,
+                image,
+            })
+            .collect();
+        for corr in Corruption::ALL.into_iter().filter(|c| !c.is_codec()) {
+            for sev in 1..=5 {
+                let frame = plan_frame(&c, corr, sev, 11, "scene/3", &views)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                for (v, want) in views.iter().zip(&frame) {
+                    let one = plan_view(&c, corr, sev, 11, "scene/3", &cams, v)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(one.params, want.params, "{corr:?} {sev} {}", v.camera);
+                    assert_eq!(one.applied, want.applied);
+                    assert_eq!(
+                        apply_cpu(v.image, &one.plan),
+                        apply_cpu(v.image, &want.plan),
+                        "{corr:?} {sev} {}",
+                        v.camera
+                    );
+                }
+            }
+        }
+        let stranger = View {
+            image_id: "x",
+            camera: "CAM_ROOF",
+            image: &imgs[0],
+        };
+        assert!(plan_view(&c, Corruption::Fog, 5, 1, "f", &cams, &stranger).is_err());
+    }
+
+    #[test]
     fn names_round_trip() {
         for c in Corruption::ALL {
             assert_eq!(Corruption::parse(c.name()).ok(), Some(c));

@@ -95,9 +95,16 @@ fn frame_of(finder: &ImageFinder<'_>, r: &QaRecord, k: usize, im: &Shown<'_>) ->
                 });
             }
         }
+        // A sweep is a moment of its own, taken by the same rig as its keyframe: the frame
+        // decisions (crashed or lost cameras) are drawn over the rig's cameras, keyed by the
+        // image, so a sweep's camera is lost or crashed as often as a keyframe's.
+        let mut rig = cameras.keyframe_cameras(c.frame_idx);
+        if !rig.contains(&c.camera) {
+            rig = vec![c.camera.clone()];
+        }
         return Ok(FrameOf {
             frame_id: format!("{}/{}", r.scene_id, c.camera_frame_id),
-            cameras: vec![c.camera.clone()],
+            cameras: rig,
             camera: c.camera,
             image_id: c.camera_frame_id,
         });

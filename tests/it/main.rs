@@ -37,6 +37,7 @@ mod metavqa_hand;
 mod progress;
 mod release;
 mod render_once;
+mod robustness;
 mod schemas;
 mod score;
 mod sig_corpus;

@@ -5,8 +5,8 @@ dataset card's configs, and checks them against `manifest.json`.
 
 `get_dataset_config_names` must give `default` plus one config per family the manifest counts;
 `load_dataset(RELEASE)` every split with every row; `load_dataset(RELEASE, family)` every split
-with exactly that family's rows (each row's `family` column says so, the count is the
-manifest's); the first image of each config decodes to a PIL image of the size its row gives.
+holding that family's rows (a robustness split re-asks some families only) with exactly those
+rows (each row's `family` column says so, the count is the manifest's `split_counts`); the first image of each config decodes to a PIL image of the size its row gives.
 Every Parquet file's row groups hold at most the manifest's `row_group_rows`. Prints one
 summary line; exits 1 naming the first problems.
 """
@@ -22,6 +22,7 @@ root = sys.argv[1]
 manifest = json.load(open(os.path.join(root, "manifest.json")))
 counts = manifest["counts"]
 splits = manifest["splits"]
+split_counts = manifest["split_counts"]
 problems = []
 
 names = get_dataset_config_names(root)
@@ -32,18 +33,19 @@ if sorted(names) != sorted(want):
 loaded = 0
 for config in want:
     ds = load_dataset(root, None if config == "default" else config)
-    if sorted(ds.keys()) != sorted(splits):
-        problems.append(f"{config}: splits {sorted(ds.keys())}, want {sorted(splits)}")
+    own = [s for s in splits if config == "default" or split_counts[s].get(config, 0) > 0]
+    if sorted(ds.keys()) != sorted(own):
+        problems.append(f"{config}: splits {sorted(ds.keys())}, want {sorted(own)}")
         continue
-    for split in splits:
+    for split in own:
         d = ds[split]
         fam = d["family"]
         if config == "default":
-            n = manifest["rows"]
-            if sorted(set(fam)) != sorted(counts):
+            n = sum(split_counts[split].values())
+            if sorted(set(fam)) != sorted(f for f, k in split_counts[split].items() if k > 0):
                 problems.append(f"default/{split}: families {sorted(set(fam))}")
         else:
-            n = sum(counts[config].values())
+            n = split_counts[split][config]
             other = [f for f in fam if f != config]
             if other:
                 problems.append(f"{config}/{split}: {len(other)} rows of {sorted(set(other))}")
