@@ -350,6 +350,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         recipes: std::cell::RefCell::new(render::Recipes::open(&opts.image_dirs)?),
         readers: &readers,
         has_store: !stores.is_empty(),
+        shared: Default::default(),
     };
     // Rows stream from the tables a batch at a time. The screening pass comes first: shard
     // names carry the number of shards, so the rows whose images are unusable must be known
@@ -377,6 +378,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         .map(|r| screened.pool.draw(r.rows, r.seed))
         .unwrap_or_default();
     if let Some(r) = &opts.robustness {
+        robust::plan_shared(&finder, &screened, &drawn)?;
         for s in &r.settings {
             splits.push((
                 crate::robustness::split_name(&opts.split, s),
@@ -388,9 +390,14 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
     let mut images_total = 0;
     let mut counts = BTreeMap::new();
     let mut split_counts = BTreeMap::new();
+    let mut drawn_images = BTreeMap::new();
     for (split, look) in &splits {
+        finder.shared.borrow_mut().begin_split();
         let (mut written, n_images, c) =
             write_split(opts, &finder, split, &screened, *look, &drawn)?;
+        if matches!(look, Look::Corrupt(_)) {
+            drawn_images.insert(split.clone(), finder.shared.borrow().counts(n_images));
+        }
         split_counts.insert(
             split.clone(),
             c.iter()
@@ -420,6 +427,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
         &split_names,
         screened.dropped.len(),
         &summary,
+        &drawn_images,
     )?;
     write_atomic(
         &opts.out.join("README.md"),
@@ -496,6 +504,7 @@ fn write_manifest(
     splits: &[String],
     rejected_rows: usize,
     summary: &ReleaseSummary,
+    drawn_images: &BTreeMap<String, serde_json::Value>,
 ) -> Result<()> {
     let inputs: Vec<serde_json::Value> = opts
         .qa
@@ -520,7 +529,7 @@ fn write_manifest(
             "text_only_controls": opts.text_only_controls,
         },
         "splits": splits,
-        "robustness": robust::manifest(opts),
+        "robustness": robust::manifest(opts, drawn_images),
         "options_hash": summary.options_hash,
         "inputs": inputs,
         "store": store_summary(stores),
@@ -613,6 +622,8 @@ struct ImageFinder<'a> {
     recipes: std::cell::RefCell<render::Recipes>,
     readers: &'a [ImageReader],
     has_store: bool,
+    /// Corrupted images more than one family shows, kept across a robustness split.
+    shared: std::cell::RefCell<robust::Shared>,
 }
 
 /// One image a row shows: the path recorded in the shard and where its bytes are.
@@ -650,13 +661,17 @@ impl Shown<'_> {
 
     /// Identifies the published bytes (for the per-group cache).
     fn key(&self) -> PathBuf {
-        let clean = match &self.from {
+        match &self.corrupted {
+            Some(c) => robust::key(c, &self.clean_key()),
+            None => self.clean_key(),
+        }
+    }
+
+    /// Identifies the bytes the image would have uncorrupted.
+    fn clean_key(&self) -> PathBuf {
+        match &self.from {
             From::Render(.., at) => at.clone(),
             _ => self.source(),
-        };
-        match &self.corrupted {
-            Some(c) => robust::key(c, &clean),
-            None => clean,
         }
     }
 
@@ -1150,13 +1165,24 @@ impl<'f, 'a> Ahead<'f, 'a> {
         if !embed {
             return Ok(());
         }
-        // Each due image once, from the first queued row that shows it.
-        let jobs: Vec<&Shown<'a>> = self
+        // Each due image once, from the first queued row that shows it; a corrupted image
+        // another family's rows drew in this split is taken as drawn.
+        let mut jobs: Vec<&Shown<'a>> = self
             .queue
             .iter()
             .flat_map(|(_, shown, _)| shown.iter())
             .filter(|im| due.remove(&im.key()))
             .collect();
+        {
+            let mut shared = self.finder.shared.borrow_mut();
+            jobs.retain(|im| match shared.take(im) {
+                Some(bytes) => {
+                    self.ready.insert(im.key(), bytes);
+                    false
+                }
+                None => true,
+            });
+        }
         let (black, keep, gpu) = (
             matches!(self.look, Look::Black),
             self.opts.keep_images.as_deref(),
@@ -1168,9 +1194,12 @@ impl<'f, 'a> Ahead<'f, 'a> {
                 .map(|im| Ok((im.key(), im.publish(black, keep, gpu)?)))
                 .collect()
         };
-        for m in made {
+        let mut shared = self.finder.shared.borrow_mut();
+        for (m, im) in made.into_iter().zip(&jobs) {
             let (key, bytes) = m?;
-            self.ready.insert(key, Arc::new(bytes));
+            let bytes = Arc::new(bytes);
+            shared.offer(im, &bytes);
+            self.ready.insert(key, bytes);
         }
         Ok(())
     }

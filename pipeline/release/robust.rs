@@ -3,6 +3,7 @@
 //! written. A Set-of-Mark image gets its marks drawn after the corruption (the marks name the
 //! question's referents; they are not part of the scene the camera saw).
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -156,6 +157,95 @@ impl Shown<'_> {
     }
 }
 
+/// The corrupted images of one robustness split that more than one family shows: drawn by the
+/// first family's rows, kept (up to a few row groups' worth of bytes) and taken by the others',
+/// so an image is corrupted once per split. Families are written one after another, so without
+/// this an image shown by two would be drawn twice.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// Clean keys ([`Shown::clean_key`]) of the images drawn rows of two families show.
+    keys: HashSet<PathBuf>,
+    kept: HashMap<PathBuf, Arc<Vec<u8>>>,
+    bytes: usize,
+    cap: usize,
+    /// Images corrupted, and images taken as another family drew them, in this split.
+    drawn: usize,
+    reused: usize,
+}
+
+impl Shared {
+    /// Starts a split: nothing kept, nothing counted.
+    pub(super) fn begin_split(&mut self) {
+        self.kept.clear();
+        self.bytes = 0;
+        self.drawn = 0;
+        self.reused = 0;
+    }
+
+    /// The bytes of `im` if another family's rows drew it in this split.
+    pub(super) fn take(&mut self, im: &Shown<'_>) -> Option<Arc<Vec<u8>>> {
+        im.corrupted.as_ref()?;
+        let got = self.kept.get(&im.key()).cloned();
+        if got.is_some() {
+            self.reused += 1;
+        }
+        got
+    }
+
+    /// Notes that `im` was drawn, and keeps it when another family shows it too.
+    pub(super) fn offer(&mut self, im: &Shown<'_>, bytes: &Arc<Vec<u8>>) {
+        if im.corrupted.is_none() {
+            return;
+        }
+        self.drawn += 1;
+        if self.keys.contains(&im.clean_key()) && self.bytes + bytes.len() <= self.cap {
+            self.bytes += bytes.len();
+            self.kept.insert(im.key(), bytes.clone());
+        }
+    }
+
+    /// What the split showed and drew, for the manifest.
+    pub(super) fn counts(&self, shown: usize) -> Value {
+        json!({"shown": shown, "drawn": self.drawn, "reused": self.reused})
+    }
+}
+
+/// Finds the images the drawn rows of two or more families show (the rows' images are looked
+/// up, not read).
+pub(super) fn plan_shared(
+    finder: &ImageFinder<'_>,
+    screened: &super::screen::Screened,
+    drawn: &BTreeMap<String, HashSet<u128>>,
+) -> Result<()> {
+    let mut first: HashMap<PathBuf, &str> = HashMap::new();
+    let mut keys = HashSet::new();
+    for (family, chosen) in drawn {
+        let batches = screened.batches.get(family).into_iter().flatten().copied();
+        for r in crate::qa::ipc::rows_in(&finder.opts.qa, batches) {
+            let r = r?;
+            if &r.family != family || !chosen.contains(&super::screen::id_key(&r.qa_id)) {
+                continue;
+            }
+            for im in finder.images(&r)? {
+                let k = im.clean_key();
+                match first.get(k.as_path()) {
+                    None => {
+                        first.insert(k, family);
+                    }
+                    Some(f) if *f != family => {
+                        keys.insert(k);
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    let mut shared = finder.shared.borrow_mut();
+    shared.keys = keys;
+    shared.cap = finder.opts.row_group_bytes.saturating_mul(4);
+    Ok(())
+}
+
 /// What of the robustness options shapes the files (for the options hash).
 pub(super) fn shaping(r: Option<&RobustnessOptions>) -> Value {
     match r {
@@ -171,7 +261,7 @@ pub(super) fn shaping(r: Option<&RobustnessOptions>) -> Value {
 }
 
 /// The manifest's `robustness` entry: what each robustness split is.
-pub(super) fn manifest(opts: &ReleaseOptions) -> Value {
+pub(super) fn manifest(opts: &ReleaseOptions, images: &BTreeMap<String, Value>) -> Value {
     let Some(r) = &opts.robustness else {
         return Value::Null;
     };
@@ -179,8 +269,10 @@ pub(super) fn manifest(opts: &ReleaseOptions) -> Value {
         .settings
         .iter()
         .map(|s| {
+            let split = crate::robustness::split_name(&opts.split, s);
             json!({
-                "split": crate::robustness::split_name(&opts.split, s),
+                "images": images.get(&split).cloned().unwrap_or(Value::Null),
+                "split": split,
                 "setting": s.name,
                 "corruption": s.corruption.name(),
                 "display_name": s.corruption.display_name(),

@@ -10,6 +10,9 @@
 //! own, the text-only control apart from the questions it repeats. A question without a
 //! prediction counts as unparsed; a prediction for an unknown `qa_id` is counted and reported,
 //! not scored. Only the shards `manifest.json` lists are read, each checked against its sha256.
+//! A release with robustness splits also gets, per re-asked family, accuracy per setting,
+//! relative robustness, mRR and visual reliance ([`robustness`]); a robustness row has an id
+//! of its own, so its prediction needs no `split`.
 
 pub mod consistency;
 pub mod metrics;

@@ -11,6 +11,8 @@ use crate::validate::{copy, expect, manifest, read_shard, strings, with_strings,
 
 use std::path::{Path, PathBuf};
 
+use arrow::array::{Array, AsArray};
+
 use common::built::built;
 
 const SETTINGS: [&str; 4] = ["brightness", "fog", "camera_crash", "h265"];
@@ -85,6 +87,32 @@ fn a_robustness_release_reads_and_scores_as_a_user_reads_it() {
             .map(|v| v.as_u64().unwrap())
             .sum();
         assert_eq!(n, 24, "six rows of each of four families in test_{s}");
+    }
+    // Render once: each distinct published image of a split was corrupted once, whichever
+    // families and rows show it.
+    for s in m["robustness"]["settings"].as_array().unwrap() {
+        let split = s["split"].as_str().unwrap();
+        let mut distinct = std::collections::BTreeSet::new();
+        let mut shown = 0;
+        for rel_shard in shards_of(&rel, split) {
+            for b in read_shard(&rel.join(rel_shard)) {
+                let paths = b.column_by_name("image_paths").unwrap().as_list::<i32>();
+                for i in 0..b.num_rows() {
+                    let v = paths.value(i);
+                    for p in v.as_string::<i32>().iter() {
+                        distinct.insert(p.unwrap().to_string());
+                        shown += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            s["images"]["drawn"],
+            distinct.len(),
+            "{split}: {}",
+            s["images"]
+        );
+        assert_eq!(s["images"]["shown"], shown, "{split}");
     }
     let t = tempfile::tempdir().unwrap();
     let preds = t.path().join("predictions.jsonl");
