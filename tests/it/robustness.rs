@@ -11,7 +11,7 @@ use crate::validate::{copy, expect, manifest, read_shard, strings, with_strings,
 
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
+use arrow::array::AsArray;
 
 use common::built::built;
 
