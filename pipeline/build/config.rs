@@ -137,18 +137,8 @@ impl RobustnessSection {
                 .collect(),
             Some(list) => {
                 for f in &list {
-                    if f == "drivebench" {
-                        return Err("robustness.families: drivebench questions ask which \
-                                    corruption an image shows; they cannot be asked again \
-                                    under another one"
-                            .into());
-                    }
-                    if !crate::robustness::FAMILIES.contains(&f.as_str()) {
-                        return Err(format!(
-                            "robustness.families: unknown family {f:?} (known: {})",
-                            crate::robustness::FAMILIES.join(", ")
-                        ));
-                    }
+                    crate::robustness::check_family(f)
+                        .map_err(|e| format!("robustness.families: {e}"))?;
                     if !enabled(f) {
                         return Err(format!(
                             "robustness.families names {f}, whose stage is not enabled in \

@@ -22,13 +22,16 @@
 //! so the same inputs and options give byte-identical releases, and re-running an interrupted
 //! release ends where an uninterrupted one would.
 
+mod ahead;
 pub mod blind;
+mod cameras;
 pub mod card;
 pub mod read;
 mod render;
 mod robust;
 pub mod screen;
 pub mod shards;
+mod shown;
 pub mod trace;
 
 use std::collections::BTreeMap;
@@ -37,12 +40,16 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use self::shards::{hex, ImageRef, RowOrigin, ShardInfo};
+use self::ahead::Ahead;
+use self::cameras::SceneCameras;
+use self::shards::{hex, ImageRef, ShardInfo};
+use self::shown::ImageFinder;
+use self::shown::{black_image, From, Shown};
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
 use crate::store::paths::disjoint;
-use crate::store::{CameraRow, Store, StoreRow, Table};
+use crate::store::Store;
 use crate::{Error, Result};
 
 /// How images go into the shards.
@@ -139,175 +146,6 @@ pub struct ReleaseSummary {
     /// Rows per split and family (the text-only control and every robustness split too).
     pub split_counts: BTreeMap<String, BTreeMap<String, usize>>,
     pub options_hash: String,
-}
-
-/// The stores' camera rows, loaded one scene at a time: the questions come scene by scene (the
-/// canonical order), and a store's cameras table holds one record batch per scene, in the
-/// order of its scenes table. Holding every camera row instead (sweeps included, about six per
-/// keyframe image) made the release's memory grow with the dataset.
-struct SceneCameras {
-    /// `scene_id` → (store, batch, the source's own scene key).
-    scenes: BTreeMap<String, (usize, usize, String)>,
-    /// Per store: its cameras and frames tables, and the source's version.
-    tables: Vec<StoreTables>,
-    /// The scene loaded last.
-    current: Option<Loaded>,
-}
-
-struct StoreTables {
-    cameras: arrow::ipc::reader::FileReader<std::fs::File>,
-    frames: arrow::ipc::reader::FileReader<std::fs::File>,
-    dir: PathBuf,
-    version: String,
-}
-
-/// One scene's camera rows and keyframe keys.
-struct Loaded {
-    scene: String,
-    store: usize,
-    cameras: BTreeMap<String, CameraRow>,
-    /// `frame_idx` → the source's own key of the frame (nuScenes' sample token).
-    frames: BTreeMap<u32, String>,
-    /// `frame_idx` → the keyframe's cameras in the corrupt stage's order (a robustness
-    /// split corrupts a view as part of its frame).
-    keyframe_cameras: BTreeMap<u32, Vec<String>>,
-}
-
-impl SceneCameras {
-    fn open(stores: &[Store]) -> Result<Self> {
-        let mut scenes = BTreeMap::new();
-        for (k, store) in stores.iter().enumerate() {
-            let rows: Vec<crate::store::SceneRow> = store.read_all(Table::Scenes)?;
-            for (batch, r) in rows.into_iter().enumerate() {
-                scenes.insert(r.scene_id, (k, batch, r.source_scene_id));
-            }
-        }
-        let tables = stores
-            .iter()
-            .map(|s| {
-                Ok(StoreTables {
-                    cameras: s.reader(Table::Cameras)?,
-                    frames: s.reader(Table::Frames)?,
-                    dir: s.dir().to_path_buf(),
-                    version: s.meta().source_version.clone(),
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(Self {
-            scenes,
-            tables,
-            current: None,
-        })
-    }
-
-    /// The row's origin: its store's source version and the source's key of its scene.
-    fn origin(&self, scene: &str) -> RowOrigin {
-        self.scenes
-            .get(scene)
-            .map(|(k, _, key)| RowOrigin {
-                source_version: self.tables[*k].version.clone(),
-                source_scene_id: key.clone(),
-                tag: Default::default(),
-            })
-            .unwrap_or_default()
-    }
-
-    /// Makes `scene` the loaded one; false when no store has it.
-    fn load(&mut self, scene: &str) -> Result<bool> {
-        if self.current.as_ref().is_some_and(|c| c.scene == scene) {
-            return Ok(true);
-        }
-        let Some(&(k, batch, _)) = self.scenes.get(scene) else {
-            return Ok(false);
-        };
-        let t = &mut self.tables[k];
-        let cameras = CameraRow::from_batch(&scene_batch(
-            &mut t.cameras,
-            &t.dir,
-            Table::Cameras,
-            batch,
-            scene,
-        )?)?;
-        let frames = crate::store::FrameRow::from_batch(&scene_batch(
-            &mut t.frames,
-            &t.dir,
-            Table::Frames,
-            batch,
-            scene,
-        )?)?;
-        let mut keyframe_cameras: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-        for c in cameras.iter().filter(|c| c.is_keyframe) {
-            keyframe_cameras
-                .entry(c.frame_idx)
-                .or_default()
-                .push(c.camera.clone());
-        }
-        for v in keyframe_cameras.values_mut() {
-            v.sort_by_key(|c| (crate::corrupt::camera_rank(c), c.clone()));
-        }
-        self.current = Some(Loaded {
-            scene: scene.to_string(),
-            store: k,
-            keyframe_cameras,
-            cameras: cameras
-                .into_iter()
-                .map(|c| (c.camera_frame_id.clone(), c))
-                .collect(),
-            frames: frames
-                .into_iter()
-                .map(|f| (f.frame_idx, f.source_frame_id))
-                .collect(),
-        });
-        Ok(true)
-    }
-
-    /// The camera row `id` of `scene` and the index of its store, if the stores have it.
-    fn get(&mut self, scene: &str, id: &str) -> Result<Option<(usize, CameraRow)>> {
-        if !self.load(scene)? {
-            return Ok(None);
-        }
-        Ok(self
-            .current
-            .as_ref()
-            .and_then(|l| l.cameras.get(id).map(|c| (l.store, c.clone()))))
-    }
-
-    /// The cameras of keyframe `frame_idx` of the loaded scene, in the corrupt stage's order.
-    fn keyframe_cameras(&self, frame_idx: u32) -> Vec<String> {
-        self.current
-            .as_ref()
-            .and_then(|l| l.keyframe_cameras.get(&frame_idx).cloned())
-            .unwrap_or_default()
-    }
-
-    /// The source's key of keyframe `frame_idx` of the loaded scene (empty when unknown).
-    fn frame_key(&self, frame_idx: u32) -> String {
-        self.current
-            .as_ref()
-            .and_then(|l| l.frames.get(&frame_idx).cloned())
-            .unwrap_or_default()
-    }
-}
-
-/// Record batch `batch` of a store table: every table holds one batch per scene, in the order
-/// of the scenes table.
-fn scene_batch(
-    r: &mut arrow::ipc::reader::FileReader<std::fs::File>,
-    dir: &Path,
-    table: Table,
-    batch: usize,
-    scene: &str,
-) -> Result<arrow::array::RecordBatch> {
-    let file = dir.join(table.file_name());
-    let bad = |detail: String| Error::Input {
-        file: file.clone(),
-        record: format!("record batch {batch} (scene {scene})"),
-        detail,
-    };
-    r.set_index(batch).map_err(|e| bad(e.to_string()))?;
-    r.next()
-        .ok_or_else(|| bad("missing".into()))?
-        .map_err(|e| bad(e.to_string()))
 }
 
 /// The sha256 of a file, lower-case hex.
@@ -452,6 +290,13 @@ fn check_options(opts: &ReleaseOptions) -> Result<()> {
         return Err(Error::invalid(
             format!("split name `{}`", opts.split),
             "must be letters, digits or `_` (datasets derives it from file names)",
+        ));
+    }
+    if opts.robustness.is_some() && opts.images == ImageMode::Paths {
+        return Err(Error::invalid(
+            "robustness splits",
+            "need embedded images: their corrupted images are drawn by the release and exist \
+             only in its shards",
         ));
     }
     for q in &opts.qa {
@@ -612,290 +457,6 @@ pub fn shard_family(path: &str, split: &str) -> Option<String> {
 /// The split holding the text-only controls of `split`.
 pub fn control_split(split: &str) -> String {
     format!("{split}_text_only")
-}
-
-/// Where a row's images are: its own `image_paths` (under `image_dirs`), else the stores'
-/// images by `camera_frame_id` (files, or rows of a Waymo segment's camera_image table).
-struct ImageFinder<'a> {
-    opts: &'a ReleaseOptions,
-    cameras: std::cell::RefCell<SceneCameras>,
-    recipes: std::cell::RefCell<render::Recipes>,
-    readers: &'a [ImageReader],
-    has_store: bool,
-    /// Corrupted images more than one family shows, kept across a robustness split.
-    shared: std::cell::RefCell<robust::Shared>,
-}
-
-/// One image a row shows: the path recorded in the shard and where its bytes are.
-struct Shown<'a> {
-    path: String,
-    /// The source dataset's file it is or was drawn on (see [`ImageRef::source_file`]).
-    source_file: String,
-    /// The source's key of the frame it belongs to (see [`ImageRef::source_frame`]).
-    source_frame: String,
-    from: From<'a>,
-    /// The size the store's camera row gives the image ((0, 0) when no store says).
-    size: (u32, u32),
-    /// The view under a robustness setting, when its split re-asks the row.
-    corrupted: Option<Box<robust::Corrupted>>,
-}
-
-enum From<'a> {
-    File(PathBuf),
-    Camera(&'a ImageReader, Box<CameraRow>),
-    /// Drawn by the release on a camera image; the path is where a kept copy would go.
-    Render(&'a ImageReader, Box<CameraRow>, render::Recipe, PathBuf),
-}
-
-impl Shown<'_> {
-    /// Identifies the bytes read (for the screening's verdicts and for errors): a drawn image
-    /// is screened by its source.
-    fn source(&self) -> PathBuf {
-        match &self.from {
-            From::File(f) => f.clone(),
-            From::Camera(r, c) | From::Render(r, c, ..) => {
-                r.source_path(c).join(&c.camera_frame_id)
-            }
-        }
-    }
-
-    /// Identifies the published bytes (for the per-group cache).
-    fn key(&self) -> PathBuf {
-        match &self.corrupted {
-            Some(c) => robust::key(c, &self.clean_key()),
-            None => self.clean_key(),
-        }
-    }
-
-    /// Identifies the bytes the image would have uncorrupted.
-    fn clean_key(&self) -> PathBuf {
-        match &self.from {
-            From::Render(.., at) => at.clone(),
-            _ => self.source(),
-        }
-    }
-
-    /// The file the bytes are in (a Waymo segment holds many images).
-    fn file(&self) -> PathBuf {
-        match &self.from {
-            From::File(f) => f.clone(),
-            From::Camera(r, c) | From::Render(r, c, ..) => r.source_path(c),
-        }
-    }
-
-    /// The bytes read: the file, or the camera image (a drawn image's source).
-    fn read(&self) -> Result<Vec<u8>> {
-        match &self.from {
-            From::File(f) => crate::store::input::read(f, crate::store::input::IMAGE),
-            From::Camera(r, c) | From::Render(r, c, ..) => r.bytes(c),
-        }
-    }
-
-    /// The bytes published: as read, drawn, or (`black`) a black image of the same size and
-    /// format. A drawn image is kept under `keep`, if given.
-    fn publish(
-        &self,
-        black: bool,
-        keep: Option<&Path>,
-        gpu: Option<&crate::gpu::Gpu>,
-    ) -> Result<Vec<u8>> {
-        if let Some(c) = &self.corrupted {
-            return self.publish_corrupted(c, keep, gpu);
-        }
-        match &self.from {
-            From::Render(r, c, recipe, _) => {
-                if black {
-                    return render::black_for(&self.path, c.width, c.height, &r.source_path(c));
-                }
-                let base = r.rgb_shared(c)?;
-                let bytes = recipe.render(&base, gpu)?;
-                if let Some(k) = keep {
-                    write_atomic(&k.join(&self.path), &bytes)?;
-                }
-                Ok(bytes)
-            }
-            _ => {
-                let raw = self.read()?;
-                if black {
-                    black_like(&raw, &self.source())
-                } else {
-                    Ok(raw)
-                }
-            }
-        }
-    }
-}
-
-/// What the store says of the camera image a drawn or copied image comes from.
-#[derive(Debug, Clone, Default)]
-struct Source {
-    size: (u32, u32),
-    file: String,
-    frame: String,
-}
-
-impl<'a> ImageFinder<'a> {
-    /// Image `p` of row `r`: the first image folder holding it as a file or as a recipe.
-    fn find(&self, r: &QaRecord, p: &str, source: &Source) -> Result<Option<Shown<'a>>> {
-        for (k, d) in self.opts.image_dirs.iter().enumerate() {
-            let f = d.join(p);
-            if f.is_file() {
-                return Ok(Some(Shown {
-                    path: p.to_string(),
-                    source_file: source.file.clone(),
-                    source_frame: source.frame.clone(),
-                    from: From::File(f),
-                    size: source.size,
-                    corrupted: None,
-                }));
-            }
-            let Some(recipe) = self.recipes.borrow_mut().get(&r.scene_id, k, p)? else {
-                continue;
-            };
-            let cam = self
-                .cameras
-                .borrow_mut()
-                .get(&r.scene_id, recipe.source_id())?;
-            let Some((s, cam)) = cam else {
-                return Err(Error::input(
-                    &f,
-                    &r.qa_id,
-                    format!(
-                        "image {p} is drawn on camera image {}, which is not in the stores' \
-                         cameras.arrow (the release needs the store the stage read)",
-                        recipe.source_id()
-                    ),
-                ));
-            };
-            let source_frame = self.cameras.borrow().frame_key(cam.frame_idx);
-            return Ok(Some(Shown {
-                path: p.to_string(),
-                source_file: cam.image_path.clone(),
-                source_frame,
-                size: (cam.width, cam.height),
-                from: From::Render(&self.readers[s], Box::new(cam), recipe, f),
-                corrupted: None,
-            }));
-        }
-        Ok(None)
-    }
-
-    /// The images `r` shows, in order.
-    fn images(&self, r: &QaRecord) -> Result<Vec<Shown<'a>>> {
-        let missing = |detail: String| Error::Input {
-            file: self.opts.qa.first().cloned().unwrap_or_default(),
-            record: r.qa_id.clone(),
-            detail,
-        };
-        if !r.image_paths.is_empty() {
-            // Corrupted and marked images keep their source's size.
-            let mut sources = Vec::with_capacity(r.camera_frame_ids.len());
-            for id in &r.camera_frame_ids {
-                let mut cameras = self.cameras.borrow_mut();
-                let cam = cameras.get(&r.scene_id, id)?;
-                sources.push(cam.map_or_else(Source::default, |(_, c)| Source {
-                    size: (c.width, c.height),
-                    frame: cameras.frame_key(c.frame_idx),
-                    file: c.image_path,
-                }));
-            }
-            return r
-                .image_paths
-                .iter()
-                .enumerate()
-                .map(|(k, p)| {
-                    // A QA table edited by hand must not point the release outside its folders.
-                    if let Some(why) = crate::store::paths::unsafe_relative(p) {
-                        return Err(missing(format!("image_paths entry: {why}")));
-                    }
-                    let source = sources.get(k).cloned().unwrap_or_default();
-                    self.find(r, p, &source)?.ok_or_else(|| {
-                        missing(format!(
-                            "image {p} is in none of the image folders ({})",
-                            self.opts
-                                .image_dirs
-                                .iter()
-                                .map(|d| d.display().to_string())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ))
-                    })
-                })
-                .collect();
-        }
-        let mut v = Vec::with_capacity(r.camera_frame_ids.len());
-        for id in &r.camera_frame_ids {
-            let mut cameras = self.cameras.borrow_mut();
-            match cameras.get(&r.scene_id, id)? {
-                Some((k, cam)) => v.push(Shown {
-                    path: ImageReader::file_name(&cam),
-                    source_file: cam.image_path.clone(),
-                    source_frame: cameras.frame_key(cam.frame_idx),
-                    size: (cam.width, cam.height),
-                    from: From::Camera(&self.readers[k], Box::new(cam)),
-                    corrupted: None,
-                }),
-                None if self.has_store => {
-                    return Err(missing(format!(
-                        "image {id} is not in the store's cameras.arrow"
-                    )))
-                }
-                None => {}
-            }
-        }
-        Ok(v)
-    }
-}
-
-/// A black image with the size and format of `bytes` (the text-only control of that image).
-fn black_like(bytes: &[u8], file: &Path) -> Result<Vec<u8>> {
-    let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| Error::io(file, e))?;
-    let format = reader.format().unwrap_or(image::ImageFormat::Png);
-    let (w, h) = reader.into_dimensions().map_err(|e| Error::Input {
-        file: file.to_path_buf(),
-        record: String::new(),
-        detail: format!("cannot read the image size: {e}"),
-    })?;
-    let format = match format {
-        image::ImageFormat::Jpeg => image::ImageFormat::Jpeg,
-        _ => image::ImageFormat::Png,
-    };
-    black_image(format, w, h, file)
-}
-
-/// A black `w`×`h` image encoded as `format` (`file` names it in an error). Every text-only
-/// control of a size is the same picture, so each (format, size) is encoded once per process.
-fn black_image(format: image::ImageFormat, w: u32, h: u32, file: &Path) -> Result<Vec<u8>> {
-    type Cache = std::sync::Mutex<BTreeMap<(bool, u32, u32), Arc<Vec<u8>>>>;
-    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
-    let jpeg = format == image::ImageFormat::Jpeg;
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(b) = cache
-        .lock()
-        .ok()
-        .and_then(|c| c.get(&(jpeg, w, h)).cloned())
-    {
-        return Ok(b.to_vec());
-    }
-    if w == 0 || h == 0 || w > crate::jpeg::MAX_SIDE || h > crate::jpeg::MAX_SIDE {
-        return Err(Error::Input {
-            file: file.to_path_buf(),
-            record: String::new(),
-            detail: format!("cannot encode a {w}×{h} black control image"),
-        });
-    }
-    let black = image::RgbImage::new(w, h);
-    let bytes = if jpeg {
-        crate::jpeg::encode(black.as_raw(), w as usize, h as usize, 95)?
-    } else {
-        crate::store::atomic::encode_png(&file.display(), black)?
-    };
-    if let Ok(mut c) = cache.lock() {
-        c.insert((jpeg, w, h), Arc::new(bytes.clone()));
-    }
-    Ok(bytes)
 }
 
 /// Rows per (family, question type).
@@ -1083,144 +644,6 @@ fn write_family(
         pb.inc(1);
     }
     Ok(())
-}
-
-/// The rows about to be written and their images' bytes, read and drawn ahead on the CPU
-/// pool a batch at a time, so that every core is busy while memory stays bounded by a row
-/// group and one batch.
-struct Ahead<'f, 'a> {
-    finder: &'f ImageFinder<'a>,
-    opts: &'f ReleaseOptions,
-    look: Look<'f>,
-    queue: std::collections::VecDeque<(QaRecord, Vec<Shown<'a>>, shards::RowTag)>,
-    ready: std::collections::HashMap<PathBuf, Arc<Vec<u8>>>,
-}
-
-impl<'f, 'a> Ahead<'f, 'a> {
-    fn new(finder: &'f ImageFinder<'a>, opts: &'f ReleaseOptions, look: Look<'f>) -> Self {
-        Self {
-            finder,
-            opts,
-            look,
-            queue: Default::default(),
-            ready: Default::default(),
-        }
-    }
-
-    /// The next row and its images, with the bytes of every image it shows ready.
-    fn next(
-        &mut self,
-        rows: &mut impl Iterator<Item = Result<QaRecord>>,
-    ) -> Result<(QaRecord, Vec<Shown<'a>>, shards::RowTag)> {
-        type Queued<'q> = (QaRecord, Vec<Shown<'q>>, shards::RowTag);
-        let missing = |q: &Queued<'a>, ready: &std::collections::HashMap<_, _>| {
-            q.1.iter().any(|im| !ready.contains_key(&im.key()))
-        };
-        let embed = self.opts.images == ImageMode::Embed;
-        if self.queue.is_empty() || (embed && missing(&self.queue[0], &self.ready)) {
-            self.fill(rows)?;
-        }
-        self.queue.pop_front().ok_or_else(|| Error::Refused {
-            path: self.opts.out.clone(),
-            why: "was not written: the QA tables changed while the release was written".into(),
-        })
-    }
-
-    /// Reads rows ahead until a batch of new images is due (or a row group's worth of rows
-    /// is queued) and produces their bytes in parallel.
-    fn fill(&mut self, rows: &mut impl Iterator<Item = Result<QaRecord>>) -> Result<()> {
-        let batch = 2 * rayon::current_num_threads().max(1);
-        let embed = self.opts.images == ImageMode::Embed;
-        let ready = &self.ready;
-        let mut due: std::collections::BTreeSet<PathBuf> = Default::default();
-        let note = |shown: &[Shown<'a>], due: &mut std::collections::BTreeSet<PathBuf>| {
-            due.extend(
-                shown
-                    .iter()
-                    .map(Shown::key)
-                    .filter(|k| !ready.contains_key(k)),
-            );
-        };
-        for (_, shown, _) in &self.queue {
-            note(shown, &mut due);
-        }
-        while self.queue.len() < self.opts.row_group_rows.max(1) && (!embed || due.len() < batch) {
-            let Some(r) = rows.next() else { break };
-            let r = r?;
-            let shown = self.finder.images(&r)?;
-            let (r, shown, tag) = match self.look {
-                Look::Clean => {
-                    let tag = shards::RowTag::of(crate::robustness::CLEAN, &r.qa_id);
-                    (r, shown, tag)
-                }
-                Look::Black => {
-                    let tag = shards::RowTag::of(crate::robustness::TEXT_ONLY, &r.qa_id);
-                    (r, shown, tag)
-                }
-                Look::Corrupt(s) => robust::reask(self.finder, r, shown, s)?,
-            };
-            note(&shown, &mut due);
-            self.queue.push_back((r, shown, tag));
-        }
-        if !embed {
-            return Ok(());
-        }
-        // Each due image once, from the first queued row that shows it; a corrupted image
-        // another family's rows drew in this split is taken as drawn.
-        let mut jobs: Vec<&Shown<'a>> = self
-            .queue
-            .iter()
-            .flat_map(|(_, shown, _)| shown.iter())
-            .filter(|im| due.remove(&im.key()))
-            .collect();
-        {
-            let mut shared = self.finder.shared.borrow_mut();
-            jobs.retain(|im| match shared.take(im) {
-                Some(bytes) => {
-                    self.ready.insert(im.key(), bytes);
-                    false
-                }
-                None => true,
-            });
-        }
-        let (black, keep, gpu) = (
-            matches!(self.look, Look::Black),
-            self.opts.keep_images.as_deref(),
-            self.opts.gpu.as_deref(),
-        );
-        let made: Vec<Result<(PathBuf, Vec<u8>)>> = {
-            use rayon::prelude::*;
-            jobs.par_iter()
-                .map(|im| Ok((im.key(), im.publish(black, keep, gpu)?)))
-                .collect()
-        };
-        let mut shared = self.finder.shared.borrow_mut();
-        for (m, im) in made.into_iter().zip(&jobs) {
-            let (key, bytes) = m?;
-            let bytes = Arc::new(bytes);
-            shared.offer(im, &bytes);
-            self.ready.insert(key, bytes);
-        }
-        Ok(())
-    }
-
-    /// The bytes of the image `key` (made by [`Ahead::next`]).
-    fn bytes(&self, key: &Path) -> Result<Arc<Vec<u8>>> {
-        self.ready
-            .get(key)
-            .cloned()
-            .ok_or_else(|| Error::Internal(format!("{} was not read ahead", key.display())))
-    }
-
-    /// Drops the bytes no queued row shows (at the end of a row group).
-    fn forget_unused(&mut self) {
-        let used: std::collections::BTreeSet<PathBuf> = self
-            .queue
-            .iter()
-            .flat_map(|(_, shown, _)| shown.iter().map(Shown::key))
-            .collect();
-        self.ready.retain(|k, _| used.contains(k));
-    }
 }
 
 /// Whether `name` is a shard file name drivegen writes (`{split}-{family}-{i:05}-of-{n:05}.parquet`,

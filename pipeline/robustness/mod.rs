@@ -114,6 +114,60 @@ impl RobustnessOptions {
     }
 }
 
+/// Refuses a family that cannot be re-asked, saying why.
+pub fn check_family(f: &str) -> std::result::Result<(), String> {
+    if f == "drivebench" {
+        return Err(
+            "drivebench questions ask which corruption an image shows; they cannot be \
+                    asked again under another one"
+                .into(),
+        );
+    }
+    if !FAMILIES.contains(&f) {
+        return Err(format!(
+            "unknown family {f:?} (known: {})",
+            FAMILIES.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// `all` or a comma-separated list of families (each checked by [`check_family`]).
+pub fn parse_families(s: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = if s.trim().eq_ignore_ascii_case("all") {
+        FAMILIES.iter().map(|f| f.to_string()).collect()
+    } else {
+        s.split(',').map(|f| f.trim().to_string()).collect()
+    };
+    for f in &out {
+        check_family(f).map_err(|e| Error::invalid("robustness families", e))?;
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// `default`, `all` or a comma-separated list of severities 1–5.
+pub fn parse_severities(s: &str) -> Result<Severities> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "default" => Ok(Severities::Default),
+        "all" => Ok(Severities::Listed(vec![1, 2, 3, 4, 5])),
+        list => list
+            .split(',')
+            .map(|k| {
+                let v: u8 = k.trim().parse().map_err(|_| {
+                    Error::invalid(
+                        "robustness severities",
+                        format!("{k:?}: expected default, all or severities 1–5"),
+                    )
+                })?;
+                crate::corrupt::check_severity(v)
+            })
+            .collect::<Result<Vec<u8>>>()
+            .map(Severities::Listed),
+    }
+}
+
 /// Camera Crash and Frame Lost black out whole views (the key is kept, as DriveBench keeps it):
 /// the scorer reports them apart from the corruptions that degrade a picture.
 pub fn is_blackout(c: Corruption) -> bool {

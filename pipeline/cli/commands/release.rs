@@ -9,6 +9,7 @@ use drivegen::release::{
     self, ImageMode, ReleaseOptions, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
     DEFAULT_ROW_GROUP_ROWS, DEFAULT_SPLIT,
 };
+use drivegen::robustness::RobustnessOptions;
 use drivegen::Result;
 
 use crate::args::{count, device};
@@ -57,6 +58,25 @@ pub struct ReleaseArgs {
     /// Where images are drawn: `auto` (a hardware GPU, else the CPU twins), `gpu` or `cpu`.
     #[arg(long, default_value = "auto", value_parser = device)]
     pub device: DeviceChoice,
+    /// Also re-ask up to N rows of each family under each corruption, a split per setting
+    /// (DriveBench's robustness study; turns the text-only control on).
+    #[arg(long, value_name = "N", value_parser = count)]
+    pub robustness_rows: Option<usize>,
+    /// `all` or a comma-separated list of families to re-ask.
+    #[arg(long, default_value = "all", requires = "robustness_rows")]
+    pub robustness_families: String,
+    /// `all` or a comma-separated list of corruptions.
+    #[arg(long, default_value = "all", requires = "robustness_rows")]
+    pub robustness_corruptions: String,
+    /// `default` (DriveBench's per corruption), `all`, or severities such as `1,3,5`.
+    #[arg(long, default_value = "default", requires = "robustness_rows")]
+    pub robustness_severities: String,
+    /// Seeds the draw of re-asked rows and the corruptions.
+    #[arg(long, default_value_t = 0, requires = "robustness_rows")]
+    pub seed: u64,
+    /// Replaces configs/corruptions.toml for the robustness splits.
+    #[arg(long, requires = "robustness_rows")]
+    pub corrupt_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -67,6 +87,25 @@ pub enum ImagesArg {
 
 impl ReleaseArgs {
     pub fn run(self) -> Result<ExitCode> {
+        let robustness = match self.robustness_rows {
+            None => None,
+            Some(rows) => {
+                let config =
+                    drivegen::corrupt::CorruptConfig::load(self.corrupt_config.as_deref())?;
+                let settings = RobustnessOptions::settings(
+                    &drivegen::corrupt::run::parse_corruptions(&self.robustness_corruptions)?,
+                    &drivegen::robustness::parse_severities(&self.robustness_severities)?,
+                    &config,
+                )?;
+                Some(RobustnessOptions {
+                    families: drivegen::robustness::parse_families(&self.robustness_families)?,
+                    settings,
+                    rows,
+                    seed: self.seed,
+                    config: std::sync::Arc::new(config),
+                })
+            }
+        };
         let opts = ReleaseOptions {
             qa: self.qa,
             stores: self.store,
@@ -82,9 +121,9 @@ impl ReleaseArgs {
             },
             name: self.name,
             image_dirs: self.image_dirs,
-            text_only_controls: self.text_only_controls,
+            text_only_controls: self.text_only_controls || robustness.is_some(),
             keep_images: self.keep_images,
-            robustness: None,
+            robustness,
             gpu: drivegen::gpu::device::open(self.device)?,
         };
         let s = release::run(&opts)?;
