@@ -389,6 +389,10 @@ pub struct ReportSection {
     /// Also write the release viewer (`drivegen view`) into `WORK/viewer`. Off by default: it
     /// holds a copy of every published image.
     pub viewer: bool,
+    /// A model's answers (`drivegen score`'s JSON lines) to score in the report: with
+    /// robustness splits, a plot per family of accuracy per setting beside clean, text-only
+    /// and chance.
+    pub predictions: Option<PathBuf>,
 }
 
 impl Default for ReportSection {
@@ -396,6 +400,7 @@ impl Default for ReportSection {
         Self {
             marked_images: 6,
             viewer: false,
+            predictions: None,
         }
     }
 }

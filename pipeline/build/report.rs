@@ -329,6 +329,61 @@ fn balance_section(work: &Path, html: &mut String) {
     }
 }
 
+/// The robustness splits, and with `[report] predictions` the model's scores on them: a plot
+/// per family of accuracy per setting beside clean, text-only and chance.
+fn robustness_section(
+    opts: &BuildOptions,
+    dir: &Path,
+    manifest: &serde_json::Value,
+    html: &mut String,
+) -> Result<()> {
+    let r = &manifest["robustness"];
+    if r.is_null() {
+        return Ok(());
+    }
+    let _ = write!(
+        html,
+        "<h2>Corruption robustness</h2><p>Up to {} questions of each of {} asked again under          each setting (seed {}).</p><table><tr><th>split</th><th>corruption</th>         <th>severity</th><th>rows</th><th>images drawn</th></tr>",
+        r["rows_per_family"],
+        esc(&r["families"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|f| f.as_str()).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()),
+        r["seed"]
+    );
+    for s in r["settings"].as_array().into_iter().flatten() {
+        let split = s["split"].as_str().unwrap_or_default();
+        let rows: u64 = manifest["split_counts"][split]
+            .as_object()
+            .map_or(0, |f| f.values().filter_map(|v| v.as_u64()).sum());
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{rows}</td><td>{}</td></tr>",
+            esc(split),
+            esc(s["display_name"].as_str().unwrap_or_default()),
+            s["severity"],
+            s["images"]["drawn"]
+        );
+    }
+    html.push_str("</table>");
+    let Some(p) = &opts.config.report.predictions else {
+        html.push_str(
+            "<p>No predictions scored (<code>[report] predictions</code>, or              <code>drivegen score --html</code>).</p>",
+        );
+        return Ok(());
+    };
+    let questions = crate::score::read_release_splits(dir, true)?;
+    let predictions = crate::score::read_predictions(p)?;
+    let scored = crate::score::score_release(&questions, &predictions, None)?;
+    let _ = write!(
+        html,
+        "<p>Predictions <code>{}</code>: accuracy per setting over the re-asked rows with 95 %          paired bootstrap intervals; grey bars black views out; the dashed line is chance.</p>",
+        esc(&p.display().to_string())
+    );
+    html.push_str(&crate::score::robustness::plots(&scored.robustness, "h3"));
+    Ok(())
+}
+
 /// Writes `report.html` (and `report/` assets next to it).
 pub fn write(
     opts: &BuildOptions,
@@ -383,6 +438,7 @@ pub fn write(
     }
     html.push_str("</table>");
     blind_section(&manifest, &mut html);
+    robustness_section(opts, dir, &manifest, &mut html)?;
     // Timings.
     html.push_str(
         "<h2>Steps</h2><table><tr><th>step</th><th>status</th><th>seconds</th><th>peak RSS (MiB)</th><th>what</th></tr>",

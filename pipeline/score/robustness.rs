@@ -442,17 +442,29 @@ pub fn html(title: &str, r: &BTreeMap<String, FamilyRobustness>) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>body{{font-family:sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:.5em 0 2em}}td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style>\n</head>\n<body>\n<h1>{t}</h1>\n<p>Accuracy per setting over the re-asked rows, with 95&nbsp;% paired bootstrap intervals; grey bars black views out; the dashed line is chance.</p>\n",
         t = esc(title)
     );
+    s.push_str(&plots(r, "h2"));
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+/// Per family a heading (`level`, e.g. `h2`), its plot and its headline figures: the body of
+/// [`html`], and the robustness section of the build's report.
+pub fn plots(r: &BTreeMap<String, FamilyRobustness>, level: &str) -> String {
+    let mut s = String::new();
     for (family, f) in r {
         let t = &f.table;
         let (name, svg) = (esc(family), chart(family, t));
-        let _ = writeln!(s, "<h2>{name} ({} re-asked rows)</h2>\n{svg}", t.rows);
+        let _ = writeln!(
+            s,
+            "<{level}>{name} ({} re-asked rows)</{level}>\n{svg}",
+            t.rows
+        );
         s.push_str("<table>\n");
         for (k, v) in headline(t) {
             let _ = writeln!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
         }
         s.push_str("</table>\n");
     }
-    s.push_str("</body>\n</html>\n");
     s
 }
 

@@ -254,3 +254,85 @@ fn validate_catches_repeats_planted_wrong() {
     let (_, shard) = plant(&dir, "test_camera_crash", "qa_id", &base);
     expect(&dir, "robust_row", Some(&base), Some(&shard));
 }
+
+#[test]
+fn the_release_command_writes_robustness_splits_too() {
+    let work = built().join("release.work");
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("r");
+    let mut c = common::cli::bin();
+    c.arg("release");
+    for f in ["metavqa", "sig"] {
+        c.arg("--qa")
+            .arg(work.join("families").join(f).join("balanced_qa.arrow"));
+    }
+    c.arg("--store")
+        .arg(work.join("store"))
+        .arg("--image-dir")
+        .arg(work.join("metavqa"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--device", "cpu", "--robustness-rows", "3"])
+        .args(["--robustness-corruptions", "zoom_blur,frame_lost"])
+        .args(["--robustness-severities", "1,5", "--seed", "9"]);
+    common::cli::ok(c.output().unwrap(), "drivegen release --robustness-rows");
+    let m = manifest(&out);
+    assert_eq!(
+        m["splits"],
+        serde_json::json!([
+            "test",
+            "test_text_only",
+            "test_frame_lost_s1",
+            "test_frame_lost_s5",
+            "test_zoom_blur_s1",
+            "test_zoom_blur_s5"
+        ])
+    );
+    assert_eq!(m["split_counts"]["test_zoom_blur_s5"]["sig"], 3);
+    let (code, v) = crate::validate::validate(&out);
+    assert_eq!(code, 0, "{}", serde_json::to_string_pretty(&v).unwrap());
+
+    // What cannot be re-asked, or shown, is refused before anything is written.
+    for (args, why) in [
+        (&["--robustness-families", "drivebench"][..], "drivebench"),
+        (&["--robustness-severities", "6"][..], "severity"),
+        (&["--images", "paths"][..], "embedded images"),
+    ] {
+        let o = common::cli::bin()
+            .arg("release")
+            .arg("--qa")
+            .arg(work.join("families/sig/balanced_qa.arrow"))
+            .arg("--out")
+            .arg(t.path().join("refused"))
+            .args(["--robustness-rows", "3"])
+            .args(args)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(why), "{args:?}: {e}");
+        assert!(!t.path().join("refused").exists(), "{args:?}");
+    }
+}
+
+#[test]
+fn the_build_report_plots_the_scored_robustness_splits() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("b");
+    crate::validate::copy_dir(built(), &dir);
+    planted_predictions(&dir.join("release"), &dir.join("p.jsonl"));
+    let cfg = std::fs::read_to_string(dir.join("build.toml")).unwrap();
+    let cfg = cfg.replace("[report]\n", "[report]\npredictions = \"p.jsonl\"\n");
+    std::fs::write(dir.join("build.toml"), cfg).unwrap();
+    let o = common::cli::bin()
+        .current_dir(&dir)
+        .args(["build", "build.toml"])
+        .output()
+        .unwrap();
+    common::cli::ok(o, "drivegen build with [report] predictions");
+    let html = std::fs::read_to_string(dir.join("release/report.html")).unwrap();
+    let (_, section) = html.split_once("<h2>Corruption robustness</h2>").unwrap();
+    let section = section.split("<h2>").next().unwrap();
+    assert!(section.contains("test_camera_crash"), "{section}");
+    assert_eq!(section.matches("<svg").count(), 4, "a plot per family");
+    assert!(section.contains("p.jsonl"));
+}

@@ -39,7 +39,7 @@ pub(crate) fn copy() -> (tempfile::TempDir, PathBuf) {
     (t, dst)
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+pub(crate) fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let p = e.unwrap().path();
