@@ -233,51 +233,20 @@ pub fn plan_frame(
     frame_id: &str,
     views: &[View<'_>],
 ) -> Result<Vec<ViewPlan>> {
-    let severity = check_severity(severity)?;
-    if corruption.is_codec() {
-        return Err(Error::invalid(
-            corruption.name(),
-            "is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
-        ));
-    }
-    let ci = corruption.index();
+    let severity = check_planned(corruption, severity)?;
     let cameras: Vec<&str> = views.iter().map(|v| v.camera).collect();
-    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, &cameras);
-    let mut out = Vec::with_capacity(views.len());
-    for (i, view) in views.iter().enumerate() {
-        let chosen = selected.as_ref().is_none_or(|s| s.contains(&i));
-        let (w, h) = view.image.dimensions();
-        if w == 0 || h == 0 {
-            return Err(Error::input(
-                view.image_id,
-                "image",
-                "empty image (0 pixels)",
-            ));
-        }
-        let key = Key::new(seed, view.image_id, ci, severity);
-        let plan = if !chosen {
-            Plan::Unchanged
-        } else {
-            view_plan(cfg, corruption, severity, key, view)
-        };
-        let mut params = plan_json(&plan);
-        if let (Value::Object(p), Value::Object(f)) = (&mut params, &frame_meta) {
-            p.insert("frame".into(), Value::Object(f.clone()));
-        }
-        out.push(ViewPlan {
-            applied: !matches!(plan, Plan::Unchanged),
-            plan,
-            params,
-        });
-    }
-    Ok(out)
+    let frame = select_views(cfg, corruption, severity, seed, frame_id, &cameras);
+    views
+        .iter()
+        .enumerate()
+        .map(|(i, view)| plan_in_frame(cfg, corruption, severity, seed, &frame, i, view))
+        .collect()
 }
 
 /// The plan of one view of a frame, as [`plan_frame`] makes it for that view when the frame's
 /// views are `cameras` (every camera of the frame, in any order): the frame-level choices
 /// (which views are splashed, obstructed, crashed or lost) depend only on the frame's cameras,
 /// not on their pixels, so one view can be corrupted alone and match the whole frame's run.
-#[allow(clippy::too_many_arguments)]
 pub fn plan_view(
     cfg: &CorruptConfig,
     corruption: Corruption,
@@ -287,13 +256,7 @@ pub fn plan_view(
     cameras: &[&str],
     view: &View<'_>,
 ) -> Result<ViewPlan> {
-    let severity = check_severity(severity)?;
-    if corruption.is_codec() {
-        return Err(Error::invalid(
-            corruption.name(),
-            "is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
-        ));
-    }
+    let severity = check_planned(corruption, severity)?;
     let Some(index) = cameras.iter().position(|c| *c == view.camera) else {
         return Err(Error::input(
             view.image_id,
@@ -304,6 +267,33 @@ pub fn plan_view(
             ),
         ));
     };
+    let frame = select_views(cfg, corruption, severity, seed, frame_id, cameras);
+    plan_in_frame(cfg, corruption, severity, seed, &frame, index, view)
+}
+
+/// A severity and a corruption the kernels can plan (codecs run through ffmpeg).
+fn check_planned(corruption: Corruption, severity: u8) -> Result<u8> {
+    let severity = check_severity(severity)?;
+    if corruption.is_codec() {
+        return Err(Error::invalid(
+            corruption.name(),
+            "is a codec corruption; it runs through ffmpeg (corrupt::codec), not a kernel",
+        ));
+    }
+    Ok(severity)
+}
+
+/// View `index` of a frame whose frame-level decision is `frame` ([`select_views`]).
+fn plan_in_frame(
+    cfg: &CorruptConfig,
+    corruption: Corruption,
+    severity: u8,
+    seed: u64,
+    frame: &(Option<Vec<usize>>, Value),
+    index: usize,
+    view: &View<'_>,
+) -> Result<ViewPlan> {
+    let (selected, frame_meta) = frame;
     let (w, h) = view.image.dimensions();
     if w == 0 || h == 0 {
         return Err(Error::input(
@@ -312,7 +302,6 @@ pub fn plan_view(
             "empty image (0 pixels)",
         ));
     }
-    let (selected, frame_meta) = select_views(cfg, corruption, severity, seed, frame_id, cameras);
     let key = Key::new(seed, view.image_id, corruption.index(), severity);
     let plan = if selected.as_ref().is_none_or(|s| s.contains(&index)) {
         view_plan(cfg, corruption, severity, key, view)
@@ -320,7 +309,7 @@ pub fn plan_view(
         Plan::Unchanged
     };
     let mut params = plan_json(&plan);
-    if let (Value::Object(p), Value::Object(f)) = (&mut params, &frame_meta) {
+    if let (Value::Object(p), Value::Object(f)) = (&mut params, frame_meta) {
         p.insert("frame".into(), Value::Object(f.clone()));
     }
     Ok(ViewPlan {
@@ -540,14 +529,7 @@ mod tests {
     fn frame_lost_and_crash_are_black_and_recorded() {
         let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
         let img = RgbImage::from_pixel(8, 8, image::Rgb([9, 99, 199]));
-        let cams = [
-            "CAM_FRONT",
-            "CAM_FRONT_LEFT",
-            "CAM_FRONT_RIGHT",
-            "CAM_BACK",
-            "CAM_BACK_LEFT",
-            "CAM_BACK_RIGHT",
-        ];
+        let cams = CAMERA_ORDER;
         let views: Vec<View<'_>> = cams
             .iter()
             .map(|c| View {
@@ -582,14 +564,7 @@ mod tests {
     #[test]
     fn one_view_planned_alone_is_planned_as_in_its_frame() {
         let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
-        let cams = [
-            "CAM_FRONT",
-            "CAM_FRONT_LEFT",
-            "CAM_FRONT_RIGHT",
-            "CAM_BACK",
-            "CAM_BACK_LEFT",
-            "CAM_BACK_RIGHT",
-        ];
+        let cams = CAMERA_ORDER;
         let imgs: Vec<RgbImage> = (0..6u8)
             .map(|k| {
                 RgbImage::from_fn(24, 16, |x, y| {

@@ -35,14 +35,7 @@ fn random_image(rng: &mut Rng, w: u32, h: u32) -> RgbImage {
     img
 }
 
-const CAMS: [&str; 6] = [
-    "CAM_FRONT",
-    "CAM_FRONT_LEFT",
-    "CAM_FRONT_RIGHT",
-    "CAM_BACK",
-    "CAM_BACK_LEFT",
-    "CAM_BACK_RIGHT",
-];
+const CAMS: [&str; 6] = drivegen::corrupt::CAMERA_ORDER;
 
 fn max_diff(a: &RgbImage, b: &RgbImage) -> (u8, usize) {
     let mut worst = 0u8;
