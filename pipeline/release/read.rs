@@ -149,22 +149,8 @@ pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions>
             for batch in qa_batches(&f, false)? {
                 let batch = batch.map_err(|e| parquet_error(&f, &e))?;
                 let records = qa::from_batch(&batch)?;
-                let setting = strings(&batch, "setting");
-                let base = strings(&batch, "base_qa_id");
-                for (i, r) in records.iter().enumerate() {
-                    let fallback = if split == main { "clean" } else { "" };
-                    settings.push(RowSetting {
-                        setting: setting
-                            .get(i)
-                            .cloned()
-                            .unwrap_or_else(|| fallback.to_string()),
-                        base_qa_id: base
-                            .get(i)
-                            .filter(|b| !b.is_empty())
-                            .cloned()
-                            .unwrap_or_else(|| r.qa_id.clone()),
-                    });
-                }
+                let fallback = if split == main { "clean" } else { "" };
+                settings.extend(row_settings(&batch, &records, fallback));
                 rows.extend(records);
             }
         }
@@ -252,8 +238,7 @@ pub fn for_each_row_with_images(
             .and_then(|c| c.as_list_opt::<i32>())
             .ok_or_else(|| bad(&"no column `images` of lists"))?;
         let sources = string_lists(&batch, "source_files");
-        let settings = strings(&batch, "setting");
-        let bases = strings(&batch, "base_qa_id");
+        let mut tags = row_settings(&batch, &records, "").into_iter();
         for (i, record) in records.into_iter().enumerate() {
             let files = sources.get(i).cloned().unwrap_or_default();
             let shown = images.value(i);
@@ -279,15 +264,7 @@ pub fn for_each_row_with_images(
                     source_file: files.get(k).cloned().unwrap_or_default(),
                 })
                 .collect();
-            let tag = RowSetting {
-                setting: settings.get(i).cloned().unwrap_or_default(),
-                base_qa_id: bases
-                    .get(i)
-                    .filter(|b| !b.is_empty())
-                    .cloned()
-                    .unwrap_or_else(|| record.qa_id.clone()),
-            };
-            each(record, tag, row)?;
+            each(record, tags.next().unwrap_or_default(), row)?;
         }
     }
     Ok(())
@@ -324,6 +301,32 @@ pub(crate) fn texts(a: &arrow::array::ArrayRef) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Each row's setting and clean row (a release written before the columns existed: `fallback`
+/// and the row itself).
+fn row_settings(
+    batch: &arrow::array::RecordBatch,
+    records: &[QaRecord],
+    fallback: &str,
+) -> Vec<RowSetting> {
+    let setting = strings(batch, "setting");
+    let base = strings(batch, "base_qa_id");
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| RowSetting {
+            setting: setting
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| fallback.to_string()),
+            base_qa_id: base
+                .get(i)
+                .filter(|b| !b.is_empty())
+                .cloned()
+                .unwrap_or_else(|| r.qa_id.clone()),
+        })
+        .collect()
 }
 
 /// A reader of shard `f`'s QA columns (images can be most of the bytes), with the images'

@@ -206,8 +206,9 @@ pub fn score_release(
         if preds.is_empty() && *split != release.main {
             continue;
         }
-        correct.insert(split.clone(), correctness(questions, &preds));
-        out.splits.insert(split.clone(), score(questions, &preds));
+        let (report, right) = score_rows(questions, &preds);
+        correct.insert(split.clone(), right);
+        out.splits.insert(split.clone(), report);
     }
     if !release.settings.is_empty() {
         out.robustness = robustness::robustness(release, &correct);
@@ -215,21 +216,18 @@ pub fn score_release(
     Ok(out)
 }
 
-/// Whether each question's prediction parses to its answer (unanswered or unparsable: no).
-fn correctness(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> Vec<bool> {
-    questions
-        .iter()
-        .map(|q| {
-            predictions.get(&q.qa_id).is_some_and(|text| {
-                parse::parse(text, &q.choices, q.family != "egodyn")
-                    .is_some_and(|(i, _)| q.choices.get(i) == Some(&q.answer))
-            })
-        })
-        .collect()
-}
-
 /// Scores `predictions` against `questions`.
 pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> ScoreReport {
+    score_rows(questions, predictions).0
+}
+
+/// [`score`], and whether each question was answered right (unanswered or unparsable: no),
+/// which the robustness figures pair across splits.
+fn score_rows(
+    questions: &[QaRecord],
+    predictions: &BTreeMap<String, String>,
+) -> (ScoreReport, Vec<bool>) {
+    let mut right = Vec::with_capacity(questions.len());
     type Pairs = Vec<(String, Option<String>)>;
     let mut report = ScoreReport {
         questions: questions.len(),
@@ -259,6 +257,7 @@ pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> 
                 })
             }
         };
+        right.push(predicted.as_ref() == Some(&q.answer));
         let pair = (q.answer.clone(), predicted.clone());
         all.push(pair.clone());
         let keys = [
@@ -302,7 +301,7 @@ pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> 
         report.egodyn_temporal = Some(metrics::score(&temporal));
         report.egodyn_consistency = Some(consistency::consistency(&per_clip));
     }
-    report
+    (report, right)
 }
 
 /// The tables the command prints, one per scored split.
