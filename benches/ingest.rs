@@ -83,6 +83,7 @@ fn bench(c: &mut Criterion) {
             taxonomy: k.taxonomy.clone(),
             rules: SceneRules::default(),
             chunk_scenes: 2,
+            links: Default::default(),
         })
         .unwrap();
     };
@@ -92,6 +93,7 @@ fn bench(c: &mut Criterion) {
             out,
             taxonomy: k.taxonomy.clone(),
             config: k.config.clone(),
+            links: Default::default(),
         })
         .unwrap();
     };
@@ -101,6 +103,7 @@ fn bench(c: &mut Criterion) {
             out,
             taxonomy: k.taxonomy.clone(),
             config: k.config.clone(),
+            links: Default::default(),
         })
         .unwrap();
     };
@@ -109,6 +112,7 @@ fn bench(c: &mut Criterion) {
             root: k.root("frenetix"),
             out,
             config: k.config.clone(),
+            links: Default::default(),
         })
         .unwrap();
     };

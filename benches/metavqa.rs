@@ -44,6 +44,7 @@ fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 1,
+        links: Default::default(),
     })
     .unwrap();
     let vis = dir.join("vis.arrow");

@@ -104,7 +104,7 @@ fn entry<K: PartialEq + Clone, T>(
 /// threads.
 pub struct ImageReader {
     root: PathBuf,
-    /// `root` with its links resolved, for telling paths that lead out of it.
+    /// `root` and how links under it are treated (the store's ingest mode).
     dataset: crate::store::paths::Root,
     block_bytes: u64,
     cache: Mutex<Cache>,
@@ -113,15 +113,20 @@ pub struct ImageReader {
 impl ImageReader {
     /// Images relative to `root_override`, or to the store's source root.
     pub fn new(store: &Store, root_override: Option<&Path>) -> Self {
-        Self::with_root(
+        Self::with_root_links(
             root_override.map_or_else(|| absolute_source_root(store), Path::to_path_buf),
+            crate::store::paths::Links::strict_if(store.meta().strict_links),
         )
     }
 
-    /// Images relative to `root`.
+    /// Images relative to `root`, links under it followed.
     pub fn with_root(root: PathBuf) -> Self {
+        Self::with_root_links(root, crate::store::paths::Links::Follow)
+    }
+
+    fn with_root_links(root: PathBuf, links: crate::store::paths::Links) -> Self {
         Self {
-            dataset: crate::store::paths::Root::new(&root),
+            dataset: crate::store::paths::Root::new(&root, links),
             root,
             block_bytes: BLOCK_BYTES,
             cache: Mutex::new(Cache::default()),

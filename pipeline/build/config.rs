@@ -227,11 +227,22 @@ pub enum InputConfig {
         root: PathBuf,
         #[serde(default)]
         version: Option<String>,
+        /// Refuse files that symbolic links lead out of the root (`ingest --strict-links`).
+        #[serde(default)]
+        strict_links: bool,
     },
     /// A Waymo Open Dataset v2 split: the folder holding `camera_image/`, `vehicle_pose/`, …
-    Waymo { root: PathBuf },
+    Waymo {
+        root: PathBuf,
+        #[serde(default)]
+        strict_links: bool,
+    },
     /// A Bench2Drive route folder, or a folder of routes (up to two levels down).
-    Carla { root: PathBuf },
+    Carla {
+        root: PathBuf,
+        #[serde(default)]
+        strict_links: bool,
+    },
     /// An existing scene store (reused as it is).
     Store { path: PathBuf },
 }
@@ -599,9 +610,24 @@ mod tests {
             )
         };
         let c = with("kind = \"waymo\"\nroot = \"w\"").unwrap();
-        assert_eq!(c.input, InputConfig::Waymo { root: "w".into() });
-        let c = with("kind = \"carla\"\nroot = \"r\"").unwrap();
-        assert_eq!(c.input, InputConfig::Carla { root: "r".into() });
+        let (root, strict_links) = ("w".into(), false);
+        assert_eq!(c.input, InputConfig::Waymo { root, strict_links });
+        let c = with("kind = \"carla\"\nroot = \"r\"\nstrict_links = true").unwrap();
+        let (root, strict_links) = ("r".into(), true);
+        assert_eq!(c.input, InputConfig::Carla { root, strict_links });
+        let c = with("kind = \"nuscenes\"\nroot = \"n\"\nstrict_links = true").unwrap();
+        assert!(matches!(
+            c.input,
+            InputConfig::Nuscenes {
+                strict_links: true,
+                ..
+            }
+        ));
+        let e = with("kind = \"nuscenes\"\nroot = \"n\"\nstrict_link = true")
+            .unwrap_err()
+            .report()
+            .to_string();
+        assert!(e.contains("t.toml") && e.contains("strict_link"), "{e}");
         let c = with("kind = \"synth\"\nscenes = 1\nformat = \"waymo-v2\"").unwrap();
         assert!(matches!(
             c.input,

@@ -31,6 +31,7 @@ use self::checkpoint::{key, Checkpoints, StepRecord};
 use self::config::{BuildConfig, CameraSweeps, FamilyBalance, InputConfig, SynthFormat};
 use crate::shard::Shard;
 use crate::store::atomic::write_atomic;
+use crate::store::paths::Links;
 use crate::store::Store;
 use crate::{Error, Result};
 
@@ -325,8 +326,8 @@ fn check_folders(opts: &BuildOptions) -> Result<()> {
     disjoint(&opts.work, "the work folder", &opts.out, "the release")?;
     let input = match &opts.config.input {
         InputConfig::Nuscenes { root, .. }
-        | InputConfig::Waymo { root }
-        | InputConfig::Carla { root } => Some((root, "the dataset root")),
+        | InputConfig::Waymo { root, .. }
+        | InputConfig::Carla { root, .. } => Some((root, "the dataset root")),
         InputConfig::Store { path } => Some((path, "the input store")),
         InputConfig::Synth { .. } => None,
     };
@@ -429,23 +430,54 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
                 SynthFormat::WaymoV2 => Source::Waymo,
                 SynthFormat::Bench2drive => Source::Carla,
             };
-            ingest(cp, &corpus, &source, w, &ck)
+            ingest(cp, &corpus, &source, Links::Follow, w, &ck)
         }
-        InputConfig::Nuscenes { root, version } => {
+        InputConfig::Nuscenes {
+            root,
+            version,
+            strict_links,
+        } => {
             let version = match version {
                 Some(v) => v.clone(),
                 None => crate::ingest::nuscenes::only_version(root)?,
             };
-            let k = key("source", &json!({"root": root, "version": version}), &[]);
-            ingest(cp, root, &Source::Nuscenes(version), w, &k)
+            let k = key(
+                "source",
+                &source_params(json!({"root": root, "version": version}), *strict_links),
+                &[],
+            );
+            let links = Links::strict_if(*strict_links);
+            ingest(cp, root, &Source::Nuscenes(version), links, w, &k)
         }
-        InputConfig::Waymo { root } => {
-            let k = key("source", &json!({"kind": "waymo", "root": root}), &[]);
-            ingest(cp, root, &Source::Waymo, w, &k)
+        InputConfig::Waymo { root, strict_links } => {
+            let k = key(
+                "source",
+                &source_params(json!({"kind": "waymo", "root": root}), *strict_links),
+                &[],
+            );
+            ingest(
+                cp,
+                root,
+                &Source::Waymo,
+                Links::strict_if(*strict_links),
+                w,
+                &k,
+            )
         }
-        InputConfig::Carla { root } => {
-            let k = key("source", &json!({"kind": "carla", "root": root}), &[]);
-            ingest(cp, root, &Source::Carla, w, &k)
+        InputConfig::Carla { root, strict_links } => {
+            let k = key(
+                "source",
+                &source_params(json!({"kind": "carla", "root": root}), *strict_links),
+                &[],
+            );
+            ingest(
+                cp,
+                root,
+                &Source::Carla,
+                Links::strict_if(*strict_links),
+                w,
+                &k,
+            )
         }
     }
 }
@@ -484,6 +516,15 @@ fn ingest(
                     taxonomy,
                     rules: Default::default(),
                     chunk_scenes: 8,
+/// A source's key parameters; strict links are named only when set, so a lenient build keeps
+/// the key it had before the mode existed.
+fn source_params(mut params: serde_json::Value, strict_links: bool) -> serde_json::Value {
+    if strict_links {
+        params["strict_links"] = json!(true);
+    }
+    params
+}
+
                 })?
             }
             Source::Waymo => {
@@ -496,6 +537,7 @@ fn ingest(
                 .ingest
             }
             Source::Carla => crate::ingest::carla::run(&crate::ingest::carla::Options {
+    links: Links,
                 root: root.clone(),
                 out: store.clone(),
                 taxonomy,
@@ -518,6 +560,7 @@ fn ingest(
 /// The keys and paths of the per-scene steps for one store (without running them).
 fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<ScenePlan> {
     let c = &opts.config;
+                    links,
     let ego = key(
         "egomotion",
         &json!({"config": file_text(&c.egomotion.config)?}),
@@ -526,6 +569,7 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
     let vis = key(
         "visibility",
         &json!({"config": file_text(&c.visibility.config)?}),
+                    links,
         &[store_key],
     );
     let som = key(
@@ -534,6 +578,7 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
         &[&vis],
     );
     let corrupt = key(
+                links,
         "corrupt",
         &json!({"config": file_text(&c.corrupt.config)?, "corruptions": c.corrupt.corruptions,
                 "severity": c.corrupt.severity, "frames_per_scene": c.corrupt.frames_per_scene,

@@ -15,6 +15,7 @@ use crate::ingest::limits::Kind;
 use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{FrenetixRules, SourcesConfig};
+use crate::store::paths::{Links, Root};
 use crate::store::{EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta};
 use crate::{Error, Result};
 
@@ -23,6 +24,8 @@ pub struct Options {
     pub root: PathBuf,
     pub out: PathBuf,
     pub config: SourcesConfig,
+    /// Whether links under the root are followed out of it.
+    pub links: Links,
 }
 
 /// A log file and the scene and behaviour its path names.
@@ -142,7 +145,7 @@ pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
 pub fn run(opts: &Options) -> Result<IngestSummary> {
     let source = Source {
         opts,
-        dataset: crate::store::paths::Root::new(&opts.root),
+        dataset: Root::new(&opts.root, opts.links),
     };
     crate::ingest::ingest(&source, &opts.out, |_, ()| {})
 }
@@ -150,7 +153,7 @@ pub fn run(opts: &Options) -> Result<IngestSummary> {
 /// A folder of scene folders holding logs; a unit is a log file.
 struct Source<'a> {
     opts: &'a Options,
-    dataset: crate::store::paths::Root,
+    dataset: Root,
 }
 
 impl SceneSource for Source<'_> {
@@ -167,6 +170,7 @@ impl SceneSource for Source<'_> {
 
     fn meta(&self) -> StoreMeta {
         StoreMeta::new("frenetix", "csv", &self.opts.root.to_string_lossy())
+            .with_links(self.opts.links)
     }
 
     fn units(&self) -> Result<Vec<LogFile>> {

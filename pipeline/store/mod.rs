@@ -100,6 +100,10 @@ pub struct StoreMeta {
     pub rejected_scenes: u64,
 }
 
+    /// Whether the ingest refused files that symbolic links lead out of the source root
+    /// (`--strict-links`); readers of the store's images keep to the same rule.
+    #[serde(default)]
+    pub strict_links: bool,
 impl StoreMeta {
     pub fn new(source: &str, source_version: &str, source_root: &str) -> Self {
         Self {
@@ -114,8 +118,15 @@ impl StoreMeta {
             rejected_scenes: 0,
         }
     }
+            strict_links: false,
 }
 
+
+    /// This metadata, recording how links under the source root were treated.
+    pub fn with_links(mut self, links: crate::store::paths::Links) -> Self {
+        self.strict_links = links.is_strict();
+        self
+    }
 /// Writes a store scene by scene into a new folder beside `dir`, which replaces `dir` whole
 /// on [`StoreWriter::finish`]: readers and later stages see the old store or the new one,
 /// never a mix, and an interrupted or failed ingest leaves the old store as it was.

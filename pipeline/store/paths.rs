@@ -2,9 +2,14 @@
 //!
 //! A dataset names its files (nuScenes `sample_data.filename`, CARLA log paths, …) relative to
 //! its root. drivegen reads those files and names some outputs after them, so a name that is
-//! absolute, climbs out with `..`, or reaches a symbolic link leading out of the root would
-//! let a dataset make drivegen read, or worse overwrite, files it was never given. Such a name
-//! is refused as a bad record, like any other.
+//! absolute or climbs out with `..` would let a dataset make drivegen read, or worse
+//! overwrite, files it was never given. Such a name is refused as a bad record, like any other.
+//!
+//! Symbolic links placed under the root are the user's own layout (the devkit's `samples/`,
+//! `sweeps/` and `v1.0-*` linked to another disk, or a subset made of per-file links), so by
+//! default they are followed wherever they lead ([`Links::Follow`]); what they reach must still
+//! be a regular file (`store::input`). An archive the user does not trust is read with
+//! [`Links::Strict`], which refuses a file that links lead out of the root.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,33 +43,65 @@ pub fn unsafe_relative(rel: &str) -> Option<String> {
     None
 }
 
-/// A dataset root, its links resolved once (each image read would otherwise resolve it again).
+/// How symbolic links under a dataset root are treated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Links {
+    /// Followed at any depth, wherever they lead.
+    #[default]
+    Follow,
+    /// A file that links lead out of the root is refused (`--strict-links`).
+    Strict,
+}
+
+impl Links {
+    /// `Strict` when `strict`, else `Follow`.
+    pub fn strict_if(strict: bool) -> Self {
+        if strict {
+            Self::Strict
+        } else {
+            Self::Follow
+        }
+    }
+
+    pub fn is_strict(self) -> bool {
+        self == Self::Strict
+    }
+}
+
+/// A dataset root and how links under it are treated; in strict mode its own links are
+/// resolved once (each image read would otherwise resolve them again).
 #[derive(Debug, Clone)]
 pub struct Root {
     dir: PathBuf,
+    /// The resolved root, in strict mode only.
     real: Option<PathBuf>,
 }
 
 impl Root {
-    pub fn new(dir: &Path) -> Self {
+    pub fn new(dir: &Path, links: Links) -> Self {
         Self {
             dir: dir.to_path_buf(),
-            real: dir.canonicalize().ok(),
+            real: match links {
+                Links::Follow => None,
+                Links::Strict => dir.canonicalize().ok(),
+            },
         }
     }
 
-    /// `root/rel`, when `rel` is a plain relative path and the file it names (if it exists)
-    /// is, links resolved, inside the root; otherwise why not.
+    /// `root/rel`, as the dataset names it (links are not resolved in what is returned), when
+    /// `rel` is a plain relative path and, in strict mode, the file it names (if it exists)
+    /// is inside the root with links resolved; otherwise why not.
     pub fn inside(&self, rel: &str) -> Result<PathBuf, String> {
         if let Some(why) = unsafe_relative(rel) {
             return Err(why);
         }
         let path = self.dir.join(rel.replace('\\', "/"));
-        if let (Ok(real), Some(real_root)) = (path.canonicalize(), &self.real) {
+        if let (Some(real_root), Ok(real)) = (&self.real, path.canonicalize()) {
             if !real.starts_with(real_root) {
                 return Err(format!(
                     "the path {rel:?} leads out of the dataset root {} (to {}) through a \
-                     symbolic link",
+                     symbolic link (refused in strict-links mode)",
                     self.dir.display(),
                     real.display()
                 ));
@@ -72,15 +109,14 @@ impl Root {
         }
         Ok(path)
     }
-}
 
-impl Root {
-    /// Refuses `path`, a file found by walking the root, when links lead it out of the root
-    /// (a route folder or a log that is a symbolic link to elsewhere).
+    /// In strict mode, refuses `path`, a file found by walking the root, when links lead it
+    /// out of the root (a route folder or a log that is a symbolic link to elsewhere).
     pub fn holds(&self, path: &Path) -> Result<(), String> {
-        match (path.canonicalize(), &self.real) {
-            (Ok(real), Some(real_root)) if !real.starts_with(real_root) => Err(format!(
-                "{} leads out of the dataset root {} (to {}) through a symbolic link",
+        match (&self.real, path.canonicalize()) {
+            (Some(real_root), Ok(real)) if !real.starts_with(real_root) => Err(format!(
+                "{} leads out of the dataset root {} (to {}) through a symbolic link \
+                 (refused in strict-links mode)",
                 path.display(),
                 self.dir.display(),
                 real.display()
@@ -131,6 +167,59 @@ pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> c
             input.display()
         ),
     })
+}
+
+/// Refuses an output name that is not one plain path component: empty, `.` or `..`, holding
+/// a separator (`/`, `\\`), a NUL or another control character. Every name a user gives
+/// (`export --name`) or a release supplies (a split's name) that becomes a file name passes
+/// here, so no name can place a file outside its folder. `what` names the flag or record.
+pub fn component<'a>(what: &str, name: &'a str) -> crate::Result<&'a str> {
+    let why = if name.is_empty() {
+        "is empty"
+    } else if name == "." || name == ".." {
+        "is `.` or `..`"
+    } else if name.contains(['/', '\\']) {
+        "holds a path separator"
+    } else if name.chars().any(char::is_control) {
+        "holds a control character"
+    } else {
+        return Ok(name);
+    };
+    Err(crate::Error::invalid(
+        what,
+        format!("{name:?} {why}; it must be one plain file name"),
+    ))
+}
+
+/// Refuses two outputs of one command at the same path, or one inside the other, after
+/// links and `..` are resolved (`--out r.toml --report ./r.toml`): the one written last would
+/// replace the other, or a folder output would take a file output in with it. `outputs`
+/// pairs each path given with the flag that gave it.
+pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
+    let resolved: Vec<PathBuf> = outputs.iter().map(|(p, _)| resolved(p)).collect();
+    for (j, (b, flag_b)) in outputs.iter().enumerate() {
+        for (i, (a, flag_a)) in outputs.iter().enumerate().take(j) {
+            let (ra, rb) = (&resolved[i], &resolved[j]);
+            let how = if ra == rb {
+                "is the same path as"
+            } else if rb.starts_with(ra) {
+                "lies inside"
+            } else if ra.starts_with(rb) {
+                "holds"
+            } else {
+                continue;
+            };
+            return Err(crate::Error::Refused {
+                path: b.to_path_buf(),
+                why: format!(
+                    "({flag_b}) {how} {flag_a} {}: each output of a command needs a path of \
+                     its own, or one would replace the other; give {flag_b} another path",
+                    a.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A file-name-safe form of an id: `[A-Za-z0-9._-]` kept; an id holding anything else has it
@@ -208,19 +297,32 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn links_out_of_the_root_are_refused() {
-        let t = std::env::temp_dir().join(format!("drivegen-paths-{}", std::process::id()));
-        let root = t.join("root");
-        std::fs::create_dir_all(root.join("samples")).unwrap_or_default();
-        std::fs::write(t.join("secret.jpg"), b"x").unwrap_or_default();
-        std::fs::write(root.join("samples/ok.jpg"), b"x").unwrap_or_default();
-        let _ = std::os::unix::fs::symlink(t.join("secret.jpg"), root.join("samples/out.jpg"));
-        let root = Root::new(&root);
-        assert!(root.inside("samples/ok.jpg").is_ok());
-        assert!(root
-            .inside("samples/out.jpg")
-            .unwrap_err()
-            .contains("symbolic link"));
-        let _ = std::fs::remove_dir_all(&t);
+    fn links_out_of_the_root_are_followed_unless_strict() {
+        let t = tempfile::tempdir().unwrap();
+        let (t, root) = (t.path(), t.path().join("root"));
+        std::fs::create_dir_all(root.join("samples")).unwrap();
+        std::fs::create_dir_all(t.join("disk/sweeps")).unwrap();
+        std::fs::write(t.join("secret.jpg"), b"x").unwrap();
+        std::fs::write(t.join("disk/sweeps/s.jpg"), b"x").unwrap();
+        std::fs::write(root.join("samples/ok.jpg"), b"x").unwrap();
+        std::os::unix::fs::symlink(t.join("secret.jpg"), root.join("samples/out.jpg")).unwrap();
+        std::os::unix::fs::symlink(t.join("disk/sweeps"), root.join("sweeps")).unwrap();
+        let follow = Root::new(&root, Links::Follow);
+        let strict = Root::new(&root, Links::Strict);
+        for rel in ["samples/ok.jpg", "samples/out.jpg", "sweeps/s.jpg"] {
+            // The path stays the one the dataset names, never the resolved one.
+            assert_eq!(follow.inside(rel).unwrap(), root.join(rel));
+            assert!(follow.holds(&root.join(rel)).is_ok());
+        }
+        assert!(strict.inside("samples/ok.jpg").is_ok());
+        for rel in ["samples/out.jpg", "sweeps/s.jpg"] {
+            let e = strict.inside(rel).unwrap_err();
+            assert!(e.contains("symbolic link") && e.contains(rel), "{e}");
+            assert!(strict.holds(&root.join(rel)).is_err());
+        }
+        for root in [&follow, &strict] {
+            assert!(root.inside("samples/../../secret.jpg").is_err());
+            assert!(root.inside("/etc/passwd").is_err());
+        }
     }
 }

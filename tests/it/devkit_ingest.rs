@@ -104,6 +104,7 @@ fn fixture_ingest_matches_devkit() {
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 2,
+        links: Default::default(),
     })
     .unwrap();
     compare_with_devkit(&root, "v1.0-mini", &out);
@@ -133,6 +134,7 @@ fn synthetic_corpus_ingest_matches_devkit() {
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 2,
+        links: Default::default(),
     })
     .unwrap();
     assert_eq!(s.scenes_written, 2, "{s}");

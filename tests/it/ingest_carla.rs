@@ -31,6 +31,7 @@ fn ingest(root: &Path, out: &Path) -> drivegen::ingest::nuscenes::IngestSummary 
         out: out.to_path_buf(),
         taxonomy: Taxonomy::load(None).unwrap(),
         config: SourcesConfig::load(None).unwrap(),
+        links: Default::default(),
     })
     .unwrap()
 }
@@ -274,6 +275,7 @@ fn frenetix_logs_give_egodyn_windows() {
         root: root.clone(),
         out: out.clone(),
         config: SourcesConfig::load(None).unwrap(),
+        links: Default::default(),
     })
     .unwrap();
     assert_eq!((s.scenes_total, s.scenes_written), (3, 2), "{s}");

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use common::cli::bin;
 use common::nusc_fixture::*;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions, IngestSummary, SceneRules};
+use drivegen::store::paths::Links;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use drivegen::taxonomy::Taxonomy;
 
@@ -21,6 +22,15 @@ fn run(f: &Fixture, dir: &Path) -> drivegen::Result<IngestSummary> {
 
 /// Ingests the fixture version at `root` into `out`, `chunk` scenes at a time.
 fn ingest_into(root: PathBuf, out: PathBuf, chunk: usize) -> drivegen::Result<IngestSummary> {
+    ingest_links(root, out, chunk, Links::Follow)
+}
+
+fn ingest_links(
+    root: PathBuf,
+    out: PathBuf,
+    chunk: usize,
+    links: Links,
+) -> drivegen::Result<IngestSummary> {
     ingest(&IngestOptions {
         root,
         version: VERSION.into(),
@@ -28,6 +38,7 @@ fn ingest_into(root: PathBuf, out: PathBuf, chunk: usize) -> drivegen::Result<In
         taxonomy: Taxonomy::load(None).unwrap(),
         rules: SceneRules::default(),
         chunk_scenes: chunk,
+        links,
     })
 }
 
@@ -162,12 +173,20 @@ fn malformed_json_gives_file_line_and_column() {
 /// Breaks scene 1 of 3 with `fault`, ingests, and checks that only scene 1 is rejected with a
 /// reason containing every `needle`.
 fn only_scene_1_rejected(fault: impl FnOnce(&mut Fixture, &Path), needles: &[&str]) {
+    only_scene_1_rejected_with(Links::Follow, fault, needles);
+}
+
+fn only_scene_1_rejected_with(
+    links: Links,
+    fault: impl FnOnce(&mut Fixture, &Path),
+    needles: &[&str],
+) {
     let dir = tempfile::tempdir().unwrap();
     let mut f = Fixture::new(3);
     let root = dir.path().join("root");
     f.write(&root, VERSION);
     fault(&mut f, &root);
-    let s = ingest_into(root, dir.path().join("store"), 2).unwrap();
+    let s = ingest_links(root, dir.path().join("store"), 2, links).unwrap();
     let r = rejected(&s);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].0, "scene-0001");
@@ -437,18 +456,46 @@ fn an_image_path_climbing_out_rejects_its_scene() {
     );
 }
 
+/// Moves scene 1's sweep image out of the root and links it back in.
+#[cfg(unix)]
+fn link_sweep_out(root: &Path) {
+    let outside = root.parent().unwrap().join("outside.jpg");
+    let inside = root.join("sweeps/CAM_FRONT/sd_cam_1_3_s.jpg");
+    std::fs::rename(&inside, &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &inside).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
-fn an_image_linked_out_of_the_root_rejects_its_scene() {
-    only_scene_1_rejected(
-        |_, root| {
-            let outside = root.parent().unwrap().join("outside.jpg");
-            let inside = root.join("sweeps/CAM_FRONT/sd_cam_1_3_s.jpg");
-            std::fs::rename(&inside, &outside).unwrap();
-            std::os::unix::fs::symlink(&outside, &inside).unwrap();
-        },
+fn an_image_linked_out_of_the_root_rejects_its_scene_with_strict_links() {
+    only_scene_1_rejected_with(
+        Links::Strict,
+        |_, root| link_sweep_out(root),
         &["symbolic link", "sample_data.json", "sd_cam_1_3_s"],
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_image_linked_out_of_the_root_is_followed_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    Fixture::new(3).write(&root, VERSION);
+    link_sweep_out(&root);
+    let s = ingest_into(root, dir.path().join("store"), 2).unwrap();
+    assert!(s.rejects.is_empty(), "{s}");
+    assert_eq!(s.scenes_written, 3);
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    assert!(!store.meta().strict_links);
+    let linked: Vec<CameraRow> = store
+        .scenes()
+        .unwrap()
+        .flat_map(|s| s.unwrap().cameras)
+        .filter(|c| c.camera_frame_id == "sd_cam_1_3_s")
+        .collect();
+    // The store keeps the path as the dataset names it, not the link's target.
+    assert_eq!(linked.len(), 1);
+    assert_eq!(linked[0].image_path, "sweeps/CAM_FRONT/sd_cam_1_3_s.jpg");
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn ingest(root: &Path, out: &Path) -> waymo::Summary {
         out: out.to_path_buf(),
         taxonomy: Taxonomy::load(None).unwrap(),
         config: SourcesConfig::load(None).unwrap(),
+        links: Default::default(),
     })
     .unwrap()
 }

@@ -73,6 +73,7 @@ fn ingest_fixture(dir: &Path) -> PathBuf {
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 4,
+        links: Default::default(),
     })
     .unwrap();
     out

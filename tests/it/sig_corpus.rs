@@ -53,6 +53,7 @@ fn synthetic_corpus_grids() {
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 1,
+        links: Default::default(),
     })
     .unwrap();
     let vis = dir.path().join("visibility.arrow");

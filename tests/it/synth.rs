@@ -891,6 +891,7 @@ fn our_ingest_reads_the_corpus() {
         taxonomy: Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 2,
+        links: Default::default(),
     };
     let s = drivegen::ingest::nuscenes::ingest(&opts).unwrap();
     assert_eq!(s.scenes_written, 3, "{s}");

@@ -146,6 +146,7 @@ fn build() -> Stores {
         taxonomy: tax.clone(),
         rules: SceneRules::default(),
         chunk_scenes: 2,
+        links: Default::default(),
     })
     .unwrap();
     let wopts = WaymoSynthOptions {
@@ -158,6 +159,7 @@ fn build() -> Stores {
         out: d.join("s_waymo"),
         taxonomy: tax.clone(),
         config: cfg.clone(),
+        links: Default::default(),
     })
     .unwrap();
     let mut b2d = Vec::new();
@@ -168,6 +170,7 @@ fn build() -> Stores {
             out: d.join(format!("s_{name}")),
             taxonomy: tax.clone(),
             config: cfg.clone(),
+            links: Default::default(),
         })
         .unwrap();
         let mut scenes = load(&d.join(format!("s_{name}")));

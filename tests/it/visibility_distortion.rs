@@ -367,6 +367,7 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
         out: d.join("store"),
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         config: drivegen::ingest::sources::SourcesConfig::load(None).unwrap(),
+        links: Default::default(),
     })
     .unwrap();
     let mut cfg = drivegen::visibility::config::VisibilityConfig::load(None).unwrap();

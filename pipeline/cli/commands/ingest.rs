@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use drivegen::ingest::nuscenes::{self, IngestOptions, IngestSummary, SceneRules};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{carla, frenetix, waymo};
+use drivegen::store::paths::Links;
 use drivegen::taxonomy::Taxonomy;
 use drivegen::Result;
 
@@ -54,11 +55,17 @@ pub struct IngestArgs {
     /// Waymo/CARLA/Frenetix ingest rules replacing `configs/sources.toml`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Refuse files that symbolic links under the root lead out of it (for an archive you do
+    /// not trust). By default links are followed, as in the devkit layout where `samples/` or
+    /// `sweeps/` link to another disk.
+    #[arg(long)]
+    pub strict_links: bool,
 }
 
 impl IngestArgs {
     pub fn run(self) -> Result<ExitCode> {
         let strict = self.strict;
+        let links = Links::strict_if(self.strict_links);
         let summary = match self.source {
             SourceArg::Nuscenes => self.nuscenes()?,
             SourceArg::Waymo => {
@@ -68,6 +75,7 @@ impl IngestArgs {
                     out: self.out,
                     taxonomy,
                     config,
+                    links,
                 })?;
                 print!("{s}");
                 s.ingest
@@ -79,6 +87,7 @@ impl IngestArgs {
                     out: self.out,
                     taxonomy,
                     config,
+                    links,
                 })?;
                 print!("{s}");
                 s
@@ -89,6 +98,7 @@ impl IngestArgs {
                     root: self.root,
                     out: self.out,
                     config,
+                    links,
                 })?;
                 print!("{s}");
                 s
@@ -112,6 +122,7 @@ impl IngestArgs {
                 ..Default::default()
             },
             chunk_scenes: self.chunk,
+            links: Links::strict_if(self.strict_links),
         };
         let summary = nuscenes::ingest(&opts)?;
         print!("{summary}");

@@ -26,6 +26,7 @@ use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{CarlaRules, SourcesConfig};
 use crate::ingest::waymo::frames::pose_of;
+use crate::store::paths::{Links, Root};
 use crate::store::{
     CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneData, SceneRow, StoreMeta,
 };
@@ -39,6 +40,8 @@ pub struct Options {
     pub out: PathBuf,
     pub taxonomy: Taxonomy,
     pub config: SourcesConfig,
+    /// Whether links under the root are followed out of it.
+    pub links: Links,
 }
 
 /// The route folders under `root` (itself, or up to two levels down), sorted.
@@ -104,6 +107,7 @@ impl SceneSource for Source<'_> {
 
     fn meta(&self) -> StoreMeta {
         StoreMeta::new("carla", "bench2drive", &self.0.root.to_string_lossy())
+            .with_links(self.0.links)
     }
 
     fn units(&self) -> Result<Vec<PathBuf>> {
@@ -121,7 +125,8 @@ impl SceneSource for Source<'_> {
 
     fn assemble(&self, route: &PathBuf, name: &str) -> Result<(SceneData, Vec<String>)> {
         let o = self.0;
-        assemble(&o.root, route, name, &o.taxonomy, &o.config.carla)
+        let dataset = Root::new(&o.root, o.links);
+        assemble(&dataset, &o.root, route, name, &o.taxonomy, &o.config.carla)
     }
 
     fn limit_file(&self, route: &PathBuf, _: Kind) -> PathBuf {
@@ -157,8 +162,10 @@ fn frame_files(route: &Path) -> Result<Vec<(u32, PathBuf)>> {
     Ok(v)
 }
 
-/// Assembles one route; returns the scene and the unknown category names met.
+/// Assembles one route of the dataset `dataset` (whose folder is `root`); returns the scene and
+/// the unknown category names met.
 pub fn assemble(
+    dataset: &Root,
     root: &Path,
     route: &Path,
     name: &str,
@@ -169,7 +176,7 @@ pub fn assemble(
     let ctx = RouteCtx {
         root,
         rel,
-        dataset: crate::store::paths::Root::new(root),
+        dataset,
         name,
         taxonomy,
         rules,
@@ -207,7 +214,7 @@ struct RouteCtx<'r> {
     root: &'r Path,
     /// The route folder relative to `root`: image paths are stored relative to the root.
     rel: &'r Path,
-    dataset: crate::store::paths::Root,
+    dataset: &'r Root,
     name: &'r str,
     taxonomy: &'r Taxonomy,
     rules: &'r CarlaRules,

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ingest::limits::Kind;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
+use crate::store::paths::{Links, Root};
 use crate::store::rejects::Reject;
 use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
@@ -33,6 +34,8 @@ pub struct IngestOptions {
     pub rules: SceneRules,
     /// Scenes assembled at once; bounds memory.
     pub chunk_scenes: usize,
+    /// Whether links under the root are followed out of it.
+    pub links: Links,
 }
 
 /// What an ingest did.
@@ -91,6 +94,7 @@ impl fmt::Display for IngestSummary {
 pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
     let source = Source {
         tables: load::Tables::load(&opts.root, &opts.version)?,
+        dataset: Root::new(&opts.root, opts.links),
         opts,
     };
     crate::ingest::ingest(&source, &opts.out, |summary, stats| {
@@ -104,6 +108,7 @@ pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
 /// A dataroot's tables, loaded and indexed once; a unit is a row of `scene.json`.
 struct Source<'a> {
     tables: load::Tables,
+    dataset: Root,
     opts: &'a IngestOptions,
 }
 
@@ -125,6 +130,7 @@ impl SceneSource for Source<'_> {
             &self.opts.version,
             &self.opts.root.to_string_lossy(),
         )
+        .with_links(self.opts.links)
     }
 
     fn units(&self) -> Result<Vec<usize>> {
@@ -156,7 +162,8 @@ impl SceneSource for Source<'_> {
     }
 
     fn assemble(&self, &i: &usize, _id: &str) -> Result<(SceneData, scene::SceneStats)> {
-        scene::assemble(&self.tables, i, &self.opts.taxonomy, &self.opts.rules)
+        let o = self.opts;
+        scene::assemble(&self.tables, &self.dataset, i, &o.taxonomy, &o.rules)
     }
 
     fn limit_file(&self, _: &usize, kind: Kind) -> PathBuf {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::load::Tables;
 use super::tables::*;
 use crate::geometry::{quat_norm_error, yaw_of};
+use crate::store::paths::Root;
 use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneData, SceneRow};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
@@ -106,15 +107,16 @@ impl Ctx<'_> {
     }
 }
 
-/// Builds the store rows of scene `scene_idx` (position in `scene.json`).
+/// Builds the store rows of scene `scene_idx` (position in `scene.json`); its images are
+/// files under `dataset`.
 pub fn assemble(
     t: &Tables,
+    dataset: &Root,
     scene_idx: usize,
     taxonomy: &Taxonomy,
     rules: &SceneRules,
 ) -> Result<(SceneData, SceneStats)> {
     let scene = &t.scene.rows[scene_idx];
-    let dataset = crate::store::paths::Root::new(&t.root);
     let mut cx = Ctx {
         t,
         rules,
@@ -139,7 +141,7 @@ pub fn assemble(
     let mut objects = Vec::new();
 
     for (fi, s) in samples.iter().enumerate() {
-        let ego = cx.sensor_rows(s, fi as u32, &scene_id, &dataset, &mut poses, &mut cameras)?;
+        let ego = cx.sensor_rows(s, fi as u32, &scene_id, dataset, &mut poses, &mut cameras)?;
         frames.push(FrameRow {
             scene_id: scene_id.clone(),
             frame_idx: fi as u32,
@@ -268,7 +270,7 @@ impl Ctx<'_> {
         s: &Sample,
         frame_idx: u32,
         scene_id: &str,
-        dataset: &crate::store::paths::Root,
+        dataset: &Root,
         poses: &mut BTreeMap<(i64, String), EgoPoseRow>,
         cameras: &mut Vec<CameraRow>,
     ) -> Result<Pose> {
@@ -410,16 +412,16 @@ impl Ctx<'_> {
 
     /// A camera image's path must stay inside the dataset root (the store keeps it relative to
     /// the root) and, when the rules say so, the file must exist.
-    fn check_image(&self, sd: &SampleData, dataset: &crate::store::paths::Root) -> Result<()> {
+    fn check_image(&self, sd: &SampleData, dataset: &Root) -> Result<()> {
         let t = self.t;
-        if let Err(why) = dataset.inside(&sd.filename) {
-            return Err(Error::input(&t.sample_data.file, &sd.token, why));
-        }
-        if self.rules.check_images && !t.root.join(&sd.filename).is_file() {
+        let path = dataset
+            .inside(&sd.filename)
+            .map_err(|why| Error::input(&t.sample_data.file, &sd.token, why))?;
+        if self.rules.check_images && !path.is_file() {
             return Err(Error::input(
                 &t.sample_data.file,
                 &sd.token,
-                format!("missing image {}", t.root.join(&sd.filename).display()),
+                format!("missing image {}", path.display()),
             ));
         }
         Ok(())

@@ -23,6 +23,7 @@ use crate::ingest::limits::Kind;
 use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::SourcesConfig;
+use crate::store::paths::{Links, Root};
 use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
@@ -45,6 +46,8 @@ pub struct Options {
     pub out: PathBuf,
     pub taxonomy: Taxonomy,
     pub config: SourcesConfig,
+    /// Whether links under the root are followed out of it.
+    pub links: Links,
 }
 
 /// What a Waymo ingest did, beyond the common summary.
@@ -100,8 +103,9 @@ pub fn segments(root: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Refuses a segment whose component files lead out of the dataset root through a link.
-fn components_inside(root: &crate::store::paths::Root, dir: &Path, seg: &str) -> Result<()> {
+/// In strict-links mode, refuses a segment whose component files lead out of the dataset root
+/// through a link.
+fn components_inside(root: &Root, dir: &Path, seg: &str) -> Result<()> {
     const OPTIONAL: [&str; 4] = [
         "camera_box",
         "projected_lidar_box",
@@ -125,7 +129,7 @@ fn components_inside(root: &crate::store::paths::Root, dir: &Path, seg: &str) ->
 pub fn run(opts: &Options) -> Result<Summary> {
     let source = Source {
         opts,
-        dataset: crate::store::paths::Root::new(&opts.root),
+        dataset: Root::new(&opts.root, opts.links),
     };
     let mut extra = Summary::default();
     let ingest = crate::ingest::ingest(&source, &opts.out, |summary, st| {
@@ -145,7 +149,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
 /// A split folder; a unit is a segment (the stem of its `vehicle_pose` file).
 struct Source<'a> {
     opts: &'a Options,
-    dataset: crate::store::paths::Root,
+    dataset: Root,
 }
 
 impl SceneSource for Source<'_> {
@@ -161,7 +165,7 @@ impl SceneSource for Source<'_> {
     }
 
     fn meta(&self) -> StoreMeta {
-        StoreMeta::new("waymo", "v2", &self.opts.root.to_string_lossy())
+        StoreMeta::new("waymo", "v2", &self.opts.root.to_string_lossy()).with_links(self.opts.links)
     }
 
     fn units(&self) -> Result<Vec<String>> {

@@ -73,6 +73,7 @@ pub fn synth_store(
         taxonomy: drivegen::taxonomy::Taxonomy::load(None).unwrap(),
         rules: Default::default(),
         chunk_scenes: 1,
+        links: Default::default(),
     })
     .unwrap();
     (root, opts.version, store)

@@ -221,7 +221,7 @@ pub(super) fn safety_cases() -> Vec<Case> {
         fails(&["mine.txt", "--force"]),
     ));
     v.push(case(
-        "carla annotation linked out of the root",
+        "carla annotation linked out of the root, strict links",
         "carla",
         |t| {
             let a = carla_anno(t);
@@ -229,12 +229,12 @@ pub(super) fn safety_cases() -> Vec<Case> {
             std::fs::rename(&a, &outside).unwrap();
             std::os::unix::fs::symlink(&outside, &a).unwrap();
         },
-        &ingest("carla"),
+        &[ingest("carla"), vec!["--strict-links"]].concat(),
         &["store"],
         rejects(&["00001.json.gz", "leads out of the dataset root"], 1),
     ));
     v.push(case(
-        "frenetix log linked out of the root",
+        "frenetix log linked out of the root, strict links",
         "frenetix",
         |t| {
             let l = frenetix_log(t);
@@ -242,7 +242,7 @@ pub(super) fn safety_cases() -> Vec<Case> {
             std::fs::rename(&l, &outside).unwrap();
             std::os::unix::fs::symlink(&outside, &l).unwrap();
         },
-        &ingest("frenetix"),
+        &[ingest("frenetix"), vec!["--strict-links"]].concat(),
         &["store"],
         rejects(&["Default_logs.csv", "leads out of the dataset root"], 1),
     ));

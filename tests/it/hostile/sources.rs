@@ -71,16 +71,16 @@ pub(super) fn nuscenes_cases() -> Vec<Case> {
     ));
     #[cfg(unix)]
     v.push(case(
-        "nuscenes filename through a link out of the root",
+        "nuscenes filename through a link out of the root, strict links",
         "nuscenes",
         set_front_filename(|t, _| {
             std::os::unix::fs::symlink(t.join("outside.jpg"), t.join("in/samples/escape.jpg"))
                 .unwrap();
             "samples/escape.jpg".into()
         }),
-        &ing,
+        &[ing.clone(), vec!["--strict-links"]].concat(),
         &out,
-        rejects(&["samples/escape.jpg"], 1),
+        rejects(&["samples/escape.jpg", "leads out of the dataset root"], 1),
     ));
     v.push(case(
         "nuscenes camera image missing",
@@ -242,16 +242,16 @@ pub(super) fn waymo_cases() -> Vec<Case> {
         ));
         #[cfg(unix)]
         v.push(case(
-            format!("waymo {comp} a link out of the root"),
+            format!("waymo {comp} a link out of the root, strict links"),
             "waymo",
             move |t| {
                 let f = first(t);
                 std::fs::rename(&f, t.join("sentinel/moved.parquet")).unwrap();
                 std::os::unix::fs::symlink(t.join("sentinel/moved.parquet"), &f).unwrap();
             },
-            &ing,
+            &[ing.clone(), vec!["--strict-links"]].concat(),
             &out,
-            rejects(&[comp], 1),
+            rejects(&[comp, "leads out of the dataset root"], 1),
         ));
     }
     v.push(case(
@@ -404,14 +404,14 @@ pub(super) fn carla_cases() -> Vec<Case> {
         ),
         #[cfg(unix)]
         case(
-            "carla route folder a link out of the root",
+            "carla route folder a link out of the root, strict links",
             "carla",
             |t| {
                 let r = carla_routes(t)[0].clone();
                 std::fs::rename(&r, t.join("sentinel/route")).unwrap();
                 std::os::unix::fs::symlink(t.join("sentinel/route"), &r).unwrap();
             },
-            &ing,
+            &[ing.clone(), vec!["--strict-links"]].concat(),
             &out,
             rejects(&["leads out of the dataset root"], 1),
         ),
