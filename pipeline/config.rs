@@ -77,12 +77,11 @@ pub fn load_limits(path: &Path) -> Result<()> {
                 LIMIT_KEYS.join(", ")
             )));
         }
-        let n = v.as_integer().filter(|&n| n >= 1).ok_or_else(|| {
-            bad(format!(
-                "`{k}` must be a whole number of at least 1, not {v}"
-            ))
-        })?;
-        set.insert(k, n as u64);
+        // A TOML integer's text is its decimal digits; anything else (a string, a float, a
+        // sign) fails the one parser the environment's values go through too.
+        let n = crate::store::input::parse_limit(&v.to_string())
+            .map_err(|why| bad(format!("`{k}`: {why}")))?;
+        set.insert(k, n);
     }
     crate::store::input::set_limits(set);
     Ok(())

@@ -314,12 +314,8 @@ impl ImageReader {
 /// The most pixels an image may have before it is decoded, in pixels (see
 /// [`crate::store::input::DEFAULT_MAX_MPIX`]).
 pub fn max_pixels() -> u64 {
-    crate::store::input::setting(
-        "image_mpix",
-        "DRIVEGEN_MAX_IMAGE_MPIX",
-        crate::store::input::DEFAULT_MAX_MPIX,
-    )
-    .saturating_mul(1_000_000)
+    crate::store::input::setting("image_mpix", crate::store::input::DEFAULT_MAX_MPIX)
+        .saturating_mul(1_000_000)
 }
 
 /// Decodes an encoded image after reading its header: the size must be `expect` where the
@@ -353,7 +349,7 @@ pub fn decode_checked(
         return Err(format!(
             "the image header says {w}×{h}, over the limit of {} pixels ({})",
             max_pixels(),
-            crate::store::input::how_to_raise("image_mpix", "DRIVEGEN_MAX_IMAGE_MPIX")
+            crate::store::input::how_to_raise("image_mpix")
         ));
     }
     let mut limits = image::Limits::default();

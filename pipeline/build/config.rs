@@ -395,7 +395,7 @@ impl Default for ReleaseSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReportSection {
-    /// Marked images shown in the report's grid.
+    /// Marked images shown in the report's grid; 0 shows none (the grid is left out).
     pub marked_images: usize,
     /// Also write the release viewer (`drivegen view`) into `WORK/viewer`. Off by default: it
     /// holds a copy of every published image.
@@ -447,8 +447,30 @@ impl BuildConfig {
         if self.work.as_ref().is_some_and(|w| w.as_os_str().is_empty()) {
             return bad("work is empty: name the work folder, or leave it out".into());
         }
-        if let InputConfig::Synth { scenes: 0, .. } = self.input {
-            return bad("input.scenes must be at least 1".into());
+        if let InputConfig::Synth {
+            scenes,
+            duration_s,
+            width,
+            height,
+            ..
+        } = &self.input
+        {
+            if *scenes == 0 {
+                return bad("input.scenes must be at least 1".into());
+            }
+            if width == &Some(0) || height == &Some(0) {
+                return bad(
+                    "input.width and input.height must be at least 1 (leave them out for the \
+                     default size)"
+                        .into(),
+                );
+            }
+            if duration_s.is_some_and(|d| d.is_nan() || d <= 0.0) {
+                return bad(format!(
+                    "input.duration_s must be positive (leave it out for the default), got {}",
+                    duration_s.unwrap_or_default()
+                ));
+            }
         }
         if self.corrupt.frames_per_scene == Some(0) {
             return bad(
@@ -487,8 +509,26 @@ impl BuildConfig {
                     "balance.{family}.max_blind_excess must lie in [0, 1)"
                 ));
             }
+            if b.target == 0 {
+                return bad(format!(
+                    "[balance.{family}] target must be at least 1: a target of 0 selects \
+                     nothing and drops the family. Leave [balance.{family}] out to release the \
+                     family as generated"
+                ));
+            }
             if b.max_rows == Some(0) {
                 return bad(format!("balance.{family}.max_rows must be at least 1"));
+            }
+            if b.type_cap == Some(0) {
+                return bad(format!(
+                    "balance.{family}.type_cap must be at least 1 (leave it out for no cap)"
+                ));
+            }
+            if let Some((source, _)) = b.source_caps.iter().find(|(_, &c)| c == 0) {
+                return bad(format!(
+                    "balance.{family}.source_caps.{source} must be at least 1 (leave the source \
+                     out for no cap)"
+                ));
             }
             if !matches!(b.mode.as_str(), "paper" | "released") {
                 return bad(format!(

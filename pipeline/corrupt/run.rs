@@ -30,6 +30,9 @@ use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "corruption output";
+
 /// Where the images come from.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -360,11 +363,10 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
         opts.gpu.clone()
     };
     let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
-    let _owned = crate::store::owner::Owned::claim(
-        &opts.out,
-        "corruption output",
-        "corrupted images and their table",
-    )?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(&opts.out, OUTPUT)?;
+    let _owned =
+        crate::store::owner::Owned::claim(&opts.out, OUTPUT, "corrupted images and their table")?;
     if let Some(m) = opts.max_frames {
         frames.truncate(m);
     }

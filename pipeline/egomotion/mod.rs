@@ -36,6 +36,9 @@ use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{SceneData, Store};
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "ego-motion output";
+
 /// The stage name in reject logs.
 pub const STAGE: &str = "egomotion";
 /// File names inside the output folder.
@@ -207,11 +210,9 @@ pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
     let store = Store::open(store_dir)?;
     let engine = Engine::new(opts.config.clone())?;
     let cfg = &engine.cfg;
-    let _owned = crate::store::owner::Owned::claim(
-        out_dir,
-        "ego-motion output",
-        "clips and EgoDyn questions",
-    )?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;
+    let _owned = crate::store::owner::Owned::claim(out_dir, OUTPUT, "clips and EgoDyn questions")?;
     let clips_schema = output::clips_schema();
     let qa_schema = crate::qa::qa_schema();
     let mut clips_w = crate::store::atomic::ipc_writer(&out_dir.join(CLIPS_FILE), &clips_schema)?;

@@ -21,6 +21,7 @@ pub const DEFAULT_NAME: &str = "configs/metavqa.toml (built in)";
 #[serde(deny_unknown_fields)]
 pub struct MetavqaConfig {
     pub seed: u64,
+    /// Questions kept per camera image; 0 keeps them all (no cap).
     pub per_frame: u32,
     pub ego: EgoConfig,
     pub bins: BinsConfig,
@@ -62,7 +63,9 @@ pub struct RulesConfig {
     pub color_attribute_prefix: String,
     pub colors: Vec<String>,
     pub describe_sectors: Vec<String>,
+    /// Embodied questions per image; 0 asks none (the way to leave the type out).
     pub embodied_per_image: u32,
+    /// Grounding questions per image; 0 asks none.
     pub grounding_per_image: u32,
     pub grounding_labels: u32,
 }

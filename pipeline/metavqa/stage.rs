@@ -54,6 +54,9 @@ use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, Store};
 use crate::visibility::output::safe_name;
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "MetaVQA output";
+
 /// The family name in the records.
 pub const FAMILY: &str = "metavqa";
 
@@ -565,11 +568,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let images = ImageReader::new(&store, None);
     let gpu = if opts.images { opts.gpu.clone() } else { None };
     let ro = Rollouts::new(cfg);
-    let _owned = crate::store::owner::Owned::claim(
-        &opts.out,
-        "MetaVQA output",
-        "questions, rollouts and images",
-    )?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(&opts.out, OUTPUT)?;
+    let _owned =
+        crate::store::owner::Owned::claim(&opts.out, OUTPUT, "questions, rollouts and images")?;
     write_rollouts(&opts.out, cfg, &ro)?;
     let out_file = opts.out.join("metavqa_qa.arrow");
     let mut writer = crate::store::atomic::ipc_writer(&out_file, &qa_schema())?;

@@ -136,6 +136,13 @@ impl SigConfig {
                 "relations.proximal_bins must be positive and strictly increasing, got {b:?}"
             )));
         }
+        if self.questions.max_per_frame == 0 {
+            return Err(bad(
+                "questions.max_per_frame must be at least 1: with 0 no frame gets a relation \
+                 question"
+                    .into(),
+            ));
+        }
         if self.questions.mc_options < 2 || self.questions.mc_options > 5 {
             return Err(bad(format!(
                 "questions.mc_options must be within 2..=5, got {}",

@@ -24,6 +24,9 @@ pub use frame::{SigFrame, SigObject};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "SIG output";
+
 pub const FRAMES_FILE: &str = "sig_frames.arrow";
 pub const QA_FILE: &str = "sig_qa.arrow";
 
@@ -166,8 +169,9 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
         config_hash: config_hash.clone(),
         ..Default::default()
     };
-    let _owned =
-        crate::store::owner::Owned::claim(&opts.out, "SIG output", "the scene-graph tables")?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(&opts.out, OUTPUT)?;
+    let _owned = crate::store::owner::Owned::claim(&opts.out, OUTPUT, "the scene-graph tables")?;
     let mut fw =
         crate::store::atomic::ipc_writer(&opts.out.join(FRAMES_FILE), &output::frames_schema())?;
     let mut qw = crate::store::atomic::ipc_writer(&opts.out.join(QA_FILE), &output::qa_schema())?;

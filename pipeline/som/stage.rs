@@ -44,6 +44,9 @@ use crate::visibility::raster::{RasterOut, Rasteriser};
 use crate::visibility::{scene_images, ImageWork, VisibilitySummary};
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "Set-of-Mark output";
+
 /// One row of `marks.arrow`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarkRow {
@@ -264,11 +267,10 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     let store = Store::open(store_dir)?;
     let kept = read_kept(vis_file)?;
     let images = ImageReader::new(&store, None);
-    let _owned = crate::store::owner::Owned::claim(
-        out_dir,
-        "Set-of-Mark output",
-        "marks.arrow and marked images",
-    )?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;
+    let _owned =
+        crate::store::owner::Owned::claim(out_dir, OUTPUT, "marks.arrow and marked images")?;
     let marks_path = out_dir.join("marks.arrow");
     let mut writer = crate::store::atomic::ipc_writer(&marks_path, &marks_schema())?;
     let mut recipe_writer = recipe::Writer::create(&out_dir.join(recipe::FILE), &cfg.draw)?;

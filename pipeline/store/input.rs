@@ -104,9 +104,96 @@ pub fn set_limits(set: BTreeMap<String, u64>) {
     *CONFIGURED.write().unwrap_or_else(|p| p.into_inner()) = Some(set);
 }
 
+/// The one reading of a limit's value, from a `--limits` file (its TOML text) and from the
+/// environment alike: a whole number of at least 1, in decimal digits. Zero, a sign, a
+/// fraction, `nan`, `inf` or an empty value is refused rather than read as "no limit" or
+/// left for the default, which would make a typo go unnoticed.
+pub fn parse_limit(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let why = || format!("`{text}` is not a whole number of at least 1");
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(why());
+    }
+    match t.parse::<u64>() {
+        Ok(0) => Err(why()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is too large (at most {})", u64::MAX)),
+    }
+}
+
+/// The environment variable that sets limit `key` (`table_mib` is `DRIVEGEN_MAX_TABLE_MIB`).
+pub fn env_name(key: &str) -> String {
+    format!("DRIVEGEN_MAX_{}", key.to_ascii_uppercase())
+}
+
+/// The limits the environment sets by key, or the first bad variable's name and what is wrong.
+type EnvLimits = std::result::Result<BTreeMap<String, u64>, (String, String)>;
+
+/// The limits set in the environment, read once: every `DRIVEGEN_MAX_*` variable must name a
+/// limit and hold a value [`parse_limit`] accepts.
+fn environment() -> &'static EnvLimits {
+    static ENV: std::sync::OnceLock<EnvLimits> = std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut vars: Vec<(String, std::ffi::OsString)> = std::env::vars_os()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v))
+            .collect();
+        vars.sort();
+        let mut set = BTreeMap::new();
+        for (name, value) in vars {
+            let Some(rest) = name.strip_prefix("DRIVEGEN_MAX_") else {
+                continue;
+            };
+            let key = rest.to_ascii_lowercase();
+            if !LIMIT_KEYS.contains(&key.as_str()) || env_name(&key) != name {
+                let known: Vec<String> = LIMIT_KEYS.iter().map(|k| env_name(k)).collect();
+                return Err((
+                    name,
+                    format!(
+                        "set to `{}`, but no limit has that name; unset it, or use one of {}",
+                        value.to_string_lossy(),
+                        known.join(", ")
+                    ),
+                ));
+            }
+            let value = value.to_string_lossy().into_owned();
+            match parse_limit(&value) {
+                Ok(n) => {
+                    set.insert(key, n);
+                }
+                Err(why) => {
+                    let unit = if key.ends_with("_mpix") {
+                        "megapixels"
+                    } else {
+                        "MiB"
+                    };
+                    return Err((
+                        name,
+                        format!(
+                            "{why} ({unit}); set it to a positive whole number, or unset it \
+                             for the default"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(set)
+    })
+}
+
+/// Checks every `DRIVEGEN_MAX_*` variable of the environment (the binary does so before any
+/// command runs): an error names the variable and its value.
+pub fn check_environment() -> Result<()> {
+    match environment() {
+        Ok(_) => Ok(()),
+        Err((name, why)) => Err(Error::invalid(name.clone(), why.clone())),
+    }
+}
+
 /// The value of limit `key` in its own unit where the user set one: a `--limits` file's, else
-/// the environment variable `env`'s.
-fn overridden(key: &str, env: &str) -> Option<u64> {
+/// the environment variable's ([`env_name`]). A bad environment value (refused by
+/// [`check_environment`] in the binary) counts as unset here, with a warning, for library
+/// callers that did not check.
+fn overridden(key: &str) -> Option<u64> {
     if let Some(v) = CONFIGURED
         .read()
         .unwrap_or_else(|p| p.into_inner())
@@ -115,20 +202,28 @@ fn overridden(key: &str, env: &str) -> Option<u64> {
     {
         return Some(v);
     }
-    std::env::var(env)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
+    match environment() {
+        Ok(set) => set.get(key).copied(),
+        Err((name, why)) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| log::warn!("{name}: {why}; the limits keep their defaults"));
+            None
+        }
+    }
 }
 
 /// The value of limit `key` in its own unit: a `--limits` file's, else the environment
-/// variable `env`'s, else `default`.
-pub fn setting(key: &str, env: &str, default: u64) -> u64 {
-    overridden(key, env).unwrap_or(default)
+/// variable's ([`env_name`]), else `default`.
+pub fn setting(key: &str, default: u64) -> u64 {
+    overridden(key).unwrap_or(default)
 }
 
-/// How a message tells the user to raise the limit `key` (environment variable `env`).
-pub fn how_to_raise(key: &str, env: &str) -> String {
-    format!("raise it with `{key}` in a --limits file, or {env}")
+/// How a message tells the user to raise the limit `key`.
+pub fn how_to_raise(key: &str) -> String {
+    format!(
+        "raise it with `{key}` in a --limits file, or {}",
+        env_name(key)
+    )
 }
 
 impl Limit {
@@ -144,8 +239,7 @@ impl Limit {
     /// The limit in bytes: a `--limits` file's, else the environment variable's, else the
     /// default.
     pub fn bytes(&self) -> u64 {
-        overridden(&self.config_key(), self.key)
-            .map_or(self.bytes, |mib| mib.saturating_mul(1 << 20))
+        overridden(&self.config_key()).map_or(self.bytes, |mib| mib.saturating_mul(1 << 20))
     }
 
     /// The error for `path` holding `got` bytes (at least) against this limit.
@@ -157,7 +251,7 @@ impl Limit {
                 "{got} bytes is over the limit of {} bytes for {} ({})",
                 self.bytes(),
                 self.what,
-                how_to_raise(&self.config_key(), self.key)
+                how_to_raise(&self.config_key())
             ),
         )
     }

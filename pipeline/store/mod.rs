@@ -19,6 +19,7 @@ pub mod lock;
 pub mod owner;
 pub mod paths;
 pub mod rejects;
+pub mod rerun;
 pub mod rows;
 pub mod schema;
 pub mod subset;

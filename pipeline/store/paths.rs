@@ -222,6 +222,37 @@ pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
     Ok(())
 }
 
+/// Refuses two outputs of one command at the same path, or one inside the other, after
+/// links and `..` are resolved (`--out r.toml --report ./r.toml`): the one written last would
+/// replace the other, or a folder output would take a file output in with it. `outputs`
+/// pairs each path given with the flag that gave it.
+pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
+    let resolved: Vec<PathBuf> = outputs.iter().map(|(p, _)| resolved(p)).collect();
+    for (j, (b, flag_b)) in outputs.iter().enumerate() {
+        for (i, (a, flag_a)) in outputs.iter().enumerate().take(j) {
+            let (ra, rb) = (&resolved[i], &resolved[j]);
+            let how = if ra == rb {
+                "is the same path as"
+            } else if rb.starts_with(ra) {
+                "lies inside"
+            } else if ra.starts_with(rb) {
+                "holds"
+            } else {
+                continue;
+            };
+            return Err(crate::Error::Refused {
+                path: b.to_path_buf(),
+                why: format!(
+                    "({flag_b}) {how} {flag_a} {}: each output of a command needs a path of \
+                     its own, or one would replace the other; give {flag_b} another path",
+                    a.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A file-name-safe form of an id: `[A-Za-z0-9._-]` kept; an id holding anything else has it
 /// replaced by `_` and gets `~` and 12 hex digits of the exact id's SHA-256 appended. The map is
 /// injective (short of a hash collision): `Town 1` and `Town_1` name different files, and no

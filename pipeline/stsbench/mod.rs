@@ -24,6 +24,9 @@ use crate::store::{CameraRow, Store};
 use crate::tracks::{scene_tracks, Track};
 use crate::{Error, Result};
 
+/// What this stage's output folder is, as its ownership marker records it.
+const OUTPUT: &str = "STSBench output";
+
 /// The file the stage writes.
 pub const QA_FILE: &str = "stsbench_qa.arrow";
 
@@ -205,8 +208,9 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     let store = Store::open(&opts.store)?;
-    let _owned =
-        crate::store::owner::Owned::claim(&opts.out, "STSBench output", "stsbench_qa.arrow")?;
+    // An earlier run's files would otherwise stay beside this one's.
+    crate::store::rerun::clear_earlier_run(&opts.out, OUTPUT)?;
+    let _owned = crate::store::owner::Owned::claim(&opts.out, OUTPUT, "stsbench_qa.arrow")?;
     let maps = maps_dir(&store, opts.maps.as_deref());
     let mut map_cache: BTreeMap<String, MapLayers> = BTreeMap::new();
     let config_hash = cfg.hash()?;

@@ -14,6 +14,20 @@ set -euo pipefail
 [ $# -eq 2 ] || { sed -n '5p' "$0" | sed 's/^#   /usage: /' >&2; exit 2; }
 array=$1 merge=$2
 
+# Exits 2 unless VALUE is a Slurm job id: a decimal whole number from 1 to 2^32 - 1 (no sign,
+# no leading zero), so that nothing else reaches squeue and scontrol.
+job_id() {
+    local what=$1 v=$2 max=4294967295
+    if [[ $v =~ ^[1-9][0-9]*$ ]] && [ ${#v} -le ${#max} ] && [ "$v" -le "$max" ]; then
+        return 0
+    fi
+    printf "resume.sh: %s must be a job id (a whole number from 1 to %s), not '%s'\n" \
+        "$what" "$max" "$v" >&2
+    exit 2
+}
+job_id ARRAY_JOB "$array"
+job_id MERGE_JOB "$merge"
+
 # Every task with its state while slurmctld still remembers the array (MinJobAge after it
 # ended); -r lists pending tasks one by one instead of as one A_[2-3] line.
 tasks=$(squeue -h -r -t all -j "$array" -o '%i %T' 2>/dev/null || true)

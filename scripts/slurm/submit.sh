@@ -21,12 +21,30 @@ usage() {
     exit 2
 }
 
+# The most shards (array tasks) a build is split into; far above any sensible split, and a
+# bound that keeps 0-(N-1) a plain number (a longer string of digits overflows the shell's
+# arithmetic into a huge or negative --array).
+max_shards=10000
+
+# Exits 2 unless VALUE is a decimal whole number from MIN to MAX (no sign, no leading zero), so
+# that no malformed or overflowing number reaches sbatch.
+number() {
+    local what=$1 v=$2 min=$3 max=$4
+    if [[ $v =~ ^(0|[1-9][0-9]*)$ ]] && [ ${#v} -le ${#max} ] && [ "$v" -ge "$min" ] &&
+        [ "$v" -le "$max" ]; then
+        return 0
+    fi
+    printf "submit.sh: %s must be a whole number from %s to %s, not '%s'\n" \
+        "$what" "$min" "$max" "$v" >&2
+    exit 2
+}
+
 [ $# -ge 2 ] || usage
 config=$1 n=$2
 shift 2
-case $n in '' | *[!0-9]* | 0*) echo "submit.sh: N must be a whole number ≥ 1, not '$n'" >&2; exit 2 ;; esac
+number "N (the number of shards)" "$n" 1 "$max_shards"
 
-work='' out='' logs='' max_running=''
+work='' out='' logs='' max_running='' max_running_given=0
 sbatch_args=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -36,12 +54,19 @@ while [ $# -gt 0 ]; do
     --out=*) out=${1#*=}; shift ;;
     --logs) logs=${2:?--logs needs a folder}; shift 2 ;;
     --logs=*) logs=${1#*=}; shift ;;
-    --max-running) max_running=${2:?--max-running needs a number}; shift 2 ;;
-    --max-running=*) max_running=${1#*=}; shift ;;
+    --max-running)
+        [ $# -ge 2 ] || number "--max-running" "" 1 "$max_shards"
+        max_running=$2 max_running_given=1
+        shift 2
+        ;;
+    --max-running=*) max_running=${1#*=} max_running_given=1; shift ;;
     --) shift; sbatch_args+=("$@"); break ;;
     *) sbatch_args+=("$1"); shift ;;
     esac
 done
+
+# Given (even as ''), it must be a number; K > N is allowed: it only means no task waits.
+[ "$max_running_given" = 0 ] || number "--max-running" "$max_running" 1 "$max_shards"
 
 [ -f "$config" ] || { echo "submit.sh: no config file '$config'" >&2; exit 2; }
 config=$(readlink -f "$config")

@@ -6,11 +6,35 @@
 # it is given must be (and absolute: the task runs on another node).
 set -euo pipefail
 
+[ $# -eq 7 ] || { sed -n '4p' "$0" | sed 's/^#   /usage: /' >&2; exit 2; }
 mode=$1 dg=$2 config=$3 work=$4 out=$5 n=$6 logs=$7
+
+# Exits 2 unless VALUE is a decimal whole number from MIN to MAX (no sign, no leading zero):
+# every number here reaches drivegen's command line or the shell's arithmetic, where a
+# malformed one would be misread, overflow, or (in $((…))) be evaluated as an expression.
+# sbatch copies only this file, so the check cannot be shared with submit.sh by sourcing it.
+number() {
+    local what=$1 v=$2 min=$3 max=$4
+    if [[ $v =~ ^(0|[1-9][0-9]*)$ ]] && [ ${#v} -le ${#max} ] && [ "$v" -ge "$min" ] &&
+        [ "$v" -le "$max" ]; then
+        return 0
+    fi
+    printf "task.sh: %s must be a whole number from %s to %s, not '%s'\n" \
+        "$what" "$min" "$max" "$v" >&2
+    exit 2
+}
+
+# The most shards submit.sh submits.
+max_shards=10000
+number "N (the number of shards)" "$n" 1 "$max_shards"
+number SLURM_RESTART_COUNT "${SLURM_RESTART_COUNT:-0}" 0 1000000
+[ -z "${SLURM_CPUS_PER_TASK:-}" ] || number SLURM_CPUS_PER_TASK "$SLURM_CPUS_PER_TASK" 1 65536
 
 case $mode in
 shard)
-    name=task-${SLURM_ARRAY_TASK_ID:?not an array task}
+    [ -n "${SLURM_ARRAY_TASK_ID:-}" ] || { echo "task.sh: SLURM_ARRAY_TASK_ID is not set: not an array task" >&2; exit 2; }
+    number SLURM_ARRAY_TASK_ID "$SLURM_ARRAY_TASK_ID" 0 $((n - 1))
+    name=task-$SLURM_ARRAY_TASK_ID
     job=${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}
     # --shard-count makes drivegen check that the array it runs in has the N tasks submitted.
     args=(--shard auto --shard-count "$n")

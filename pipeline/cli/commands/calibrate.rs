@@ -40,6 +40,10 @@ fn parse_sweep(s: &str) -> std::result::Result<(f64, f64, f64), String> {
 
 impl CalibrateArgs {
     pub fn run(self) -> Result<ExitCode> {
+        drivegen::store::paths::distinct_outputs(&[
+            (&self.out, "--out"),
+            (&self.report, "--report"),
+        ])?;
         let summary = drivegen::egomotion::calibrate::run(
             &self.store,
             self.config.as_deref(),

@@ -124,6 +124,7 @@ impl Cli {
         if self.force {
             drivegen::store::owner::allow_force();
         }
+        drivegen::store::input::check_environment()?;
         if let Some(l) = &self.limits {
             drivegen::config::load_limits(l)?;
         }

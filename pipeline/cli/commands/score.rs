@@ -63,6 +63,11 @@ impl ScoreArgs {
                 "give --release and --predictions (or --sig-pred and --sig-truth)",
             ));
         };
+        if let (Some(out), Some(html)) = (self.out.as_deref(), self.html.as_deref()) {
+            if !drivegen::store::atomic::is_stdout(out) {
+                drivegen::store::paths::distinct_outputs(&[(out, "--out"), (html, "--html")])?;
+            }
+        }
         if let Some(out) = self.out.as_deref() {
             if !drivegen::store::atomic::is_stdout(out) {
                 drivegen::store::paths::disjoint(preds, "--predictions", out, "--out")?;

@@ -33,6 +33,9 @@ pub struct VisibilityArgs {
 
 impl VisibilityArgs {
     pub fn run(self) -> Result<ExitCode> {
+        if let Some(d) = &self.id_maps {
+            drivegen::store::paths::distinct_outputs(&[(&self.out, "--out"), (d, "--id-maps")])?;
+        }
         let rasteriser = drivegen::visibility::rasteriser(self.device)?;
         let summary = drivegen::visibility::run(&VisibilityOptions {
             rasteriser: rasteriser.as_ref(),

@@ -22,6 +22,7 @@ mod commands;
 mod faults;
 mod bounded;
 mod safety;
+mod silent;
 use sources::*;
 use commands::*;
 use faults::*;
