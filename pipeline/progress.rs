@@ -172,3 +172,37 @@ mod tests {
         assert_eq!(l.tenths, 10);
     }
 }
+
+/// `text` safe to print on a terminal: control characters other than newline and tab, which a
+/// release or a dataset may hold (an escape sequence can rewrite the screen or the window
+/// title), are shown escaped (`\u{1b}`) instead of being sent.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod printable_tests {
+    #[test]
+    fn escapes_are_shown_not_sent() {
+        assert_eq!(super::printable("a\nb\tc"), "a\nb\tc");
+        assert_eq!(
+            super::printable("x\u{1b}]0;owned\u{7}y"),
+            "x\\u{1b}]0;owned\\u{7}y"
+        );
+        assert_eq!(super::printable("\u{9b}2J"), "\\u{9b}2J");
+    }
+}

@@ -240,6 +240,7 @@ pub fn run(opts: &BuildOptions) -> Result<BuildSummary> {
                 );
                 let sub = dir.join("store");
                 let k = shard_store_key(shard, &store_key);
+                same_build(&dir, shard, opts, &k)?;
                 scene_outputs(opts, &sub, &k, &dir)
             })
             .collect::<Result<Vec<_>>>()?,
@@ -307,7 +308,12 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
         },
     )?;
     let out = scene_steps(opts, &mut cp, &sub, &k, &dir, &format!("_{}", shard.index))?;
-    let json = json!({"shard": shard.to_string(), "keys": out.keys});
+    let json = json!({
+        "shard": shard.to_string(),
+        "keys": out.keys,
+        "config_hash": BuildConfig::hash_of(&opts.config_text),
+        "store_key": k,
+    });
     write_atomic(&marker, (json.to_string() + "\n").as_bytes())?;
     Ok(BuildSummary {
         steps: cp.records,
@@ -317,6 +323,34 @@ fn shard_build(opts: &BuildOptions, shard: Shard) -> Result<BuildSummary> {
         report: None,
         viewer: None,
     })
+}
+
+/// Refuses to merge a shard folder built from another config or another plan: its scenes and
+/// questions would enter the release beside this build's, and the release would validate.
+fn same_build(dir: &Path, shard: Shard, opts: &BuildOptions, store_key: &str) -> Result<()> {
+    let path = dir.join("shard.json");
+    let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
+    let hash = BuildConfig::hash_of(&opts.config_text);
+    let stranger = |what: &str, had: &serde_json::Value, want: &str| Error::Input {
+        file: path.clone(),
+        record: what.to_string(),
+        detail: format!(
+            "shard {shard} was built from another {} ({had}, this build's is {want:?}); \
+             rebuild it with `drivegen build CONFIG --shard {shard}` using this config",
+            if what == "config_hash" { "config" } else { "plan of the source store" }
+        ),
+    };
+    if v["shard"].as_str() != Some(shard.to_string().as_str()) {
+        return Err(stranger("shard", &v["shard"], &shard.to_string()));
+    }
+    if v["config_hash"].as_str() != Some(hash.as_str()) {
+        return Err(stranger("config_hash", &v["config_hash"], &hash));
+    }
+    if v["store_key"].as_str() != Some(store_key) {
+        return Err(stranger("store_key", &v["store_key"], store_key));
+    }
+    Ok(())
 }
 
 /// The dataset, the work folder and the release must not be the same folder or nested.
@@ -482,6 +516,15 @@ fn source_store(opts: &BuildOptions, cp: &mut Checkpoints) -> Result<(PathBuf, S
     }
 }
 
+/// A source's key parameters; strict links are named only when set, so a lenient build keeps
+/// the key it had before the mode existed.
+fn source_params(mut params: serde_json::Value, strict_links: bool) -> serde_json::Value {
+    if strict_links {
+        params["strict_links"] = json!(true);
+    }
+    params
+}
+
 /// The layout of a source folder to ingest.
 enum Source {
     /// nuScenes, with its version.
@@ -494,6 +537,7 @@ fn ingest(
     cp: &mut Checkpoints,
     root: &Path,
     source: &Source,
+    links: Links,
     work: &Path,
     upstream: &str,
 ) -> Result<(PathBuf, String)> {
@@ -516,15 +560,7 @@ fn ingest(
                     taxonomy,
                     rules: Default::default(),
                     chunk_scenes: 8,
-/// A source's key parameters; strict links are named only when set, so a lenient build keeps
-/// the key it had before the mode existed.
-fn source_params(mut params: serde_json::Value, strict_links: bool) -> serde_json::Value {
-    if strict_links {
-        params["strict_links"] = json!(true);
-    }
-    params
-}
-
+                    links,
                 })?
             }
             Source::Waymo => {
@@ -533,15 +569,16 @@ fn source_params(mut params: serde_json::Value, strict_links: bool) -> serde_jso
                     out: store.clone(),
                     taxonomy,
                     config: crate::ingest::sources::SourcesConfig::load(None)?,
+                    links,
                 })?
                 .ingest
             }
             Source::Carla => crate::ingest::carla::run(&crate::ingest::carla::Options {
-    links: Links,
                 root: root.clone(),
                 out: store.clone(),
                 taxonomy,
                 config: crate::ingest::sources::SourcesConfig::load(None)?,
+                links,
             })?,
         };
         if s.scenes_written == 0 {
@@ -560,7 +597,6 @@ fn source_params(mut params: serde_json::Value, strict_links: bool) -> serde_jso
 /// The keys and paths of the per-scene steps for one store (without running them).
 fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<ScenePlan> {
     let c = &opts.config;
-                    links,
     let ego = key(
         "egomotion",
         &json!({"config": file_text(&c.egomotion.config)?}),
@@ -569,7 +605,6 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
     let vis = key(
         "visibility",
         &json!({"config": file_text(&c.visibility.config)?}),
-                    links,
         &[store_key],
     );
     let som = key(
@@ -578,7 +613,6 @@ fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Result<SceneP
         &[&vis],
     );
     let corrupt = key(
-                links,
         "corrupt",
         &json!({"config": file_text(&c.corrupt.config)?, "corruptions": c.corrupt.corruptions,
                 "severity": c.corrupt.severity, "frames_per_scene": c.corrupt.frames_per_scene,

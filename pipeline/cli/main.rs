@@ -17,7 +17,10 @@ fn main() -> ExitCode {
     match cli.run() {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("drivegen: {}", err.report());
+            eprintln!(
+                "drivegen: {}",
+                drivegen::progress::printable(&err.report().to_string())
+            );
             ExitCode::from(2)
         }
     }

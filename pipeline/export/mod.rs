@@ -165,13 +165,18 @@ fn extension(bytes: &[u8], img: &ShownImage, qa_id: &str) -> Result<&'static str
 
 /// Exports a release (see the module docs).
 pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
+    crate::store::paths::component("--name", &opts.name)?;
     crate::store::paths::disjoint(&opts.release, "the release", &opts.out, "the export")?;
     let (_, shards) = listed_shards(&opts.release, true)?;
+    for split in shards.keys() {
+        crate::store::paths::component("manifest.json splits", split)?;
+    }
     let owned = crate::store::owner::Owned::claim(
         &opts.out,
         "export",
         &format!("a {} export of the release", opts.format.name()),
     )?;
+    let mut record = ExportRecord::claim(opts)?;
     let mut images = ImageDir::new(&opts.out);
     let mut summary = ExportSummary {
         out: opts.out.clone(),
@@ -198,6 +203,61 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
     pb.finish_and_clear();
     summary.files = writer.finish()?;
     summary.image_files = images.count();
+    record.add(opts, &summary.files);
+    record.write(&opts.out)?;
     owned.finish()?;
     Ok(summary)
+}
+
+/// `.drivegen-export.json`: the release an export folder holds (its `manifest.json`'s sha256) and the
+/// formats written there. Formats of one release share `images/` and may be added one run at a
+/// time; an export of another release into the same folder is refused, since its files would
+/// mix with the first one's.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+struct ExportRecord {
+    release: String,
+    manifest_sha256: String,
+    /// Format → the files it wrote.
+    formats: BTreeMap<String, Vec<String>>,
+}
+
+// Hidden: harnesses glob the folder for `*.json` and `*.jsonl` and would read it as data.
+const RECORD: &str = ".drivegen-export.json";
+
+impl ExportRecord {
+    fn claim(opts: &ExportOptions) -> Result<Self> {
+        let sha = crate::release::sha256_file(&opts.release.join("manifest.json"))?;
+        let path = opts.out.join(RECORD);
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Ok(Self {
+                release: opts.release.display().to_string(),
+                manifest_sha256: sha,
+                formats: BTreeMap::new(),
+            });
+        }
+        let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
+        let rec: Self = serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
+        if rec.manifest_sha256 != sha {
+            return Err(Error::Refused {
+                path: opts.out.clone(),
+                why: format!(
+                    "holds an export of another release ({}, manifest sha256 {}); an export \
+                     folder holds one release. Give another folder",
+                    rec.release, rec.manifest_sha256
+                ),
+            });
+        }
+        Ok(rec)
+    }
+
+    fn add(&mut self, opts: &ExportOptions, files: &[String]) {
+        self.formats
+            .insert(opts.format.name().to_string(), files.to_vec());
+    }
+
+    fn write(&self, out: &std::path::Path) -> Result<()> {
+        let json = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Internal(format!("{RECORD}: {e}")))?;
+        crate::store::atomic::write_atomic(&out.join(RECORD), (json + "\n").as_bytes())
+    }
 }

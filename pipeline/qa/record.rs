@@ -472,6 +472,45 @@ struct LetterStats {
     count: usize,
 }
 
+/// What makes one published row unusable by a reader, if anything: fewer than two options or
+/// more than the 26 letters, a key out of range or not the option's own letter, an answer that
+/// is not its keyed option, or per-camera lists of different lengths. Every reader of a
+/// release (export, view, trace, score, audit) refuses such a row before using it; a release
+/// drivegen wrote holds none, so one means the release was edited or damaged.
+pub fn row_problem(r: &QaRecord) -> Option<String> {
+    let n = r.choices.len();
+    let i = usize::from(r.answer_index);
+    if !(2..=26).contains(&n) {
+        return Some(format!(
+            "{n} options; a question has between 2 and 26 (letters A–Z)"
+        ));
+    }
+    if i >= n {
+        return Some(format!("the key is option {} of {n}", i + 1));
+    }
+    if letter(i).as_deref() != Some(r.answer_letter.as_str()) {
+        return Some(format!(
+            "answer_letter {:?} is not {}, the letter of the keyed option",
+            r.answer_letter,
+            letter(i).unwrap_or_default()
+        ));
+    }
+    if r.choices[i] != r.answer {
+        return Some(format!(
+            "the answer {:?} is not the keyed option {:?}",
+            r.answer, r.choices[i]
+        ));
+    }
+    if r.cameras.len() != r.camera_frame_ids.len() {
+        return Some(format!(
+            "{} cameras but {} camera_frame_ids",
+            r.cameras.len(),
+            r.camera_frame_ids.len()
+        ));
+    }
+    None
+}
+
 /// Checks the invariants every family's records must hold: distinct options, an in-range
 /// answer equal to its option and letter, unique ids, JSON in the JSON columns, aligned image
 /// lists, a known family, and answer letters close to uniform within each family (at most

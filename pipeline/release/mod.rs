@@ -24,6 +24,7 @@
 
 mod ahead;
 pub mod blind;
+pub(crate) mod bounded;
 mod cameras;
 pub mod card;
 pub mod read;

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
+
+use super::bounded::Bounded;
 
 use crate::qa::{self, QaRecord};
 use crate::{Error, Result};
@@ -99,7 +100,9 @@ pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<Strin
             )
         })?;
         let name = &path["data/".len()..];
+        crate::store::paths::component("manifest.json shards", name)?;
         let file = dir.join(path);
+        shard_file(dir, &file)?;
         if verify {
             let want = s["sha256"].as_str().unwrap_or_default();
             let have = super::sha256_file(&file)?;
@@ -137,6 +140,44 @@ pub fn listed_shards(dir: &Path, verify: bool) -> Result<(String, BTreeMap<Strin
     Ok((main, out))
 }
 
+/// Refuses a shard that is not a regular file inside the release: a link leading out of it
+/// (or a folder, a FIFO) would make every reader take rows from elsewhere.
+pub(crate) fn shard_file(dir: &Path, file: &Path) -> Result<()> {
+    let refused = |why: String| Error::Input {
+        file: file.to_path_buf(),
+        record: "shard".into(),
+        detail: why,
+    };
+    let real = file.canonicalize().map_err(|e| Error::io(file, e))?;
+    let root = dir.canonicalize().map_err(|e| Error::io(dir, e))?;
+    if !real.starts_with(&root) {
+        return Err(refused(format!(
+            "leads out of the release to {}; a release's shards are files inside it",
+            real.display()
+        )));
+    }
+    crate::store::input::regular(file)?;
+    Ok(())
+}
+
+/// `records` of shard `f`, each checked for what a reader relies on ([`qa::row_problem`]): a
+/// row that breaks it is refused with the shard and its `qa_id` named.
+pub(crate) fn checked(f: &Path, records: Vec<QaRecord>) -> Result<Vec<QaRecord>> {
+    for r in &records {
+        if let Some(why) = qa::row_problem(r) {
+            return Err(Error::Input {
+                file: f.to_path_buf(),
+                record: format!("qa_id {}", r.qa_id),
+                detail: format!(
+                    "{why}: the release was edited or damaged (`drivegen validate` lists every \
+                     such row)"
+                ),
+            });
+        }
+    }
+    Ok(records)
+}
+
 /// The release's questions, split by split (see [`listed_shards`]).
 pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions> {
     let (main, shards) = listed_shards(dir, verify)?;
@@ -147,8 +188,8 @@ pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions>
         let mut settings = Vec::new();
         for f in files {
             for batch in qa_batches(&f, false)? {
-                let batch = batch.map_err(|e| parquet_error(&f, &e))?;
-                let records = qa::from_batch(&batch)?;
+                let batch = batch?;
+                let records = checked(&f, qa::from_batch(&batch)?)?;
                 let fallback = if split == main { "clean" } else { "" };
                 settings.extend(row_settings(&batch, &records, fallback));
                 rows.extend(records);
@@ -222,17 +263,12 @@ pub fn for_each_row_with_images(
         record: "images".into(),
         detail: e.to_string(),
     };
-    let file = crate::store::input::open(f)?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(&e))?;
     // A batch holds every row's images decoded (the questions of a clip repeat its images, each
     // a copy): a few rows at a time keep memory flat however many images rows show.
-    for batch in b
-        .with_batch_size(IMAGE_BATCH_ROWS)
-        .build()
-        .map_err(|e| bad(&e))?
-    {
-        let batch = batch.map_err(|e| bad(&e))?;
-        let records = qa::from_batch(&batch)?;
+    let reader = super::bounded::open(f, |_| ProjectionMask::all(), IMAGE_BATCH_ROWS)?;
+    for batch in reader {
+        let batch = batch?;
+        let records = checked(f, qa::from_batch(&batch)?)?;
         let images = batch
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>())
@@ -331,30 +367,50 @@ fn row_settings(
 
 /// A reader of shard `f`'s QA columns (images can be most of the bytes), with the images'
 /// `path` field and the rows' `source_files` too when `image_paths`.
-pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<ParquetRecordBatchReader> {
-    let file = crate::store::input::open(f)?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(f, &e))?;
+pub(crate) fn qa_batches(f: &Path, image_paths: bool) -> Result<Bounded> {
     let names: Vec<String> = qa::record::qa_fields()
         .iter()
         .map(|x| x.name().clone())
         .collect();
-    let schema = b.parquet_schema();
-    let keep: Vec<usize> = (0..schema.num_columns())
-        .filter(|&i| {
-            let column = schema.column(i);
-            let parts = column.path().parts();
-            let first = parts.first().map(String::as_str);
-            first.is_some_and(|p| names.iter().any(|n| n == p) || ROW_SETTING.contains(&p))
-                || (image_paths
-                    && first == Some("images")
-                    && parts.last().is_some_and(|l| l == "path"))
-                || (image_paths && first.is_some_and(|p| p.starts_with("source_")))
-        })
-        .collect();
-    let mask = ProjectionMask::leaves(schema, keep);
-    b.with_projection(mask)
-        .build()
-        .map_err(|e| parquet_error(f, &e))
+    let mut missing = None;
+    let reader = super::bounded::open(
+        f,
+        |schema| {
+            let keep: Vec<usize> = (0..schema.num_columns())
+                .filter(|&i| {
+                    let column = schema.column(i);
+                    let parts = column.path().parts();
+                    let first = parts.first().map(String::as_str);
+                    first.is_some_and(|p| names.iter().any(|n| n == p) || ROW_SETTING.contains(&p))
+                        || (image_paths
+                            && first == Some("images")
+                            && parts.last().is_some_and(|l| l == "path"))
+                        || (image_paths && first.is_some_and(|p| p.starts_with("source_")))
+                })
+                .collect();
+            missing = names
+                .iter()
+                .find(|n| {
+                    !keep
+                        .iter()
+                        .any(|&i| schema.column(i).path().parts().first() == Some(*n))
+                })
+                .cloned();
+            ProjectionMask::leaves(schema, keep)
+        },
+        1024,
+    )?;
+    if let Some(column) = missing {
+        // A file of another schema would otherwise read as rows without questions, or none.
+        return Err(Error::Input {
+            file: f.to_path_buf(),
+            record: format!("column {column}"),
+            detail: "missing: the file is not a drivegen release shard (its QA columns are \
+                     described in schemas/)"
+                .into(),
+        });
+    }
+    Ok(reader)
 }
 
 /// The columns that say which setting a row is asked in.
@@ -372,7 +428,7 @@ pub(crate) fn parquet_error(f: &Path, e: &dyn std::fmt::Display) -> Error {
 /// Reads shard `f` a record batch at a time, passing each batch's records to `each`.
 fn for_each_batch(f: &Path, mut each: impl FnMut(Vec<QaRecord>)) -> Result<()> {
     for batch in qa_batches(f, false)? {
-        each(qa::from_batch(&batch.map_err(|e| parquet_error(f, &e))?)?);
+        each(checked(f, qa::from_batch(&batch?)?)?);
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, AsArray};
 
-use super::read::{listed_shards, parquet_error, qa_batches};
+use super::read::{listed_shards, qa_batches};
 use crate::qa::record::letter;
 use crate::qa::{self, QaRecord};
 use crate::{Error, Result};
@@ -55,8 +55,8 @@ pub fn find(dir: &Path, qa_id: &str) -> Result<Vec<Found>> {
 fn scan(f: &Path, qa_id: &str, split: &str, out: &mut Vec<Found>) -> Result<()> {
     let mut base = 0usize;
     for batch in qa_batches(f, true)? {
-        let batch = batch.map_err(|e| parquet_error(f, &e))?;
-        let records = qa::from_batch(&batch)?;
+        let batch = batch?;
+        let records = super::read::checked(f, qa::from_batch(&batch)?)?;
         let images = batch
             .column_by_name("images")
             .and_then(|c| c.as_list_opt::<i32>());

@@ -81,13 +81,17 @@ pub fn remove_stale_temps(dir: &Path) {
 /// FIFO, a link, a folder).
 fn replaceable(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.file_type().is_file() => Err(Error::Refused {
-            path: path.to_path_buf(),
-            why: "exists and is not a regular file; drivegen writes only regular files and \
-                  will not replace it"
-                .into(),
-        }),
+        Ok(m) if !m.file_type().is_file() => Err(not_regular(path)),
         _ => Ok(()),
+    }
+}
+
+fn not_regular(path: &Path) -> Error {
+    Error::Refused {
+        path: path.to_path_buf(),
+        why: "exists and is not a regular file; drivegen writes only regular files and will \
+              not replace it"
+            .into(),
     }
 }
 
@@ -160,31 +164,47 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] moves it into place.
-/// Dropping it uncommitted removes the temporary file.
+/// Dropping it uncommitted removes the temporary file. Both names are reached from the open
+/// folder that holds them, never through a link ([`super::nofollow`]).
 pub struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
+    dir: super::nofollow::Parent,
+    tmp_name: std::ffi::CString,
     out: Option<BufWriter<File>>,
 }
 
 impl AtomicFile {
     pub fn create(path: &Path) -> Result<Self> {
         replaceable(path)?;
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        if let Some(dir) = dir {
-            sweep_stale(dir);
+        let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = super::nofollow::parent(path)?;
+        if let Some(folder) = folder {
+            sweep_stale(folder);
         }
         let tmp = temp_path(path);
+        let tmp_name = std::ffi::CString::new(
+            tmp.file_name()
+                .map(|n| n.as_encoded_bytes().to_vec())
+                .unwrap_or_default(),
+        )
+        .map_err(|e| Error::io(&tmp, std::io::Error::other(e)))?;
         let file = super::cleanup::create_registered(&tmp, || {
-            if let Some(dir) = dir {
-                std::fs::create_dir_all(dir)?;
+            match dir.create(&tmp_name) {
+                // A temporary file of this process's that a failed write left behind.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    dir.remove(&tmp_name);
+                    dir.create(&tmp_name)
+                }
+                r => r,
             }
-            File::create(&tmp)
         })
         .map_err(|e| Error::io(&tmp, e))?;
         Ok(Self {
             path: path.to_path_buf(),
             tmp,
+            dir,
+            tmp_name,
             out: Some(BufWriter::with_capacity(1 << 20, file)),
         })
     }
@@ -203,13 +223,17 @@ impl AtomicFile {
             .into_inner()
             .map_err(|e| Error::io(&self.tmp, e.into_error()))
             .and_then(|file| file.sync_all().map_err(|e| Error::io(&self.tmp, e)))
-            .and_then(|()| replaceable(&self.path))
             .and_then(|()| {
-                std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+                if self.dir.is_special(&self.dir.name) {
+                    return Err(not_regular(&self.path));
+                }
+                self.dir
+                    .rename(&self.tmp_name, &self.dir.name)
+                    .map_err(|e| Error::io(&self.path, e))
             });
         if done.is_err() {
             // A full disk or a failed rename must not leave the half-written file behind.
-            let _ = std::fs::remove_file(&self.tmp);
+            self.dir.remove(&self.tmp_name);
         }
         super::cleanup::unregister(&self.tmp);
         done
@@ -245,7 +269,7 @@ impl Write for AtomicFile {
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+            self.dir.remove(&self.tmp_name);
             super::cleanup::unregister(&self.tmp);
         }
     }

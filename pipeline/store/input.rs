@@ -79,6 +79,29 @@ pub const PREDICTION_LINE: Limit = Limit {
     key: "DRIVEGEN_MAX_LINE_MIB",
 };
 
+/// The longest string a release's row may hold once decoded (a prompt, an evidence record): a
+/// real one is a few KiB; a forged dictionary page can repeat one of gigabytes.
+pub const RELEASE_STRING: Limit = Limit {
+    bytes: 16 << 20,
+    what: "a string of a release row",
+    key: "DRIVEGEN_MAX_RELEASE_STRING_MIB",
+};
+
+/// What one release row may decode to, its images included (six cameras' JPEGs are a few MiB).
+pub const RELEASE_ROW: Limit = Limit {
+    bytes: 256 << 20,
+    what: "a release row",
+    key: "DRIVEGEN_MAX_RELEASE_ROW_MIB",
+};
+
+/// What one batch of release rows (at most a row group) may decode to, and what a row group's
+/// pages may hold: a reader holds one batch at a time.
+pub const RELEASE_BATCH: Limit = Limit {
+    bytes: 768 << 20,
+    what: "a batch of release rows",
+    key: "DRIVEGEN_MAX_RELEASE_BATCH_MIB",
+};
+
 /// Limits a `--limits` file set for this process, by key (`table_mib`, `image_mpix`, …).
 static CONFIGURED: std::sync::RwLock<Option<BTreeMap<String, u64>>> = std::sync::RwLock::new(None);
 
@@ -87,7 +110,7 @@ static CONFIGURED: std::sync::RwLock<Option<BTreeMap<String, u64>>> = std::sync:
 pub const LIMITS_TOML: &str = include_str!("../../configs/limits.toml");
 
 /// The limit keys a `--limits` file may set.
-pub const LIMIT_KEYS: [&str; 8] = [
+pub const LIMIT_KEYS: [&str; 11] = [
     "config_mib",
     "metadata_mib",
     "table_mib",
@@ -96,6 +119,9 @@ pub const LIMIT_KEYS: [&str; 8] = [
     "line_mib",
     "parquet_chunk_mib",
     "image_mpix",
+    "release_string_mib",
+    "release_row_mib",
+    "release_batch_mib",
 ];
 
 /// Replaces the defaults of the limits in `set` (keys of [`LIMIT_KEYS`], values in each
@@ -485,6 +511,9 @@ mod limit_tests {
             IMAGE,
             PREDICTION_LINE,
             chunk,
+            RELEASE_STRING,
+            RELEASE_ROW,
+            RELEASE_BATCH,
         ] {
             assert_eq!(
                 t[&l.config_key()].as_integer(),

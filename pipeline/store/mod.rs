@@ -16,6 +16,7 @@ pub mod atomic;
 pub mod cleanup;
 pub mod input;
 pub mod lock;
+pub mod nofollow;
 pub mod owner;
 pub mod paths;
 pub mod rejects;
@@ -99,12 +100,12 @@ pub struct StoreMeta {
     pub tool_version: String,
     pub counts: Counts,
     pub rejected_scenes: u64,
-}
-
     /// Whether the ingest refused files that symbolic links lead out of the source root
     /// (`--strict-links`); readers of the store's images keep to the same rule.
     #[serde(default)]
     pub strict_links: bool,
+}
+
 impl StoreMeta {
     pub fn new(source: &str, source_version: &str, source_root: &str) -> Self {
         Self {
@@ -117,17 +118,17 @@ impl StoreMeta {
             tool_version: env!("CARGO_PKG_VERSION").into(),
             counts: Counts::default(),
             rejected_scenes: 0,
+            strict_links: false,
         }
     }
-            strict_links: false,
-}
-
 
     /// This metadata, recording how links under the source root were treated.
     pub fn with_links(mut self, links: crate::store::paths::Links) -> Self {
         self.strict_links = links.is_strict();
         self
     }
+}
+
 /// Writes a store scene by scene into a new folder beside `dir`, which replaces `dir` whole
 /// on [`StoreWriter::finish`]: readers and later stages see the old store or the new one,
 /// never a mix, and an interrupted or failed ingest leaves the old store as it was.

@@ -60,6 +60,10 @@ struct Marker {
     written_by: String,
     state: State,
     entries: BTreeSet<String>,
+    /// The entries written as single-file outputs ([`file_output`]): a later run of such a
+    /// command may replace them, while the folder's other files are another command's.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    files: BTreeSet<String>,
 }
 
 /// A folder this process owns until it is dropped: locked, marked, its entries recorded.
@@ -74,6 +78,8 @@ pub struct Owned {
     started: SystemTime,
     finished: bool,
     _lock: FolderLock,
+    /// Files created below the folder are reached without following links.
+    _anchor: super::nofollow::Anchor,
 }
 
 /// Names that are drivegen's own bookkeeping, never a user's entry.
@@ -144,6 +150,26 @@ fn foreign_entries(dir: &Path) -> Result<BTreeSet<String>> {
     })
 }
 
+/// Refuses to claim for `what` a finished folder that drivegen wrote as something else (an
+/// export over a viewer, a store over a release): its files would mix with the new ones, and
+/// the other command's output would be silently replaced. `--force` takes it over.
+fn refuse_other_kind(dir: &Path, what: &str) -> Result<()> {
+    let Some(m) = read_marker(dir)? else {
+        return Ok(());
+    };
+    if m.written_by == what || m.entries.is_empty() || m.state == State::Writing || forced() {
+        return Ok(());
+    }
+    Err(Error::Refused {
+        path: dir.to_path_buf(),
+        why: format!(
+            "holds a {} drivegen wrote; it writes a {what} only into a folder of its own. Give \
+             another folder, or pass --force to take this one over",
+            m.written_by
+        ),
+    })
+}
+
 impl Owned {
     /// Claims `dir` for `what` (`build work folder`, `release`, …): creates it, or reopens a
     /// folder drivegen wrote, and locks it. `writes` names what it will write there, for the
@@ -184,6 +210,7 @@ impl Owned {
             Ok(f)
         };
         let foreign = others(dir)?;
+        refuse_other_kind(dir, what)?;
         if !foreign.is_empty() {
             if !forced() {
                 return Err(Error::Refused {
@@ -228,6 +255,7 @@ impl Owned {
             written_by: what.into(),
             state: State::Writing,
             entries: BTreeSet::new(),
+            files: BTreeSet::new(),
         });
         if marker.state == State::Writing {
             // Adopt what an interrupted run of ours left.
@@ -248,6 +276,7 @@ impl Owned {
             started: SystemTime::now(),
             finished: false,
             _lock: lock,
+            _anchor: super::nofollow::anchor(dir),
         };
         owned.save()?;
         Ok(owned)
@@ -277,6 +306,7 @@ impl Owned {
         if let Ok(Some(m)) = read_marker(&self.dir) {
             // A nested claim of the same folder (the release inside a build) recorded too.
             self.marker.entries.extend(m.entries);
+            self.marker.files.extend(m.files);
         }
         for name in entries(&self.dir)? {
             let touched = !self.foreign.contains(&name)
@@ -326,6 +356,7 @@ pub fn mark_complete<'a>(
         written_by: what.into(),
         state: State::Complete,
         entries,
+        files: BTreeSet::new(),
     };
     write_marker(dir, &m)
 }
@@ -454,6 +485,21 @@ pub fn file_output(path: &Path) -> Result<()> {
             path: path.to_path_buf(),
             why: "does not name a file".into(),
         })?;
+    if let Some((owner, m)) = nearest_marker(dir)? {
+        let mine = owner == dir && m.files.contains(&name);
+        if m.state == State::Complete && !mine && !forced() {
+            return Err(Error::Refused {
+                path: path.to_path_buf(),
+                why: format!(
+                    "lies in {}, a {} drivegen wrote; drivegen adds no file to another \
+                     command's finished output and never writes where it reads. Give a path \
+                     outside it",
+                    owner.display(),
+                    m.written_by
+                ),
+            });
+        }
+    }
     let marker = read_marker(dir)?;
     let exists = std::fs::symlink_metadata(path).is_ok();
     let recorded = marker
@@ -471,11 +517,30 @@ pub fn file_output(path: &Path) -> Result<()> {
         eprintln!("--force: replacing {}", path.display());
     }
     if let Some(mut m) = marker {
-        if m.entries.insert(name) {
+        let new = m.entries.insert(name.clone());
+        if m.files.insert(name) || new {
             write_marker(dir, &m)?;
         }
     }
     Ok(())
+}
+
+/// The nearest folder at or above `dir` (links resolved) that carries a marker, with it.
+fn nearest_marker(dir: &Path) -> Result<Option<(PathBuf, Marker)>> {
+    let real = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let real = real.canonicalize().unwrap_or(real);
+    for d in real.ancestors() {
+        // A marker above that cannot be read is someone else's problem, not a reason to stop.
+        if let Ok(Some(m)) = read_marker(d) {
+            let d = if d == real {
+                dir.to_path_buf()
+            } else {
+                d.to_path_buf()
+            };
+            return Ok(Some((d, m)));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -611,13 +676,15 @@ mod tests {
             "a file in a folder without a marker"
         );
         let dir = d.path().join("owned");
-        Owned::claim(&dir, "output", "files")
-            .unwrap()
-            .finish()
-            .unwrap();
+        let held = Owned::claim(&dir, "output", "files").unwrap();
         let g = dir.join("score.json");
         file_output(&g).unwrap();
         std::fs::write(&g, b"x").unwrap();
+        held.finish().unwrap();
         file_output(&g).unwrap();
+        // Another command's finished output gains no file, at any depth.
+        assert!(file_output(&dir.join("other.json")).is_err());
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        assert!(file_output(&dir.join("data/score.json")).is_err());
     }
 }

@@ -97,32 +97,44 @@ impl Root {
             return Err(why);
         }
         let path = self.dir.join(rel.replace('\\', "/"));
-        if let (Some(real_root), Ok(real)) = (&self.real, path.canonicalize()) {
-            if !real.starts_with(real_root) {
-                return Err(format!(
-                    "the path {rel:?} leads out of the dataset root {} (to {}) through a \
-                     symbolic link (refused in strict-links mode)",
-                    self.dir.display(),
-                    real.display()
-                ));
-            }
-        }
+        self.holds(&path)?;
         Ok(path)
     }
 
-    /// In strict mode, refuses `path`, a file found by walking the root, when links lead it
-    /// out of the root (a route folder or a log that is a symbolic link to elsewhere).
+    /// In strict mode, refuses `path` (under the root, as the dataset names it) when links
+    /// lead it out of the root, naming the first link on the way that does.
     pub fn holds(&self, path: &Path) -> Result<(), String> {
-        match (&self.real, path.canonicalize()) {
-            (Some(real_root), Ok(real)) if !real.starts_with(real_root) => Err(format!(
-                "{} leads out of the dataset root {} (to {}) through a symbolic link \
-                 (refused in strict-links mode)",
-                path.display(),
-                self.dir.display(),
-                real.display()
-            )),
+        let Some(real_root) = &self.real else {
+            return Ok(());
+        };
+        match path.canonicalize() {
+            Ok(real) if !real.starts_with(real_root) => {
+                let link = self.link_out(path, real_root);
+                Err(format!(
+                    "{} leads out of the dataset root {} through the symbolic link {} (to {}); \
+                     links out of the root are refused in strict-links mode",
+                    path.display(),
+                    self.dir.display(),
+                    link.as_deref().unwrap_or(path).display(),
+                    real.display()
+                ))
+            }
             _ => Ok(()),
         }
+    }
+
+    /// The first link on the way from the root to `path` that leads out of `real_root`.
+    fn link_out(&self, path: &Path, real_root: &Path) -> Option<PathBuf> {
+        let rel = path.strip_prefix(&self.dir).ok()?;
+        let mut at = self.dir.clone();
+        for c in rel.components() {
+            at.push(c);
+            let is_link = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link && at.canonicalize().is_ok_and(|r| !r.starts_with(real_root)) {
+                return Some(at);
+            }
+        }
+        None
     }
 }
 
@@ -189,37 +201,6 @@ pub fn component<'a>(what: &str, name: &'a str) -> crate::Result<&'a str> {
         what,
         format!("{name:?} {why}; it must be one plain file name"),
     ))
-}
-
-/// Refuses two outputs of one command at the same path, or one inside the other, after
-/// links and `..` are resolved (`--out r.toml --report ./r.toml`): the one written last would
-/// replace the other, or a folder output would take a file output in with it. `outputs`
-/// pairs each path given with the flag that gave it.
-pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
-    let resolved: Vec<PathBuf> = outputs.iter().map(|(p, _)| resolved(p)).collect();
-    for (j, (b, flag_b)) in outputs.iter().enumerate() {
-        for (i, (a, flag_a)) in outputs.iter().enumerate().take(j) {
-            let (ra, rb) = (&resolved[i], &resolved[j]);
-            let how = if ra == rb {
-                "is the same path as"
-            } else if rb.starts_with(ra) {
-                "lies inside"
-            } else if ra.starts_with(rb) {
-                "holds"
-            } else {
-                continue;
-            };
-            return Err(crate::Error::Refused {
-                path: b.to_path_buf(),
-                why: format!(
-                    "({flag_b}) {how} {flag_a} {}: each output of a command needs a path of \
-                     its own, or one would replace the other; give {flag_b} another path",
-                    a.display()
-                ),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Refuses two outputs of one command at the same path, or one inside the other, after
@@ -349,6 +330,13 @@ mod tests {
         for rel in ["samples/out.jpg", "sweeps/s.jpg"] {
             let e = strict.inside(rel).unwrap_err();
             assert!(e.contains("symbolic link") && e.contains(rel), "{e}");
+            let link = root.join(rel.split('/').next().unwrap_or_default());
+            let named = if rel.starts_with("sweeps") {
+                link
+            } else {
+                root.join(rel)
+            };
+            assert!(e.contains(&format!("link {}", named.display())), "{e}");
             assert!(strict.holds(&root.join(rel)).is_err());
         }
         for root in [&follow, &strict] {

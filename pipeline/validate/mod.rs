@@ -148,12 +148,63 @@ pub fn run(dir: &Path) -> Result<Report> {
     rows::finish(&state, &mut rep);
     check_counts(manifest.as_ref(), &state, &mut rep);
     check_card(dir, manifest.as_ref(), &mut rep);
+    check_blind_audit(dir, manifest.as_ref(), &mut rep);
     rep.rows = state.rows_per_split();
     rep.images = state.images;
     rep.distinct_images = state.distinct_images();
     rep.shards = listed.len();
     rep.violations.sort();
     Ok(rep)
+}
+
+/// The blind audit `manifest.json` records is the one its rows give: recomputed and compared,
+/// so a hand-edited figure cannot vouch for a release.
+fn check_blind_audit(dir: &Path, manifest: Option<&serde_json::Value>, rep: &mut Report) {
+    let Some(recorded) = manifest.map(|m| &m["blind_audit"]).filter(|v| !v.is_null()) else {
+        return;
+    };
+    let fresh = match crate::release::blind::audit(dir) {
+        Ok(a) => serde_json::to_value(&a).unwrap_or_default(),
+        Err(e) => {
+            let why = format!("cannot be recomputed: {}", e.report());
+            return rep.add("blind_audit", None, None, why);
+        }
+    };
+    if let Some(at) = differs(recorded, &fresh, "blind_audit") {
+        rep.add(
+            "blind_audit",
+            None,
+            None,
+            format!("manifest.json's {at} is not what the release's rows give (`drivegen audit`)"),
+        );
+    }
+}
+
+/// Where `a` and `b` first differ (numbers within 1e-9 relative count as equal), as a path.
+fn differs(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value as V;
+    match (a, b) {
+        (V::Number(x), V::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            ((x - y).abs() > 1e-9 * x.abs().max(y.abs()).max(1.0)).then(|| at.to_string())
+        }
+        (V::Object(x), V::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => differs(p, q, &format!("{at}.{k}")),
+                _ => Some(format!("{at}.{k}")),
+            })
+        }
+        (V::Array(x), V::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| differs(p, q, &format!("{at}[{i}]"))),
+        _ => (a != b).then(|| at.to_string()),
+    }
 }
 
 fn read_manifest(dir: &Path, rep: &mut Report) -> Option<serde_json::Value> {

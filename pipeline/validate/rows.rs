@@ -208,9 +208,15 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
     let fail = |rep: &mut Report, detail: String| {
         rep.add("shard_unreadable", Some(&shard.path), None, detail);
     };
+    if !path.exists() {
+        return; // already reported as missing
+    }
+    if let Err(e) = crate::release::read::shard_file(dir, &path) {
+        return fail(rep, e.report().to_string());
+    }
     let file = match crate::store::input::open(&path) {
         Ok(f) => f,
-        Err(_) => return, // already reported as missing
+        Err(e) => return fail(rep, e.report().to_string()),
     };
     let builder = match ParquetRecordBatchReaderBuilder::try_new(file) {
         Ok(b) => b,
@@ -225,16 +231,19 @@ pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Repo
             format!("{rows_in_meta} rows, the manifest says {}", shard.rows),
         );
     }
-    let reader = match builder.with_batch_size(BATCH_ROWS).build() {
+    drop(builder);
+    // Bounded: a forged shard's strings are measured before they are copied out.
+    let all = |_: &parquet::schema::types::SchemaDescriptor| parquet::arrow::ProjectionMask::all();
+    let reader = match crate::release::bounded::open(&path, all, BATCH_ROWS) {
         Ok(r) => r,
-        Err(e) => return fail(rep, e.to_string()),
+        Err(e) => return fail(rep, e.report().to_string()),
     };
     let control = shard.split.ends_with(CONTROL_SUFFIX);
     let robust = state.robust.is_robust(&shard.split);
     for batch in reader {
         let batch = match batch {
             Ok(b) => b,
-            Err(e) => return fail(rep, e.to_string()),
+            Err(e) => return fail(rep, e.report().to_string()),
         };
         let mut new = HashMap::new();
         let rows = match rows_of(&batch, state, &mut new) {
@@ -301,6 +310,10 @@ fn check_row(
     let digest = fingerprint(r, &sizes);
     let n = r.choices.len();
     let i = usize::from(r.answer_index);
+    if n < 2 || i >= n {
+        // Reported by `check_key`; a row without a usable key has no letter to count.
+        return;
+    }
     if robust {
         // Its key and letter are its clean row's: checked against that row, not balanced.
         state.robust.note_repeat(r, shard, digest);

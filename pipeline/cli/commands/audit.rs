@@ -38,7 +38,10 @@ impl AuditArgs {
                 serde_json::to_string_pretty(&report).unwrap_or_default()
             );
         } else {
-            print!("{}", drivegen::audit::table(&report));
+            print!(
+                "{}",
+                drivegen::progress::printable(&drivegen::audit::table(&report))
+            );
         }
         let over = self
             .max_excess

@@ -53,6 +53,18 @@ pub struct SigScoreArgs {
 impl ScoreArgs {
     pub fn run(self) -> Result<ExitCode> {
         if let (Some(pred), Some(truth)) = (&self.sig.sig_pred, &self.sig.sig_truth) {
+            if let Some(out) = self
+                .out
+                .as_deref()
+                .filter(|o| !drivegen::store::atomic::is_stdout(o))
+            {
+                drivegen::store::paths::disjoint(pred, "--sig-pred", out, "--out")?;
+                drivegen::store::paths::disjoint(truth, "--sig-truth", out, "--out")?;
+                if let Some(cfg) = self.sig.sig_config.as_deref() {
+                    drivegen::store::paths::disjoint(cfg, "--sig-config", out, "--out")?;
+                }
+                drivegen::store::owner::file_output(out)?;
+            }
             let cfg = drivegen::sig::SigConfig::load(self.sig.sig_config.as_deref())?;
             let report = score::sig::score_files(&cfg, pred, truth)?;
             return report_and_summary(self.out.as_deref(), &report, score::sig::summary(&report));

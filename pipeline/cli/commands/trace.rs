@@ -31,7 +31,10 @@ impl TraceArgs {
             if k > 0 {
                 println!();
             }
-            print!("{}", trace::render(&self.release, f)?);
+            print!(
+                "{}",
+                drivegen::progress::printable(&trace::render(&self.release, f)?)
+            );
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -25,7 +25,10 @@ impl ValidateArgs {
         if self.json {
             println!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
         } else {
-            print!("{}", rep.summary(self.max_listed));
+            print!(
+                "{}",
+                drivegen::progress::printable(&rep.summary(self.max_listed))
+            );
         }
         Ok(if rep.ok() {
             ExitCode::SUCCESS
