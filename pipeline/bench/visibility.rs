@@ -333,3 +333,176 @@ pub fn reference_script() -> PathBuf {
         PathBuf::from("benches/reference/visibility.py")
     }
 }
+
+/// The many-box case: one keyframe holding `boxes` car-sized boxes on a 1 m grid centred on the
+/// ego (100 to a row), seen by the five Waymo cameras at `width × height` with the synthetic
+/// Waymo lens ([`crate::synth::waymo::DEFAULT_DISTORTION`]), or pinhole with `pinhole`. The
+/// boxes overlap each other, the ego and every camera's near plane, so each image holds
+/// thousands of them at every depth: the frame that showed the stage's memory growing with
+/// boxes × pixels.
+#[derive(Debug, Clone)]
+pub struct ManyBoxes {
+    pub boxes: usize,
+    pub width: u32,
+    pub height: u32,
+    pub pinhole: bool,
+}
+
+/// What one run of the stage on the many-box store took.
+#[derive(Debug, Clone)]
+pub struct ManyBoxesRun {
+    pub seconds: f64,
+    /// The process's peak resident memory during the run (MiB; `None` off Linux).
+    pub peak_rss_mib: Option<f64>,
+    pub camera_images: u64,
+    pub rows: u64,
+    /// Raster triangles over all images (boxes after near-plane clipping and, through the lens,
+    /// tessellation).
+    pub triangles: u64,
+    /// The most triangles one box gave in one image.
+    pub max_box_triangles: u64,
+}
+
+/// The many-box scene (one frame) as store rows.
+pub fn many_boxes_scene(m: &ManyBoxes) -> Result<crate::store::SceneData> {
+    use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, SceneRow};
+    use crate::synth::rig::CAMERAS as RIG;
+    let sid = "many-boxes".to_string();
+    let ego = Pose {
+        t: [1000.0, 2000.0, 0.0],
+        q: quat_from_yaw(0.3),
+    };
+    let cameras = crate::synth::waymo::CAMERAS
+        .iter()
+        .map(|&(_, name, channel)| {
+            let spec = RIG
+                .iter()
+                .find(|c| c.channel == channel)
+                .ok_or_else(|| Error::Internal(format!("bench: no rig camera {channel}")))?;
+            let k = spec.intrinsic(m.width, m.height);
+            Ok(CameraRow {
+                scene_id: sid.clone(),
+                frame_idx: 0,
+                camera: name.to_string(),
+                camera_frame_id: format!("many-boxes-{name}"),
+                is_keyframe: true,
+                image_path: format!("{name}.jpg"),
+                width: m.width,
+                height: m.height,
+                fx: k[0][0],
+                fy: k[1][1],
+                cx: k[0][2],
+                cy: k[1][2],
+                cam: Pose {
+                    t: spec.translation,
+                    q: spec.rotation,
+                },
+                ego,
+                distortion: (!m.pinhole).then_some(crate::synth::waymo::DEFAULT_DISTORTION),
+                ..Default::default()
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let objects = (0..m.boxes)
+        .map(|k| {
+            let (row, col) = ((k / 100) as f64, (k % 100) as f64);
+            ObjectRow {
+                scene_id: sid.clone(),
+                frame_idx: 0,
+                track_id: format!("many-{k:05}"),
+                annotation_id: format!("many-{k:05}"),
+                category: "vehicle.car".into(),
+                class: "car".into(),
+                center: [ego.t[0] + row - 50.0, ego.t[1] + col - 50.0, 0.85],
+                size_wlh: [1.95, 4.6, 1.7],
+                q: quat_from_yaw(0.0),
+                num_lidar_pts: 100,
+                visibility_bin: Some(4),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let mut scene = SceneData {
+        scene: SceneRow {
+            scene_id: sid.clone(),
+            source: "synthetic".into(),
+            source_scene_id: sid.clone(),
+            ..Default::default()
+        },
+        frames: vec![FrameRow {
+            scene_id: sid.clone(),
+            frame_idx: 0,
+            is_keyframe: true,
+            source_frame_id: "0".into(),
+            ego,
+            ..Default::default()
+        }],
+        ego_poses: Vec::new(),
+        cameras,
+        objects,
+    };
+    scene.update_counts();
+    Ok(scene)
+}
+
+/// Writes the many-box store to `dir` (which must not exist yet).
+pub fn write_many_boxes_store(m: &ManyBoxes, dir: &Path) -> Result<()> {
+    let scene = many_boxes_scene(m)?;
+    let meta = crate::store::StoreMeta::new("synthetic", "many-boxes", "");
+    let mut w = crate::store::StoreWriter::create(dir, meta)?;
+    w.write_scene(&scene)?;
+    w.finish(&crate::store::rejects::RejectLog::new())?;
+    Ok(())
+}
+
+/// Runs the visibility stage on the many-box store at `store` into `out` with `rasteriser`,
+/// timing it and taking the process's peak resident memory over the run (the peak is reset
+/// first, so what the bench held before does not count).
+pub fn time_many_boxes(
+    m: &ManyBoxes,
+    store: &Path,
+    out: &Path,
+    rasteriser: &dyn Rasteriser,
+) -> Result<ManyBoxesRun> {
+    let cfg = crate::visibility::config::VisibilityConfig::load(None)?;
+    let (mut triangles, mut max_box_triangles) = (0u64, 0u64);
+    let scene = many_boxes_scene(m)?;
+    for c in &scene.cameras {
+        let cam = Camera::from_row(c)
+            .map_err(|e| Error::Internal(format!("bench: {e}")))?
+            .with_lens_tolerance(cfg.projection.lens_chord_tolerance_px);
+        let counts: Vec<u64> = scene
+            .objects
+            .par_iter()
+            .filter_map(|o| BoxGeom::from_row(o).ok())
+            .map(|b| {
+                // Counted as they come: one box can give millions.
+                let mut n = 0u64;
+                crate::visibility::project::project_box_into(
+                    &cam,
+                    &b,
+                    cfg.projection.near_m,
+                    &mut |_| n += 1,
+                );
+                n
+            })
+            .collect();
+        triangles += counts.iter().sum::<u64>();
+        max_box_triangles = max_box_triangles.max(counts.iter().copied().max().unwrap_or(0));
+    }
+    drop(scene);
+    let mut opts = crate::visibility::VisibilityOptions::new(store, out, None)?;
+    opts.rasteriser = rasteriser;
+    crate::build::memory::reset_peak();
+    let t0 = Instant::now();
+    let summary = crate::visibility::run(&opts)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    Ok(ManyBoxesRun {
+        seconds,
+        peak_rss_mib: crate::build::memory::peak_mib(),
+        camera_images: summary.camera_images,
+        rows: summary.rows,
+        triangles,
+        max_box_triangles,
+    })
+}

@@ -75,11 +75,11 @@ fn refine(
     lens: &Lens,
     tri: [Vector3<f64>; 3],
     depth: u32,
-    out: &mut Vec<[[f64; 3]; 3]>,
+    out: &mut dyn FnMut([[f64; 3]; 3]),
 ) {
     let px = tri.map(|p| lens_pixel(cam, lens, &p));
     let mids = [0, 1, 2].map(|k| (tri[k] + tri[(k + 1) % 3]) * 0.5);
-    let split = |out: &mut Vec<[[f64; 3]; 3]>| {
+    let split = |out: &mut dyn FnMut([[f64; 3]; 3])| {
         let [a, b, c] = tri;
         let [ab, bc, ca] = mids;
         for t in [[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]] {
@@ -122,7 +122,7 @@ fn refine(
         return;
     }
     if err <= lens.chord_tolerance_px || depth >= MAX_DEPTH {
-        out.push([0, 1, 2].map(|k| [p[k][0], p[k][1], 1.0 / tri[k].z]));
+        out([0, 1, 2].map(|k| [p[k][0], p[k][1], 1.0 / tri[k].z]));
     } else {
         split(out);
     }
@@ -216,6 +216,20 @@ fn clip_cone(poly: &[Vector3<f64>], radius: f64) -> Vec<Vector3<f64>> {
 
 /// [`super::project::project_box`] through a lens.
 pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> Option<Projection> {
+    let mut tris = Vec::new();
+    let p = project_box_lens_into(cam, lens, b, near_m, &mut |t| tris.push(t))?;
+    Some(Projection { tris, ..p })
+}
+
+/// [`project_box_lens`] handing each triangle to `sink` as it is made (see
+/// [`super::project::project_box_into`]).
+pub fn project_box_lens_into(
+    cam: &Camera,
+    lens: &Lens,
+    b: &BoxGeom,
+    near_m: f64,
+    sink: &mut dyn FnMut([[f64; 3]; 3]),
+) -> Option<Projection> {
     let (c, corners) = box_in_camera(cam, b);
     let corners_px = corners.map(|p| (p.z >= near_m).then(|| lens_pixel(cam, lens, &p)).flatten());
     let mut amodal = [
@@ -224,7 +238,7 @@ pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> 
         f64::NEG_INFINITY,
         f64::NEG_INFINITY,
     ];
-    let mut tris = Vec::new();
+    let mut any_tris = false;
     let mut any_front = false;
     let radius = reach(cam, lens);
     for t in BOX_TRIANGLES {
@@ -237,9 +251,7 @@ pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> 
         // refined (see `reach`).
         let poly = clip_cone(&poly, radius);
         for k in 1..poly.len().saturating_sub(1) {
-            let mut pieces = Vec::new();
-            refine(cam, lens, [poly[0], poly[k], poly[k + 1]], 0, &mut pieces);
-            for screen in pieces {
+            let mut piece = |screen: [[f64; 3]; 3]| {
                 for s in &screen {
                     amodal = [
                         amodal[0].min(s[0]),
@@ -248,11 +260,15 @@ pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> 
                         amodal[3].max(s[1]),
                     ];
                 }
-                tris.extend(clip_image(cam, screen.to_vec()));
-            }
+                for t in clip_image(cam, screen.to_vec()) {
+                    any_tris = true;
+                    sink(t);
+                }
+            };
+            refine(cam, lens, [poly[0], poly[k], poly[k + 1]], 0, &mut piece);
         }
     }
-    assemble(cam, b, c, corners, corners_px, amodal, tris, any_front)
+    assemble(cam, b, c, corners, corners_px, amodal, any_tris, any_front)
 }
 
 #[cfg(test)]

@@ -49,8 +49,8 @@ use self::anchor::{AnchorConfig, MarkAnchor};
 use self::config::VisibilityConfig;
 use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
-use self::project::{project_box, BoxGeom, Camera, Projection};
-use self::raster::{CpuRasteriser, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
+use self::project::{project_box_into, BoxGeom, Camera, Projection};
+use self::raster::{CpuRasteriser, Grid, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
@@ -240,12 +240,231 @@ fn reject(scene: &str, item: &str, file: &str, reason: String) -> Reject {
     }
 }
 
+/// Triangles an image gathers before they are rasterised as one chunk: with
+/// [`CHUNK_BOX_PIXELS`], what bounds the memory of an image whatever its box count.
+pub const CHUNK_TRIS: usize = 1 << 18;
+
+/// Bounding-box pixels (summed over a chunk's triangles) after which the chunk is rasterised:
+/// what the GPU's work items and a chunk's z-test stay within, whatever the boxes' sizes.
+pub const CHUNK_BOX_PIXELS: u64 = 1 << 27;
+
 /// One keyframe image with the boxes of its frame projected into it.
+///
+/// An image whose boxes give more than [`CHUNK_TRIS`] triangles (or [`CHUNK_BOX_PIXELS`]) is
+/// rasterised in chunks of whole objects as it is projected, so its triangles never all exist
+/// at once: each chunk's instance-ID map and depth keys are merged into the image's, pixel by
+/// pixel (the smaller depth key, then the smaller object, which is rules 9 and 10 over all the
+/// triangles), its objects' projected pixels kept (an object is never split), and the visible
+/// pixels counted once on the merged map. The result is the one rasterising every triangle at
+/// once gives.
 pub struct ImageWork<'a> {
     pub cam: &'a CameraRow,
-    /// In row order (by `annotation_id`); object `k` of the raster output.
+    /// In row order (by `annotation_id`); object `k` of the raster output. Their triangles
+    /// (`Projection::tris`) have gone to the rasteriser and are empty here.
     pub objects: Vec<(&'a ObjectRow, Projection)>,
+    /// The triangles of the last chunk, still to rasterise.
     pub tris: Vec<Tri>,
+    /// What the earlier chunks gave.
+    done: Option<RasterOut>,
+    /// Objects whose triangles went to more than one chunk, with their projected pixels.
+    split: Vec<(u32, u32)>,
+}
+
+impl<'a> ImageWork<'a> {
+    /// Projects `boxes` into the image `cam` of `row`, rasterising full chunks on the way.
+    fn project(
+        row: &'a CameraRow,
+        cam: &Camera,
+        boxes: &[(&'a ObjectRow, BoxGeom)],
+        near: f64,
+        rasteriser: &dyn Rasteriser,
+    ) -> Result<Self> {
+        Self::project_in_chunks(
+            row,
+            cam,
+            boxes,
+            near,
+            rasteriser,
+            (CHUNK_TRIS, CHUNK_BOX_PIXELS),
+        )
+    }
+
+    /// [`ImageWork::project`] with chunks of at most `limits` (triangles, box pixels).
+    fn project_in_chunks(
+        row: &'a CameraRow,
+        cam: &Camera,
+        boxes: &[(&'a ObjectRow, BoxGeom)],
+        near: f64,
+        rasteriser: &dyn Rasteriser,
+        (chunk_tris, chunk_box_pixels): (usize, u64),
+    ) -> Result<Self> {
+        let mut w = ImageWork {
+            cam: row,
+            objects: Vec::new(),
+            tris: Vec::new(),
+            done: None,
+            split: Vec::new(),
+        };
+        let mut box_pixels = 0u64;
+        let mut cover: Option<Coverage> = None;
+        for (o, b) in boxes {
+            let k = w.objects.len() as u32;
+            // Where object k's triangles start in the chunk held, and whether some of them
+            // went with an earlier chunk.
+            let (mut start, mut split) = (w.tris.len(), false);
+            let mut failed = None;
+            let p = project_box_into(cam, b, near, &mut |t| {
+                if failed.is_some() {
+                    return;
+                }
+                let pixels = bbox_pixels(&t, cam);
+                if !w.tris.is_empty()
+                    && (w.tris.len() >= chunk_tris || box_pixels + pixels > chunk_box_pixels)
+                {
+                    // Object k goes on in the next chunk: what it has in this one is counted
+                    // towards its own union now.
+                    split |= start < w.tris.len();
+                    let flushed = Coverage::add_to(&mut cover, row, &w.tris[start..])
+                        .and_then(|()| w.flush(rasteriser, k + 1));
+                    if let Err(e) = flushed {
+                        failed = Some(e);
+                        return;
+                    }
+                    (start, box_pixels) = (0, 0);
+                }
+                box_pixels += pixels;
+                w.tris.push(project::raster_tri(&t, k));
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let Some(p) = p else {
+                if split || w.tris.len() > start {
+                    return Err(Error::Internal(format!(
+                        "visibility: box {} gave triangles but no projection",
+                        o.annotation_id
+                    )));
+                }
+                continue;
+            };
+            if split {
+                Coverage::add_to(&mut cover, row, &w.tris[start..])?;
+                if let Some(c) = cover.as_mut() {
+                    w.split.push((k, c.take()));
+                }
+            }
+            w.objects.push((*o, p));
+        }
+        Ok(w)
+    }
+
+    /// The raster job of the triangles held, for objects `0..num_objects`.
+    fn job_of(&self, num_objects: u32) -> RasterJob<'_> {
+        RasterJob {
+            width: self.cam.width,
+            height: self.cam.height,
+            num_objects,
+            tris: &self.tris,
+            // The anchors need the instance-ID maps (and chunks are merged through them).
+            want_maps: true,
+        }
+    }
+
+    /// The raster job of the triangles still held.
+    fn job(&self) -> RasterJob<'_> {
+        self.job_of(self.objects.len() as u32)
+    }
+
+    /// Rasterises the triangles held (of objects `0..num_objects`) as a chunk and merges the
+    /// result into `done`.
+    fn flush(&mut self, rasteriser: &dyn Rasteriser, num_objects: u32) -> Result<()> {
+        let out = rasteriser.raster(&self.job_of(num_objects))?;
+        self.tris.clear();
+        self.done = Some(match self.done.take() {
+            Some(done) => raster::merge_chunks(done, out)?,
+            None => out,
+        });
+        Ok(())
+    }
+
+    /// The whole image's result from the last chunk's.
+    fn finish(&mut self, last: RasterOut) -> Result<RasterOut> {
+        let mut out = match self.done.take() {
+            Some(done) => raster::merge_chunks(done, last)?,
+            None => last,
+        };
+        // A split object's chunks each counted their own part; its union was counted here.
+        for &(k, n) in &self.split {
+            if let Some(o) = out.objects.get_mut(k as usize) {
+                o.projected_pixels = n;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The pixels an object's triangles cover, gathered across chunks (rules 1–6, the pixels
+/// [`raster::for_each_span_in`] gives): a bit per pixel, counted as it is first set.
+struct Coverage {
+    grid: Grid,
+    bits: Vec<u64>,
+    count: u32,
+}
+
+impl Coverage {
+    /// Adds `tris` to the coverage of the image of `row`, made when first needed.
+    fn add_to(cover: &mut Option<Coverage>, row: &CameraRow, tris: &[Tri]) -> Result<()> {
+        if cover.is_none() {
+            let grid = Grid::new(row.width, row.height)?;
+            let words = (row.width as usize * row.height as usize).div_ceil(64);
+            *cover = Some(Coverage {
+                grid,
+                bits: vec![0; words],
+                count: 0,
+            });
+        }
+        if let Some(c) = cover.as_mut() {
+            for t in tris {
+                let Some(s) = raster::setup(&c.grid, t) else {
+                    continue;
+                };
+                let (g, bits, count) = (&c.grid, &mut c.bits, &mut c.count);
+                raster::for_each_span_in(g, &s, s.j0, s.j1, |j, lo, hi| {
+                    let row = j as usize * g.width as usize;
+                    for p in row + lo as usize..=row + hi as usize {
+                        let (word, bit) = (p / 64, 1u64 << (p % 64));
+                        *count += u32::from(bits[word] & bit == 0);
+                        bits[word] |= bit;
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The count so far; clears for the next object.
+    fn take(&mut self) -> u32 {
+        self.bits.fill(0);
+        std::mem::take(&mut self.count)
+    }
+}
+
+/// An upper bound of the pixels of a triangle's bounding box in the image (0 for a triangle
+/// the rasteriser will drop as not finite).
+fn bbox_pixels(t: &[[f64; 3]; 3], cam: &Camera) -> u64 {
+    let side = |k: usize, n: u32| -> u64 {
+        let (lo, hi) = t
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v[k]), hi.max(v[k]))
+            });
+        if !(lo.is_finite() && hi.is_finite()) {
+            return 0;
+        }
+        let n = f64::from(n);
+        (hi.clamp(0.0, n).ceil() - lo.clamp(0.0, n).floor()) as u64 + 1
+    };
+    side(0, cam.width) * side(1, cam.height)
 }
 
 /// The rows of one scene.
@@ -352,19 +571,9 @@ pub fn scene_images(
     });
     summary.camera_images += cams.len() as u64;
     let near = cfg.projection.near_m;
-    let project = |chunk| project_batch(chunk, &by_frame, near);
+    let project = |chunk| project_batch(chunk, &by_frame, near, rasteriser);
     let raster = |work: &[ImageWork<'_>]| -> Result<Vec<RasterOut>> {
-        let jobs: Vec<RasterJob<'_>> = work
-            .iter()
-            .map(|w| RasterJob {
-                width: w.cam.width,
-                height: w.cam.height,
-                num_objects: w.objects.len() as u32,
-                tris: &w.tris,
-                // The anchors need the instance-ID maps.
-                want_maps: true,
-            })
-            .collect();
+        let jobs: Vec<RasterJob<'_>> = work.iter().map(ImageWork::job).collect();
         let outs = rasteriser.raster_batch(&jobs)?;
         if outs.len() != work.len() {
             return Err(Error::Gpu {
@@ -377,40 +586,37 @@ pub fn scene_images(
     // Two batches in flight: the next batch is projected on the CPU pool while this one is
     // rasterised (on the GPU where there is one), and only then handed to `each`, in order.
     let mut chunks = cams.chunks(rasteriser.batch_size().max(1));
-    let mut next = chunks.next().map(project);
-    while let Some(work) = next.take() {
+    let mut next = chunks.next().map(project).transpose()?;
+    while let Some(mut work) = next.take() {
         let (outs, ahead) = rayon::join(|| raster(&work), || chunks.next().map(project));
-        next = ahead;
-        each(&work, &outs?)?;
+        next = ahead.transpose()?;
+        let outs = work
+            .iter_mut()
+            .zip(outs?)
+            .map(|(w, out)| w.finish(out))
+            .collect::<Result<Vec<_>>>()?;
+        // The triangles are done with; only the objects and the maps go on.
+        for w in &mut work {
+            w.tris = Vec::new();
+        }
+        each(&work, &outs)?;
     }
     Ok(())
 }
 
-/// The boxes of their frames projected into a batch of camera images, in parallel.
+/// The boxes of their frames projected into a batch of camera images, in parallel (images
+/// with many triangles rasterised in part on the way, see [`ImageWork`]).
 fn project_batch<'a>(
     chunk: &[(&'a CameraRow, Camera)],
     by_frame: &BTreeMap<u32, Vec<(&'a ObjectRow, BoxGeom)>>,
     near: f64,
-) -> Vec<ImageWork<'a>> {
+    rasteriser: &dyn Rasteriser,
+) -> Result<Vec<ImageWork<'a>>> {
     chunk
         .par_iter()
         .map(|(row, cam)| {
-            let objects: Vec<(&ObjectRow, Projection)> = by_frame
-                .get(&row.frame_idx)
-                .into_iter()
-                .flatten()
-                .filter_map(|(o, b)| project_box(cam, b, near).map(|p| (*o, p)))
-                .collect();
-            let tris = objects
-                .iter()
-                .enumerate()
-                .flat_map(|(k, (_, p))| p.raster_tris(k as u32))
-                .collect();
-            ImageWork {
-                cam: row,
-                objects,
-                tris,
-            }
+            let boxes = by_frame.get(&row.frame_idx).map_or(&[][..], Vec::as_slice);
+            ImageWork::project(row, cam, boxes, near, rasteriser)
         })
         .collect()
 }
@@ -479,4 +685,89 @@ fn image_rows(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks of any size, split objects included, give what one pass over all the triangles
+    /// gives: boxes around a lens camera (some through its near plane, so they tessellate
+    /// finely), cut into chunks of a few triangles up to all of them.
+    #[test]
+    fn chunked_images_equal_one_pass() {
+        let row = CameraRow {
+            width: 160,
+            height: 90,
+            fx: 126.6,
+            fy: 126.6,
+            cx: 81.6,
+            cy: 49.1,
+            cam: crate::store::Pose {
+                t: [1.7, 0.0, 1.5],
+                q: [0.5, -0.5, 0.5, -0.5],
+            },
+            ego: crate::store::Pose {
+                t: [100.0, 200.0, 0.0],
+                q: [1.0, 0.0, 0.0, 0.0],
+            },
+            distortion: Some(crate::synth::waymo::DEFAULT_DISTORTION),
+            ..Default::default()
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000_000) as f64 / 1_000_000.0
+        };
+        let rows: Vec<ObjectRow> = (0..40)
+            .map(|k| ObjectRow {
+                annotation_id: format!("b{k:02}"),
+                center: [
+                    100.0 + next() * 30.0 - 2.0,
+                    200.0 + next() * 16.0 - 8.0,
+                    0.9,
+                ],
+                size_wlh: [0.5 + next() * 2.0, 0.5 + next() * 5.0, 0.5 + next() * 2.0],
+                q: crate::geometry::quat_from_yaw(next() * 6.0),
+                ..Default::default()
+            })
+            .collect();
+        let boxes: Vec<(&ObjectRow, BoxGeom)> = rows
+            .iter()
+            .map(|o| (o, BoxGeom::from_row(o).unwrap()))
+            .collect();
+        for with_lens in [true, false] {
+            let row = CameraRow {
+                distortion: row.distortion.filter(|_| with_lens),
+                ..row.clone()
+            };
+            let cam = Camera::from_row(&row).unwrap();
+            let r = CpuRasteriser;
+            let whole =
+                ImageWork::project_in_chunks(&row, &cam, &boxes, 0.1, &r, (usize::MAX, u64::MAX))
+                    .unwrap();
+            assert!(whole.done.is_none());
+            let want = r.raster(&whole.job()).unwrap();
+            assert!(want.objects.iter().filter(|o| o.visible_pixels > 0).count() > 5);
+            let mut splits = 0;
+            let n = whole.tris.len();
+            for limits in [
+                (n / 3 + 1, u64::MAX),
+                (n / 40 + 1, u64::MAX),
+                (n / 40 + 1, 20_000),
+            ] {
+                let mut w =
+                    ImageWork::project_in_chunks(&row, &cam, &boxes, 0.1, &r, limits).unwrap();
+                assert!(w.done.is_some(), "{limits:?}: no chunks");
+                splits += w.split.len();
+                let last = r.raster(&w.job()).unwrap();
+                let got = w.finish(last).unwrap();
+                assert_eq!(got, want, "lens {with_lens}, chunks of {limits:?}");
+                assert_eq!(w.objects.len(), whole.objects.len());
+            }
+            assert!(splits > 0, "no object was split");
+        }
+    }
 }

@@ -198,11 +198,16 @@ pub struct Projection {
 impl Projection {
     /// The raster triangles of this box for object index `obj`.
     pub fn raster_tris(&self, obj: u32) -> impl Iterator<Item = Tri> + '_ {
-        self.tris.iter().map(move |t| Tri {
-            p: t.map(|v| [v[0] as f32, v[1] as f32]),
-            z: t.map(|v| v[2] as f32),
-            obj,
-        })
+        self.tris.iter().map(move |t| raster_tri(t, obj))
+    }
+}
+
+/// The raster triangle of a screen-space triangle (`[u, v, z]` per vertex) for object `obj`.
+pub fn raster_tri(t: &[[f64; 3]; 3], obj: u32) -> Tri {
+    Tri {
+        p: t.map(|v| [v[0] as f32, v[1] as f32]),
+        z: t.map(|v| v[2] as f32),
+        obj,
     }
 }
 
@@ -282,8 +287,24 @@ fn area2(a: &Sv, b: &Sv, c: &Sv) -> f64 {
 /// Projects a box into a camera image (see the module docs); `None` when it is wholly behind
 /// the near plane or outside the image.
 pub fn project_box(cam: &Camera, b: &BoxGeom, near_m: f64) -> Option<Projection> {
+    let mut tris = Vec::new();
+    let p = project_box_into(cam, b, near_m, &mut |t| tris.push(t))?;
+    Some(Projection { tris, ..p })
+}
+
+/// [`project_box`] handing each screen triangle to `sink` as it is made, in the order
+/// `project_box` lists them, instead of gathering them: the returned projection's `tris` is
+/// empty. A box through a lens can give millions of triangles (a face close to the camera is
+/// refined to the depth limit), so the stage rasterises them as they come. When the result
+/// is `None`, `sink` was given nothing.
+pub fn project_box_into(
+    cam: &Camera,
+    b: &BoxGeom,
+    near_m: f64,
+    sink: &mut dyn FnMut([[f64; 3]; 3]),
+) -> Option<Projection> {
     if let Some(lens) = &cam.lens {
-        return super::distortion::project_box_lens(cam, lens, b, near_m);
+        return super::distortion::project_box_lens_into(cam, lens, b, near_m, sink);
     }
     let (c, corners) = box_in_camera(cam, b);
     let corners_px = corners.map(|p| (p.z >= near_m).then(|| cam.pixel(&p)));
@@ -316,7 +337,18 @@ pub fn project_box(cam: &Camera, b: &BoxGeom, near_m: f64) -> Option<Projection>
         }
         tris.extend(clip_image(cam, screen));
     }
-    assemble(cam, b, c, corners, corners_px, amodal, tris, any_front)
+    let p = assemble(
+        cam,
+        b,
+        c,
+        corners,
+        corners_px,
+        amodal,
+        !tris.is_empty(),
+        any_front,
+    )?;
+    tris.into_iter().for_each(sink);
+    Some(p)
 }
 
 /// A screen polygon clipped to the image rectangle and fanned into `[u, v, z]` triangles.
@@ -348,11 +380,11 @@ pub(crate) fn assemble(
     corners: [Vector3<f64>; 8],
     corners_px: [Option<[f64; 2]>; 8],
     amodal: [f64; 4],
-    tris: Vec<[[f64; 3]; 3]>,
+    any_tris: bool,
     any_front: bool,
 ) -> Option<Projection> {
     let (w, h) = (f64::from(cam.width), f64::from(cam.height));
-    if !any_front || tris.is_empty() || !amodal.iter().all(|v| v.is_finite()) {
+    if !any_front || !any_tris || !amodal.iter().all(|v| v.is_finite()) {
         return None;
     }
     let area = (amodal[2] - amodal[0]) * (amodal[3] - amodal[1]);
@@ -372,7 +404,7 @@ pub(crate) fn assemble(
         truncation,
         depth_m: c.z,
         distance_m,
-        tris,
+        tris: Vec::new(),
     })
 }
 

@@ -61,10 +61,25 @@ pub struct BenchVisibilityArgs {
     /// Frames given to the Python reference (it is slow; its rate is per frame).
     #[arg(long, default_value_t = 64, value_parser = count)]
     pub python_frames: usize,
+    /// Instead of the throughput table, run the stage (`drivegen visibility`) on one frame
+    /// holding this many boxes on a 1 m grid around the ego, five Waymo cameras at
+    /// --width×--height with the Waymo lens, and report its time and peak memory.
+    #[arg(long, value_parser = count)]
+    pub many_boxes: Option<usize>,
+    /// With --many-boxes: pinhole cameras instead of the lens.
+    #[arg(long, requires = "many_boxes")]
+    pub pinhole: bool,
+    /// With --many-boxes: write the store and the table here and keep them (so another binary
+    /// can be run on the same store); by default a temporary folder, removed after.
+    #[arg(long, requires = "many_boxes")]
+    pub keep: Option<PathBuf>,
 }
 
 impl BenchVisibilityArgs {
     pub fn run(self) -> Result<ExitCode> {
+        if let Some(boxes) = self.many_boxes {
+            return self.many(boxes);
+        }
         let b = vb::VisibilityBench {
             frames: self.frames,
             boxes: self.boxes,
@@ -121,6 +136,75 @@ impl BenchVisibilityArgs {
             None => None,
         };
         print!("{}", vb::table(&b, &device, &rows, reference));
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+impl BenchVisibilityArgs {
+    /// The many-box case: the stage on one frame of `boxes` boxes, once per device asked for.
+    fn many(&self, boxes: usize) -> Result<ExitCode> {
+        let m = vb::ManyBoxes {
+            boxes,
+            width: self.width,
+            height: self.height,
+            pinhole: self.pinhole,
+        };
+        let (dir, temporary) = match &self.keep {
+            Some(d) => (d.clone(), false),
+            None => (
+                std::env::temp_dir().join(format!("drivegen-bench-many-{}", std::process::id())),
+                true,
+            ),
+        };
+        let store = dir.join("store");
+        vb::write_many_boxes_store(&m, &store)?;
+        let mut rasterisers: Vec<Box<dyn drivegen::visibility::raster::Rasteriser>> = Vec::new();
+        if self.device != DeviceChoice::Cpu {
+            match drivegen::gpu::Gpu::open() {
+                Ok(gpu) => rasterisers.push(Box::new(drivegen::visibility::GpuRasteriser::new(
+                    std::sync::Arc::new(gpu),
+                )?)),
+                Err(e) if self.device == DeviceChoice::Auto => {
+                    eprintln!("drivegen: no GPU ({}); CPU only", e.report())
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if self.device != DeviceChoice::Gpu {
+            rasterisers.push(Box::new(CpuRasteriser));
+        }
+        let mut runs = Vec::new();
+        for r in &rasterisers {
+            let out = dir.join(format!("visibility-{}.arrow", r.name()));
+            runs.push((
+                r.name().to_string(),
+                vb::time_many_boxes(&m, &store, &out, r.as_ref()),
+            ));
+        }
+        if temporary {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let lens = if m.pinhole { "pinhole" } else { "Waymo lens" };
+        println!(
+            "visibility, many boxes: {boxes} boxes in one frame, 5 cameras of {}×{} ({lens}); {} CPU threads",
+            m.width,
+            m.height,
+            rayon::current_num_threads()
+        );
+        println!("| rasteriser | images | rows | triangles (most from one box) | wall s | peak RSS MiB |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for (name, run) in runs {
+            let r = run?;
+            println!(
+                "| {name} | {} | {} | {} ({}) | {:.2} | {} |",
+                r.camera_images,
+                r.rows,
+                r.triangles,
+                r.max_box_triangles,
+                r.seconds,
+                r.peak_rss_mib.map_or("–".into(), |v| format!("{v:.0}"))
+            );
+        }
         Ok(ExitCode::SUCCESS)
     }
 }
