@@ -2,8 +2,9 @@
 //! (`docs/egodyn.md` §1.3): `ROOT/<scene>/<Behavior>_logs.csv` or
 //! `ROOT/<scene>/logs_<behavior>.csv`, `;`-delimited, one row per simulation step of `dt_s`;
 //! x, y and the first element of the `theta_orientations_rad` list are the ego state, the time
-//! is the row index times `dt_s` (velocities are read and checked but, as in EgoDyn, the speed
-//! is re-derived from positions). Each (scene, behaviour) becomes one store scene
+//! is the row's simulation step (`trajectory_number`, counted from the first row's; the row
+//! index where a log has no such column) times `dt_s`, and must move forward from row to row
+//! (velocities are read and checked but, as in EgoDyn, the speed is re-derived from positions). Each (scene, behaviour) becomes one store scene
 //! `<scene>__<Behavior>`, its rows frames and ego poses, so `drivegen egomotion` with
 //! `anchoring = "sliding"` and `pose_source = "frames"` cuts EgoDyn's 31-sample, stride-30
 //! windows with its clip ids `<scene>__<Behavior>__w<k>`.
@@ -78,8 +79,22 @@ pub fn logs(root: &Path) -> Result<Vec<LogFile>> {
     Ok(out)
 }
 
-/// The ego states of one log: `(x, y, theta)` per row.
-pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
+/// The column holding a row's simulation step (Frenetix's logger writes the time step there);
+/// a log without it is read one step per row.
+pub const STEP_COLUMN: &str = "trajectory_number";
+
+/// One row of a log: where it is, its simulation step and the ego state `(x, y, theta)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRow {
+    /// The line in the file (1-based).
+    pub line: usize,
+    /// The `trajectory_number` cell, when the log has the column.
+    pub step: Option<i64>,
+    pub state: [f64; 3],
+}
+
+/// The rows of one log.
+pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<LogRow>> {
     let text = crate::store::input::read_to_string(path, crate::store::input::TABLE)?;
     let delim = rules.delimiter.chars().next().unwrap_or(';');
     let mut lines = text
@@ -104,6 +119,7 @@ pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
         find(&rules.theta_column)?,
         find(&rules.velocity_column)?,
     );
+    let si = find(STEP_COLUMN).ok();
     let mut out = Vec::new();
     for (ln, line) in lines {
         let fields: Vec<&str> = line
@@ -133,10 +149,64 @@ pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<[f64; 3]>> {
         let y = num(yi, &rules.y_column, false)?;
         let theta = num(ti, &rules.theta_column, true)?;
         num(vi, &rules.velocity_column, true)?;
-        out.push([x, y, theta]);
+        let step = match si {
+            None => None,
+            Some(i) => {
+                let v = num(i, STEP_COLUMN, false)?;
+                // Beyond 2^53 a float no longer holds every whole number.
+                if v.fract() != 0.0 || v.abs() > 9.0e15 {
+                    return Err(Error::input(
+                        path,
+                        &at,
+                        format!("`{STEP_COLUMN}` is not a whole number of steps: {v}"),
+                    ));
+                }
+                Some(v as i64)
+            }
+        };
+        out.push(LogRow {
+            line: ln + 1,
+            step,
+            state: [x, y, theta],
+        });
     }
     if out.is_empty() {
         return Err(Error::input(path, "line 2", "no data rows"));
+    }
+    Ok(out)
+}
+
+/// Each row's time (µs) from the log's start: its step counted from the first row's (or its
+/// index) times `dt_s`. A row that is not later than the one before it (two frames sharing a
+/// timestamp, or time going back) rejects the log, naming the row.
+pub fn frame_times(path: &Path, rows: &[LogRow], dt_s: f64) -> Result<Vec<i64>> {
+    let first = rows.first().and_then(|r| r.step).unwrap_or(0);
+    let mut out: Vec<i64> = Vec::with_capacity(rows.len());
+    for (k, r) in rows.iter().enumerate() {
+        let steps = r.step.map_or(k as i64, |s| s.saturating_sub(first));
+        let ts = (steps as f64 * dt_s * 1e6).round() as i64;
+        if let (Some(&before), Some(prev)) = (out.last(), k.checked_sub(1).map(|p| &rows[p])) {
+            if ts <= before {
+                let step = r
+                    .step
+                    .map_or_else(String::new, |s| format!(" ({STEP_COLUMN} {s})"));
+                let how = if ts == before {
+                    "shares its timestamp with"
+                } else {
+                    "goes back in time from"
+                };
+                return Err(Error::input(
+                    path,
+                    format!("line {}", r.line),
+                    format!(
+                        "frame {k}{step} at {ts} µs {how} the frame on line {} at {before} µs: \
+                         a log's frames must move forward in time",
+                        prev.line
+                    ),
+                ));
+            }
+        }
+        out.push(ts);
     }
     Ok(out)
 }
@@ -198,8 +268,9 @@ impl SceneSource for Source<'_> {
 
     fn assemble(&self, f: &LogFile, id: &str) -> Result<(SceneData, ())> {
         let rules = &self.opts.config.frenetix;
-        let states = read_log(&f.path, rules)?;
-        Ok((scene_of(f, id, &states, rules.dt_s), ()))
+        let rows = read_log(&f.path, rules)?;
+        let times = frame_times(&f.path, &rows, rules.dt_s)?;
+        Ok((scene_of(f, id, &rows, &times), ()))
     }
 
     fn limit_file(&self, f: &LogFile, _: Kind) -> PathBuf {
@@ -207,8 +278,8 @@ impl SceneSource for Source<'_> {
     }
 }
 
-/// The ego-only scene of a log's `[x, y, theta]` states, one keyframe every `dt_s`.
-fn scene_of(f: &LogFile, id: &str, states: &[[f64; 3]], dt_s: f64) -> SceneData {
+/// The ego-only scene of a log's rows, one keyframe per row at `times` (µs).
+fn scene_of(f: &LogFile, id: &str, rows: &[LogRow], times: &[i64]) -> SceneData {
     let mut data = SceneData {
         scene: SceneRow {
             scene_id: id.to_string(),
@@ -219,8 +290,8 @@ fn scene_of(f: &LogFile, id: &str, states: &[[f64; 3]], dt_s: f64) -> SceneData 
         },
         ..Default::default()
     };
-    for (k, s) in states.iter().enumerate() {
-        let ts = (k as f64 * dt_s * 1e6).round() as i64;
+    for (k, (r, &ts)) in rows.iter().zip(times).enumerate() {
+        let s = r.state;
         let ego = Pose {
             t: [s[0], s[1], 0.0],
             q: quat_from_yaw(s[2]),
@@ -243,4 +314,47 @@ fn scene_of(f: &LogFile, id: &str, states: &[[f64; 3]], dt_s: f64) -> SceneData 
     }
     data.update_counts();
     data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(steps: &[Option<i64>]) -> Vec<LogRow> {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, &step)| LogRow {
+                line: i + 2,
+                step,
+                state: [0.0; 3],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn frame_times_follow_the_steps_and_only_move_forward() {
+        let p = Path::new("s/Default_logs.csv");
+        let t = frame_times(p, &rows(&[Some(7), Some(8), Some(10)]), 0.1).unwrap();
+        assert_eq!(t, [0, 100_000, 300_000]);
+        let t = frame_times(p, &rows(&[None, None, None]), 0.1).unwrap();
+        assert_eq!(t, [0, 100_000, 200_000]);
+        for (steps, how, line) in [
+            (
+                vec![Some(0), Some(1), Some(1)],
+                "shares its timestamp",
+                "line 4",
+            ),
+            (
+                vec![Some(0), Some(2), Some(1)],
+                "goes back in time",
+                "line 4",
+            ),
+            (vec![Some(5), Some(4)], "goes back in time", "line 3"),
+        ] {
+            let e = frame_times(p, &rows(&steps), 0.1).unwrap_err();
+            let r = e.report().to_string();
+            assert!(r.contains(how) && r.contains(line), "{r}");
+        }
+    }
 }

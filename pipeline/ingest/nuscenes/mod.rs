@@ -3,6 +3,7 @@
 //! The tables are loaded and indexed once; [`crate::ingest::ingest`] then assembles scenes in
 //! parallel, a bounded chunk at a time, and writes them in `scene.json` order.
 
+pub mod chains;
 pub mod load;
 pub mod scene;
 pub mod tables;
@@ -92,9 +93,18 @@ impl fmt::Display for IngestSummary {
 /// Ingests a nuScenes dataroot into a store. Fails only when the tables themselves cannot be
 /// read; broken scenes are skipped and listed in the summary and in `rejects.jsonl`.
 pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
+    let dataset = Root::new(&opts.root, opts.links);
+    // Every scene reads the tables: in strict-links mode a table reached through a link out
+    // of the root refuses the dataset, not each scene.
+    for name in tables::TABLE_NAMES {
+        let path = opts.root.join(&opts.version).join(format!("{name}.json"));
+        dataset
+            .holds(&path)
+            .map_err(|why| Error::input(&path, "file", why))?;
+    }
     let source = Source {
         tables: load::Tables::load(&opts.root, &opts.version)?,
-        dataset: Root::new(&opts.root, opts.links),
+        dataset,
         opts,
     };
     crate::ingest::ingest(&source, &opts.out, |summary, stats| {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use super::chains;
 use super::load::Tables;
 use super::tables::*;
 use crate::geometry::{quat_norm_error, yaw_of};
@@ -133,7 +134,9 @@ pub fn assemble(
         .log
         .get(&scene.log_token, &format!("scene {}", scene.token))?;
 
-    let samples = sample_chain(t, scene)?;
+    let samples = chains::sample_chain(t, scene)?;
+    chains::data_chains(t, scene, &samples)?;
+    chains::instance_chains(t, &samples)?;
     let scene_id = scene.name.clone();
     let mut frames = Vec::with_capacity(samples.len());
     let mut cameras = Vec::new();
@@ -196,69 +199,6 @@ pub fn assemble(
     };
     data.update_counts();
     Ok((data, cx.stats))
-}
-
-/// Keyframes: the sample chain from the scene's first sample, which must stay in the scene,
-/// move forward in time, end at its `last_sample_token` and not loop.
-fn sample_chain<'t>(t: &'t Tables, scene: &Scene) -> Result<Vec<&'t Sample>> {
-    let mut samples: Vec<&Sample> = Vec::new();
-    let mut next = link(&scene.first_sample_token).map(str::to_string);
-    while let Some(tok) = next {
-        let referrer = match samples.last() {
-            Some(s) => format!("sample {}.next", s.token),
-            None => format!("scene {}.first_sample_token", scene.token),
-        };
-        let s = t.sample.get(&tok, &referrer)?;
-        if s.scene_token != scene.token {
-            return Err(Error::input(
-                &t.sample.file,
-                &s.token,
-                format!(
-                    "belongs to scene {} but is chained from scene {}",
-                    s.scene_token, scene.token
-                ),
-            ));
-        }
-        if let Some(prev) = samples.last() {
-            if s.timestamp <= prev.timestamp {
-                return Err(Error::input(
-                    &t.sample.file,
-                    &s.token,
-                    format!(
-                        "non-monotonic timestamps: {} follows sample {} at {}",
-                        s.timestamp, prev.token, prev.timestamp
-                    ),
-                ));
-            }
-        }
-        if samples.len() > t.sample.rows.len() {
-            return Err(Error::input(
-                &t.sample.file,
-                &s.token,
-                "the sample chain loops",
-            ));
-        }
-        samples.push(s);
-        next = link(&s.next).map(str::to_string);
-    }
-    let Some(last) = samples.last() else {
-        return Err(Error::input(
-            &t.scene.file,
-            &scene.token,
-            "scene has no samples",
-        ));
-    };
-    if last.token != scene.last_sample_token {
-        return Err(Error::input(
-            &t.scene.file,
-            &scene.token,
-            format!(
-                "last_sample_token {} is not the end of the sample chain ({})",
-                scene.last_sample_token, last.token
-            ),
-        ));
-    }
-    Ok(samples)
 }
 
 impl Ctx<'_> {

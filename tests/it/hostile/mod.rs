@@ -22,6 +22,9 @@ mod commands;
 mod faults;
 mod bounded;
 mod safety;
+#[cfg(unix)]
+mod links;
+mod integrity;
 mod silent;
 use sources::*;
 use commands::*;
