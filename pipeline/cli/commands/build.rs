@@ -59,15 +59,16 @@ impl BuildArgs {
         if let Some(w) = self.work {
             cfg.work = Some(w);
         }
-        let work = cfg.work_dir();
-        let mut outputs = vec![
-            (cfg.out.as_path(), "--out (the release)"),
-            (work.as_path(), "--work (the work folder)"),
-        ];
+        // The release and the work folder are checked against each other by the build.
         if let Some(k) = &self.keep_images {
-            outputs.push((k.as_path(), "--keep-images"));
+            let work = cfg.work_dir();
+            for other in [
+                (cfg.out.as_path(), "--out (the release)"),
+                (work.as_path(), "--work (the work folder)"),
+            ] {
+                drivegen::store::paths::distinct_outputs(&[other, (k, "--keep-images")])?;
+            }
         }
-        drivegen::store::paths::distinct_outputs(&outputs)?;
         let mut opts = BuildOptions::new(cfg, text);
         if let Some(spec) = self.shard {
             let (shard, from) = spec
