@@ -25,8 +25,11 @@
 //!
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
 //! rasterised in batches of [`raster::Rasteriser::batch_size`], the next batch projected on the
-//! CPU while the GPU rasterises this one, so at most two batches are in memory. The output is
-//! byte-identical across runs and thread counts.
+//! CPU while the GPU rasterises this one, so at most two batches are in memory. An image's
+//! triangles are rasterised in bounded chunks as they are made ([`ImageWork`]), so its memory
+//! is its depth and id maps plus one chunk, whatever its box count (a face near a lens camera
+//! alone can tessellate into millions of triangles). The output is byte-identical across runs
+//! and thread counts.
 
 pub mod anchor;
 pub mod config;
