@@ -163,6 +163,27 @@ fn devkit_link_layouts_ingest_like_the_plain_folder() {
         );
         assert!(!out.join("store.json").exists());
     }
+    // A build's `strict_links` is the same switch.
+    let config = here.path().join("build.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "name = \"links\"\nseed = 1\nout = '{}'\n[input]\nkind = \"nuscenes\"\nroot = '{}'\n\
+             strict_links = true\n[stages]\negomotion = true\n",
+            here.path().join("rel").display(),
+            devkit.display()
+        ),
+    )
+    .unwrap();
+    let o = bin().arg("build").arg(&config).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "the build ran: {err}");
+    let link = devkit.join("v1.0-mini");
+    assert!(
+        err.contains(&format!("symbolic link {}", link.display())),
+        "{err}"
+    );
+
     let out = here.path().join("s_plain_strict");
     let o = ingest(&plain, &out, &["--strict-links", "--strict"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
