@@ -17,21 +17,22 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use sha2::Digest;
 
-mod sources;
+mod bounded;
 mod commands;
 mod faults;
-mod bounded;
-mod safety;
+mod forged;
+mod integrity;
 #[cfg(unix)]
 mod links;
-mod integrity;
+mod outputs;
+mod safety;
 mod silent;
-use sources::*;
+mod sources;
+use bounded::*;
 use commands::*;
 use faults::*;
-use bounded::*;
 use safety::*;
-
+use sources::*;
 
 /// What a case must end in.
 #[derive(Debug, Clone)]
@@ -49,6 +50,8 @@ enum Expect {
     Succeeds,
     /// Exit 0 with every needle in stderr.
     SucceedsSaying(Vec<String>),
+    /// Exit 0 with none of the needles in stdout or stderr.
+    SucceedsWithout(Vec<String>),
 }
 
 fn fails(needles: &[&str]) -> Expect {
@@ -345,6 +348,14 @@ fn check(c: &Case) -> Result<(), String> {
         Expect::Succeeds => {
             if code != Some(0) {
                 return Err(format!("exit {code:?}; stderr: {stderr}"));
+            }
+        }
+        Expect::SucceedsWithout(needles) => {
+            if code != Some(0) {
+                return Err(format!("exit {code:?}; stderr: {stderr}"));
+            }
+            if let Some(n) = needles.iter().find(|n| stderr.contains(n.as_str())) {
+                return Err(format!("the output holds {n:?}: {stderr}"));
             }
         }
         Expect::SucceedsSaying(needles) => {
