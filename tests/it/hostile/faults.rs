@@ -5,7 +5,6 @@ use super::*;
 /// The kill -9 moments of [`faults`].
 pub(super) const KILLS: usize = 20;
 
-
 /// Faults while a build runs: killed at 20 moments and resumed (the release ends byte-identical
 /// to an uninterrupted build and no temporary file survives), and two builds at once on one
 /// work folder (the second is refused, the first is unharmed); the sentinel tree stays as it
