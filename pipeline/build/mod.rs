@@ -338,7 +338,11 @@ fn same_build(dir: &Path, shard: Shard, opts: &BuildOptions, store_key: &str) ->
         detail: format!(
             "shard {shard} was built from another {} ({had}, this build's is {want:?}); \
              rebuild it with `drivegen build CONFIG --shard {shard}` using this config",
-            if what == "config_hash" { "config" } else { "plan of the source store" }
+            if what == "config_hash" {
+                "config"
+            } else {
+                "plan of the source store"
+            }
         ),
     };
     if v["shard"].as_str() != Some(shard.to_string().as_str()) {
