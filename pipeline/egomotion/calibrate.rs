@@ -125,8 +125,13 @@ pub fn run(
     let old_cfg = EgodynConfig::load(in_config)?;
     let engine = Engine::new(old_cfg.clone())?;
     let store = Store::open(store_dir)?;
-    crate::store::owner::file_output(out_config)?;
-    crate::store::owner::file_output(report)?;
+    for (out, flag) in [(out_config, "--out"), (report, "--report")] {
+        crate::store::paths::disjoint(store_dir, "--store", out, flag)?;
+        if let Some(cfg) = in_config {
+            crate::store::paths::disjoint(cfg, "--config", out, flag)?;
+        }
+        crate::store::owner::file_output(out)?;
+    }
     let pool = clip_pool(&engine, &store)?;
     if pool.is_empty() {
         return Err(Error::input(

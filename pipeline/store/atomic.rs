@@ -178,7 +178,6 @@ impl AtomicFile {
     pub fn create(path: &Path) -> Result<Self> {
         replaceable(path)?;
         let folder = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir = super::nofollow::parent(path)?;
         if let Some(folder) = folder {
             sweep_stale(folder);
         }
@@ -189,17 +188,32 @@ impl AtomicFile {
                 .unwrap_or_default(),
         )
         .map_err(|e| Error::io(&tmp, std::io::Error::other(e)))?;
-        let file = super::cleanup::create_registered(&tmp, || {
-            match dir.create(&tmp_name) {
+        // The folders are made under the registry's lock too: made after a signal's cleanup
+        // emptied a half-written store, they would outlive the process.
+        let mut refused = None;
+        let made = super::cleanup::create_registered(&tmp, || {
+            let dir = match super::nofollow::parent(path) {
+                Ok(d) => d,
+                Err(e) => {
+                    refused = Some(e);
+                    return Err(std::io::Error::other("refused"));
+                }
+            };
+            let file = match dir.create(&tmp_name) {
                 // A temporary file of this process's that a failed write left behind.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     dir.remove(&tmp_name);
                     dir.create(&tmp_name)
                 }
                 r => r,
-            }
-        })
-        .map_err(|e| Error::io(&tmp, e))?;
+            }?;
+            Ok((dir, file))
+        });
+        let (dir, file) = match (made, refused) {
+            (_, Some(e)) => return Err(e),
+            (Ok(m), None) => m,
+            (Err(e), None) => return Err(Error::io(&tmp, e)),
+        };
         Ok(Self {
             path: path.to_path_buf(),
             tmp,

@@ -32,6 +32,11 @@ use bounded::*;
 use commands::*;
 use faults::*;
 use safety::*;
+use links::*;
+use integrity::*;
+use forged::*;
+use outputs::*;
+use silent::*;
 use sources::*;
 
 /// What a case must end in.
@@ -480,4 +485,12 @@ fn the_corpus_holds_at_least_a_hundred_cases() {
         + 6
         + 3;
     assert!(n >= 100, "{n} cases");
+    // Links under a dataset root, referential integrity, forged releases, where outputs go and
+    // outcomes that used to pass in silence.
+    let both_ways = link_cases().len()
+        + integrity_cases().len()
+        + forged_cases().len()
+        + output_cases().len()
+        + silent_cases().len();
+    assert!(both_ways >= 40, "{both_ways} cases");
 }

@@ -220,6 +220,29 @@ pub(super) fn output_cases() -> Vec<Case> {
         fails(&["release"]),
     ));
     v.push(case(
+        "calibrate --out onto its own --config, forced",
+        "nuscenes",
+        |t: &Path| {
+            with_store(t);
+            let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/egodyn.toml");
+            std::fs::copy(cfg, t.join("c.toml")).unwrap();
+        },
+        &[
+            "--force",
+            "calibrate",
+            "--store",
+            "{t}/store",
+            "--config",
+            "{t}/c.toml",
+            "--out",
+            "{t}/c.toml",
+            "--report",
+            "{t}/r.md",
+        ],
+        &["r.md"],
+        fails(&["--config"]),
+    ));
+    v.push(case(
         "a merge of shards built from another config",
         "nuscenes",
         |t: &Path| {
