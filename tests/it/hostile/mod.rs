@@ -31,11 +31,11 @@ mod sources;
 use bounded::*;
 use commands::*;
 use faults::*;
-use safety::*;
-use links::*;
-use integrity::*;
 use forged::*;
+use integrity::*;
+use links::*;
 use outputs::*;
+use safety::*;
 use silent::*;
 use sources::*;
 
