@@ -184,7 +184,11 @@ pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
     crate::store::owner::file_output(out_file)?;
     crate::store::owner::file_output(&rejects_path(out_file))?;
     let _id_maps = id_map_dir
-        .map(|d| crate::store::owner::Owned::claim(d, "id-map folder", "instance-ID maps"))
+        .map(|d| {
+            // An earlier run's maps of frames this run no longer writes must not stay behind.
+            crate::store::rerun::clear_earlier_run(d, "id-map folder")?;
+            crate::store::owner::Owned::claim(d, "id-map folder", "instance-ID maps")
+        })
         .transpose()?;
     let anchor_cfg = AnchorConfig::built_in()?;
     let schema = output::schema();
