@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::rows::{Row, Rows};
+use super::Grouping;
 
 /// Per family, what the fitting folds say. Keys are ids into the rows' names.
 #[derive(Default)]
@@ -98,33 +99,102 @@ pub(super) struct Outcome {
     pub right: [bool; 3],
 }
 
-/// Folds by a hash of the scene id, so that no scene is both fitted and scored.
-fn fold_of(scene: &str, folds: usize) -> usize {
+/// The leading 8 bytes of the SHA-256 of `name`: a fold assignment that depends on the name
+/// alone, never on RNG state or the order rows were read in.
+fn hash_of(name: &str) -> u64 {
     use sha2::Digest;
-    let h = sha2::Sha256::digest(scene.as_bytes());
-    (u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]) % folds as u64) as usize
+    let h = sha2::Sha256::digest(name.as_bytes());
+    u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])
+}
+
+/// How the rows `which` are split into folds, and which fold each grouping unit is in.
+pub(super) struct Folds {
+    pub folds: usize,
+    pub grouping: Grouping,
+    /// Per unit (a scene id, or a clip/keyframe id), its fold.
+    fold: BTreeMap<u32, usize>,
+}
+
+impl Folds {
+    /// Scenes when there are at least two, so that no scene is both fitted and scored (by a
+    /// hash of the scene id). A single scene is split by its clips and keyframes instead,
+    /// each kept whole (a clip's or a keyframe's questions share their objects and stems, so
+    /// a baseline scored on one of them must not have been fitted on its neighbours); those
+    /// units are ranked by their hash and dealt round the folds, so that every fold gets one
+    /// even when there are only two. Fewer than two units cannot be held out at all.
+    pub(super) fn of(rows: &Rows, which: &[usize]) -> Self {
+        let scenes: BTreeSet<u32> = which.iter().map(|&i| rows.rows[i].scene).collect();
+        if scenes.len() >= 2 {
+            let folds = scenes.len().min(super::MAX_FOLDS);
+            let fold = scenes
+                .iter()
+                .map(|&s| (s, (hash_of(rows.names.name(s)) % folds as u64) as usize))
+                .collect();
+            return Folds {
+                folds,
+                grouping: Grouping::Scene,
+                fold,
+            };
+        }
+        let units: BTreeSet<u32> = which.iter().map(|&i| rows.rows[i].unit).collect();
+        if units.len() < 2 {
+            return Folds {
+                folds: 0,
+                grouping: Grouping::None,
+                fold: BTreeMap::new(),
+            };
+        }
+        let folds = units.len().min(super::MAX_FOLDS);
+        let mut ranked: Vec<(u64, &str, u32)> = units
+            .iter()
+            .map(|&u| {
+                let name = rows.names.name(u);
+                (hash_of(name), name, u)
+            })
+            .collect();
+        ranked.sort_unstable();
+        let fold = ranked
+            .iter()
+            .enumerate()
+            .map(|(rank, &(_, _, u))| (u, rank % folds))
+            .collect();
+        Folds {
+            folds,
+            grouping: Grouping::Clip,
+            fold,
+        }
+    }
+
+    /// Row `i`'s fold.
+    pub(super) fn of_row(&self, rows: &Rows, i: usize) -> usize {
+        let r = &rows.rows[i];
+        let unit = match self.grouping {
+            Grouping::Scene => r.scene,
+            _ => r.unit,
+        };
+        self.fold[&unit]
+    }
 }
 
 /// The held-out outcomes of the rows `which` of `rows`: families in name order, then folds,
-/// then rows in their order. Returns the number of folds too.
-pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (usize, Vec<Outcome>) {
-    let scenes: BTreeSet<u32> = which.iter().map(|&i| rows.rows[i].scene).collect();
-    let folds = scenes.len().clamp(1, super::MAX_FOLDS);
-    let fold: BTreeMap<u32, usize> = scenes
-        .iter()
-        .map(|&s| (s, fold_of(rows.names.name(s), folds)))
-        .collect();
+/// then rows in their order, each scored by baselines fitted on the other folds only. Returns
+/// the folds too; when the rows cannot be held out ([`Grouping::None`]) there are no outcomes.
+pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (Folds, Vec<Outcome>) {
+    let folds = Folds::of(rows, which);
+    if folds.grouping == Grouping::None {
+        return (folds, Vec::new());
+    }
     let mut by_family: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &i in which {
         let f = rows.rows[i].family;
         by_family.entry(rows.names.name(f)).or_default().push(i);
     }
-    let fold_of_row = |i: usize| fold[&rows.rows[i].scene];
+    let fold_of_row = |i: usize| folds.of_row(rows, i);
     let mut out = Vec::with_capacity(which.len());
     for group in by_family.values() {
-        for k in 0..folds {
+        for k in 0..folds.folds {
             let mut fit = Fit::default();
-            for &i in group.iter().filter(|&&i| folds == 1 || fold_of_row(i) != k) {
+            for &i in group.iter().filter(|&&i| fold_of_row(i) != k) {
                 fit.add(&rows.rows[i]);
             }
             for &i in group.iter().filter(|&&i| fold_of_row(i) == k) {

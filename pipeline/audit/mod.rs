@@ -2,7 +2,9 @@
 //!
 //! Three baselines, each fitted on some scenes and scored on the others (folds by a hash of the
 //! scene id, so no scene is in both), reported per family and per question type beside chance
-//! (the mean of 1 / options). They are fitted per family on what a model reads, the prompt and
+//! (the mean of 1 / options). A single scene is split by its clips and keyframes instead (each
+//! kept whole), and rows from a single clip or keyframe are not scored at all: no baseline is
+//! ever scored on a row it was fitted on, since one that is rewards memorising the rows. They are fitted per family on what a model reads, the prompt and
 //! its options, and never on the question type, which a model does not see:
 //!
 //! - **letter prior**: always the letter most often correct in the fitting folds;
@@ -19,8 +21,34 @@ use serde::Serialize;
 
 use crate::qa::QaRecord;
 
-/// Folds at most (fewer when the release has fewer scenes).
+/// Folds at most (fewer when the release has fewer scenes, or a single scene fewer clips and
+/// keyframes; never fewer than 2).
 pub const MAX_FOLDS: usize = 5;
+
+/// What the folds are drawn over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grouping {
+    /// Scenes: no scene is both fitted and scored.
+    Scene,
+    /// A single scene's clips, or for keyframe questions its keyframes (scene and frame): no
+    /// clip or keyframe is both fitted and scored.
+    Clip,
+    /// Fewer than two clips or keyframes: nothing can be held out, so nothing is scored and
+    /// the blind filter drops nothing on the baselines' word.
+    #[default]
+    None,
+}
+
+impl Grouping {
+    fn describe(self) -> &'static str {
+        match self {
+            Grouping::Scene => "scenes",
+            Grouping::Clip => "clips and keyframes of the single scene",
+            Grouping::None => "nothing",
+        }
+    }
+}
 
 /// One group's accuracies.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -49,8 +77,10 @@ impl Baselines {
 /// The audit of a release's main split.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Audit {
-    /// Folds the scenes were split into (1: a single scene, scored on what it was fitted on).
+    /// Folds the rows were split into (at least 2; 0 when they cannot be held out).
     pub folds: usize,
+    /// What the folds are drawn over.
+    pub grouping: Grouping,
     pub families: BTreeMap<String, Baselines>,
     /// Keyed `family/type`.
     pub types: BTreeMap<String, Baselines>,
@@ -157,7 +187,8 @@ impl Collector {
             types.entry(name(o.key)).or_default().add(&one);
         }
         Audit {
-            folds,
+            folds: folds.folds,
+            grouping: folds.grouping,
             families: families
                 .into_iter()
                 .map(|(k, t)| (k, t.baselines()))
@@ -186,7 +217,8 @@ pub struct Removed {
 
 /// Drops rows that blind baselines answer from the text alone until every family's best blind
 /// baseline is within `margin` of chance. Each template's answers are first flattened
-/// ([`flatten_templates`]); then each round refits the baselines (scenes held out),
+/// ([`flatten_templates`]); then each round refits the baselines (scenes held out, or a
+/// single scene's clips and keyframes; rows that cannot be held out are not judged),
 /// and in every family still over the margin drops, among the rows its best baseline gets
 /// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
 /// quarter of them, so that the refit can respond. Returns which records to keep.
@@ -313,10 +345,16 @@ fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
 
 /// A Markdown table: one line per family, then per type.
 pub fn table(a: &Audit) -> String {
+    if a.grouping == Grouping::None {
+        return "blind baselines: not measured, the rows come from a single clip or keyframe, so \
+                no baseline can be scored on rows it was not fitted on\n"
+            .into();
+    }
     let mut s = format!(
-        "blind baselines (fitted and scored on different scenes, {} folds)\n\n\
+        "blind baselines (fitted and scored on different {}, {} folds)\n\n\
          | group | rows | chance | letter prior | answer prior per template | question only | best − chance |\n\
          |---|---:|---:|---:|---:|---:|---:|\n",
+        a.grouping.describe(),
         a.folds
     );
     let line = |name: &str, b: &Baselines| {
@@ -356,6 +394,154 @@ mod tests {
             scene_id: format!("scene-{scene}"),
             ..Default::default()
         }
+    }
+
+    /// A row of scene 0 on clip `clip` (a keyframe, frame `clip`, when `keyframe`).
+    fn one_scene_row(
+        clip: usize,
+        keyframe: bool,
+        stem: &str,
+        choices: &[&str],
+        answer: u8,
+    ) -> QaRecord {
+        let mut r = row(0, stem, choices, answer);
+        r.qa_id = format!("{clip}-{}", r.qa_id);
+        if keyframe {
+            r.frame_idx = Some(clip as u32);
+        } else {
+            r.clip_id = Some(format!("clip-{clip}"));
+        }
+        r
+    }
+
+    /// `n` in letters: a word that numbers-masking templates keep apart.
+    fn tag(mut n: usize) -> String {
+        let mut s = String::new();
+        loop {
+            s.push(char::from(b'a' + (n % 26) as u8));
+            n /= 26;
+            if n == 0 {
+                return s;
+            }
+        }
+    }
+
+    #[test]
+    fn one_scene_is_held_out_by_clip_or_keyframe() {
+        for keyframe in [false, true] {
+            // Each clip's questions name the clip, and its answer is the clip's own: fitted on
+            // the clip it scores, the question-only classifier would get them all; held out,
+            // it has never seen the clip's words and answers no better than chance.
+            let mut records = Vec::new();
+            for clip in 0..12 {
+                for k in 0..6 {
+                    let stem = format!("In clip{clip} question {k}, how far is it?");
+                    let ans = u8::from((clip * 7 + 3) % 5 < 2);
+                    records.push(one_scene_row(clip, keyframe, &stem, &["near", "far"], ans));
+                }
+            }
+            let mut c = Collector::default();
+            records.iter().for_each(|r| c.add(r));
+            let c = c.in_order();
+            let all: Vec<usize> = (0..c.rows.rows.len()).collect();
+            let (folds, outcomes) = fit::outcomes(&c.rows, &all);
+            assert_eq!(folds.grouping, Grouping::Clip, "keyframe {keyframe}");
+            assert_eq!(folds.folds, MAX_FOLDS);
+            // A clip's rows are all in one fold, and every fold scores some.
+            let mut fold_of_unit: BTreeMap<u32, usize> = BTreeMap::new();
+            for i in &all {
+                let k = folds.of_row(&c.rows, *i);
+                let unit = c.rows.rows[*i].unit;
+                assert_eq!(*fold_of_unit.entry(unit).or_insert(k), k, "a clip split");
+            }
+            let used: std::collections::BTreeSet<usize> = fold_of_unit.values().copied().collect();
+            assert_eq!(used.len(), MAX_FOLDS, "{fold_of_unit:?}");
+            assert_eq!(outcomes.len(), records.len(), "every row scored once");
+            let a = audit(&records);
+            assert_eq!((a.folds, a.grouping), (MAX_FOLDS, Grouping::Clip));
+            let b = &a.families["f"];
+            assert!(b.question_only < 0.75, "fitted on what it scored: {b:?}");
+        }
+        // Two clips still make two folds, one clip each.
+        let two: Vec<QaRecord> = (0..8)
+            .map(|k| {
+                one_scene_row(
+                    k % 2,
+                    false,
+                    &format!("q {k}"),
+                    &["a", "b"],
+                    (k % 3 == 0) as u8,
+                )
+            })
+            .collect();
+        let a = audit(&two);
+        assert_eq!((a.folds, a.grouping), (2, Grouping::Clip));
+        assert_eq!(a.families["f"].rows, 8);
+    }
+
+    #[test]
+    fn an_answer_in_the_question_is_caught_over_clips() {
+        let mut records = Vec::new();
+        for clip in 0..9 {
+            for k in 0..10 {
+                let answer = u8::from((clip + k) % 2 == 0);
+                let said = ["near", "far"][usize::from(answer)];
+                // A stem of its own (the template flattening keeps it), the answer in it.
+                let stem = format!(
+                    "The object {} is {said}. How far is it?",
+                    tag(clip * 10 + k)
+                );
+                records.push(one_scene_row(
+                    clip,
+                    clip % 2 == 0,
+                    &stem,
+                    &["near", "far"],
+                    answer,
+                ));
+            }
+        }
+        let a = audit(&records);
+        assert_eq!((a.folds, a.grouping), (MAX_FOLDS, Grouping::Clip));
+        let b = &a.families["f"];
+        assert!(b.question_only > 0.95, "{b:?}");
+        let (keep, removed) = filter(&records, 0.05);
+        assert!(
+            removed
+                .iter()
+                .any(|r| r.reason.contains("without the image")),
+            "{removed:?}"
+        );
+        let kept: Vec<QaRecord> = records
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(r, _)| r.clone())
+            .collect();
+        assert!(audit(&kept)
+            .families
+            .get("f")
+            .is_none_or(|b| b.excess() <= 0.05));
+    }
+
+    #[test]
+    fn a_single_clip_cannot_be_held_out_and_the_filter_trusts_no_baseline() {
+        // The answer is in the question: any baseline fitted on these rows would find it, but
+        // none can be scored on rows it was not fitted on.
+        let records: Vec<QaRecord> = (0..40)
+            .map(|k| {
+                let answer = u8::from(k % 2 == 0);
+                let said = ["near", "far"][usize::from(answer)];
+                let stem = format!("Object {k} is {said}{}. How far?", "!".repeat(k));
+                one_scene_row(0, false, &stem, &["near", "far"], answer)
+            })
+            .collect();
+        let a = audit(&records);
+        assert_eq!((a.folds, a.grouping), (0, Grouping::None));
+        assert!(a.families.is_empty() && a.types.is_empty(), "{a:?}");
+        assert!(table(&a).contains("not measured"));
+        let (keep, removed) = filter(&records, 0.05);
+        assert!(removed.is_empty(), "{removed:?}");
+        assert!(keep.iter().all(|k| *k));
     }
 
     #[test]

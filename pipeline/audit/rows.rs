@@ -36,6 +36,9 @@ pub(super) struct Row {
     /// `family/type`.
     pub key: u32,
     pub scene: u32,
+    /// The clip, or for a keyframe question its scene and frame ([`unit`]): the folds' unit
+    /// when there is only one scene.
+    pub unit: u32,
     /// The stem with numbers masked ([`template`]).
     pub template: u32,
     /// The stem's words ([`words`]).
@@ -71,6 +74,7 @@ impl Rows {
             family: n.id(&r.family),
             key: n.id(&format!("{}/{}", r.family, r.question_type)),
             scene: n.id(&r.scene_id),
+            unit: n.id(&unit(r)),
             template: n.id(&template(&r.prompt.stem)),
             words: words(&r.prompt.stem).iter().map(|w| n.id(w)).collect(),
             options: r.choices.iter().map(|c| n.id(c)).collect(),
@@ -87,6 +91,17 @@ impl Rows {
         let ids = std::mem::take(&mut self.qa_ids);
         let mut pairs: Vec<Option<(Row, Box<str>)>> = rows.into_iter().zip(ids).map(Some).collect();
         (self.rows, self.qa_ids) = by.iter().filter_map(|&i| pairs[i].take()).unzip();
+    }
+}
+
+/// The clip a row asks about, or its keyframe (scene and frame) when it asks about one
+/// frame: its near-duplicates (the other questions on the same clip or frame) share it. The
+/// parts are joined by a control character no id holds, so two units never share a name.
+pub(super) fn unit(r: &QaRecord) -> String {
+    match (&r.clip_id, r.frame_idx) {
+        (Some(c), _) => format!("clip\u{1f}{}\u{1f}{c}", r.scene_id),
+        (None, Some(f)) => format!("frame\u{1f}{}\u{1f}{f}", r.scene_id),
+        (None, None) => format!("scene\u{1f}{}", r.scene_id),
     }
 }
 

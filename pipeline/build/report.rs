@@ -24,9 +24,14 @@ fn blind_section(manifest: &serde_json::Value, html: &mut String) {
     let _ = write!(
         html,
         "<h2>Blind baselines</h2><p>Accuracy of models that never see an image, fitted on some \
-         scenes and scored on the others ({} folds), beside chance.</p><table><tr><th>group</th>\
+         {} and scored on the others ({} folds), beside chance.</p><table><tr><th>group</th>\
          <th>rows</th><th>chance</th><th>letter prior</th><th>answer prior per template</th>\
          <th>question only</th><th>best − chance</th></tr>",
+        match a.grouping.as_str() {
+            "clip" => "clips and keyframes of the single scene",
+            "none" => "rows (none here: a single clip or keyframe cannot be held out)",
+            _ => "scenes",
+        },
         a.folds
     );
     let groups = a
@@ -77,6 +82,8 @@ fn blind_section(manifest: &serde_json::Value, html: &mut String) {
 #[derive(serde::Deserialize)]
 struct BlindAudit {
     folds: usize,
+    #[serde(default)]
+    grouping: String,
     families: BTreeMap<String, BlindRow>,
     types: BTreeMap<String, BlindRow>,
 }

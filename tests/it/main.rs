@@ -9,6 +9,7 @@ mod common;
 mod egomotion_support;
 
 mod bad_images;
+mod blind_one_scene;
 mod balance;
 mod build;
 mod build_sources;
