@@ -9,8 +9,8 @@ mod common;
 mod egomotion_support;
 
 mod bad_images;
-mod blind_one_scene;
 mod balance;
+mod blind_one_scene;
 mod build;
 mod build_sources;
 mod cli;
