@@ -11,10 +11,12 @@
 //!   256-sided cone inscribed in it): the surface up to that edge is drawn and nothing beyond.
 //! * **Silhouettes.** A straight box edge images as a curve, so each near-clipped face triangle
 //!   is split in four, recursively, until the image of every edge's midpoint lies within
-//!   `projection.lens_chord_tolerance_px` of its chord (pieces that cannot reach the image are
-//!   dropped on the way, so boxes beside the camera cost little); the pieces' vertices are
-//!   projected through the lens and the rasteriser (GPU or CPU) fills the curved outline to
-//!   within that tolerance. Inverse depth is interpolated linearly on each piece (exact for
+//!   `projection.lens_chord_tolerance_px` of its chord's middle. The midpoint taken is the one
+//!   perspective alone maps to the chord's middle (see `pinhole_midpoint`), so only the lens's
+//!   bending counts and a face reaching the near plane is not cut to the depth limit. Pieces
+//!   that cannot reach the image are dropped on the way, so boxes beside the camera cost
+//!   little; the pieces' vertices are projected through the lens and the rasteriser (GPU or
+//!   CPU) fills the curved outline to within that tolerance. Inverse depth is interpolated linearly on each piece (exact for
 //!   pinhole, an approximation of second order in the piece size here).
 //! * **Rolling shutter** is not modelled: every pixel is taken at the image's pose (the
 //!   global-shutter chain of `docs/formats.md` §2.3). Against Waymo's own `projected_lidar_box`,
@@ -66,6 +68,13 @@ pub fn lens_pixel(cam: &Camera, lens: &Lens, p: &Vector3<f64>) -> Option<[f64; 2
     Some([cam.fx * u + cam.cx, cam.fy * v + cam.cy])
 }
 
+/// The point of segment `a`–`b` (both with z > 0) whose pinhole image is the middle of the
+/// images of `a` and `b`: weights `z_b : z_a` put its normalised coordinates at their mean.
+/// Symmetric in `a` and `b` to the bit, so triangles sharing an edge split it at one point.
+fn pinhole_midpoint(a: &Vector3<f64>, b: &Vector3<f64>) -> Vector3<f64> {
+    (a * b.z + b * a.z) / (a.z + b.z)
+}
+
 /// Splits a camera-frame triangle (in front of the near plane) until the images of its edges
 /// are straight to within the lens's chord tolerance, and returns the pieces' screen vertices
 /// `[u, v, 1/z]`. Pieces whose image cannot reach the image rectangle are dropped, as are
@@ -78,7 +87,7 @@ fn refine(
     out: &mut dyn FnMut([[f64; 3]; 3]),
 ) {
     let px = tri.map(|p| lens_pixel(cam, lens, &p));
-    let mids = [0, 1, 2].map(|k| (tri[k] + tri[(k + 1) % 3]) * 0.5);
+    let mids = [0, 1, 2].map(|k| pinhole_midpoint(&tri[k], &tri[(k + 1) % 3]));
     let split = |out: &mut dyn FnMut([[f64; 3]; 3])| {
         let [a, b, c] = tri;
         let [ab, bc, ca] = mids;
@@ -93,7 +102,10 @@ fn refine(
         return;
     };
     let p = [pa, pb, pc];
-    // The chord error: how far each edge's midpoint images from the middle of its chord.
+    // The chord error: how far each edge's pinhole midpoint images from the middle of its
+    // chord. Perspective maps that point to the chord's middle exactly, so what is left is the
+    // lens's own bending; the edge's 3D midpoint would also count foreshortening, which no
+    // splitting removes near the camera.
     let mut err = 0.0f64;
     for (k, m) in mids.iter().enumerate() {
         let (a, b) = (p[k], p[(k + 1) % 3]);
