@@ -490,25 +490,34 @@ pub(super) fn stores() {
 /// A small release, built once.
 pub(super) fn release_fixture() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = fixtures().join("release-case");
-        std::fs::create_dir_all(&d).unwrap();
-        write_build(&d, BUILD);
-        common::cli::ok(
-            common::cli::bin()
-                .current_dir(&d)
-                .args(["build", "build.toml"])
-                .output()
-                .unwrap(),
-            "the release fixture",
-        );
-        d.join("rel")
-    })
+    DIR.get_or_init(|| built_release("release-case", BUILD))
+}
+
+/// Builds `config` in `fixtures()/name` once; its release folder.
+pub(super) fn built_release(name: &str, config: &str) -> PathBuf {
+    let d = fixtures().join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    write_build(&d, config);
+    common::cli::ok(
+        common::cli::bin()
+            .current_dir(&d)
+            .args(["build", "build.toml"])
+            .output()
+            .unwrap(),
+        name,
+    );
+    d.join("rel")
 }
 
 pub(super) fn with_release(f: fn(&Path)) -> impl Fn(&Path) {
+    with_copy(release_fixture, f)
+}
+
+/// The release `fixture()` copied to `rel/` of the case folder, an empty predictions file
+/// beside it, and `f` applied to it.
+pub(super) fn with_copy(fixture: fn() -> &'static Path, f: fn(&Path)) -> impl Fn(&Path) {
     move |t: &Path| {
-        copy_tree(release_fixture(), &t.join("rel"));
+        copy_tree(fixture(), &t.join("rel"));
         std::fs::write(t.join("p.jsonl"), b"").unwrap();
         f(&t.join("rel"));
     }

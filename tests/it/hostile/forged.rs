@@ -15,33 +15,16 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 pub(super) fn rows_fixture() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = fixtures().join("release-rows");
-        std::fs::create_dir_all(&d).unwrap();
         let config = BUILD
             .replace("duration_s = 3.0", "duration_s = 8.0")
             .replace("name = \"hostile\"", "name = \"rows\"");
         assert!(config.contains("duration_s = 8.0"), "{config}");
-        write_build(&d, &config);
-        common::cli::ok(
-            common::cli::bin()
-                .current_dir(&d)
-                .args(["build", "build.toml"])
-                .output()
-                .unwrap(),
-            "the release-with-rows fixture",
-        );
-        d.join("rel")
+        built_release("release-rows", &config)
     })
 }
 
-/// The release with rows copied to `rel/` of the case folder, an empty predictions file beside
-/// it, and `f` applied to it.
 pub(super) fn with_rows(f: fn(&Path)) -> impl Fn(&Path) {
-    move |t: &Path| {
-        copy_tree(rows_fixture(), &t.join("rel"));
-        std::fs::write(t.join("p.jsonl"), b"").unwrap();
-        f(&t.join("rel"));
-    }
+    with_copy(rows_fixture, f)
 }
 
 /// Every batch of `shard`.
@@ -109,8 +92,7 @@ fn with_column(b: &RecordBatch, name: &str, col: ArrayRef) -> RecordBatch {
 /// values for every row).
 fn forge(f: fn(&RecordBatch) -> (&'static str, ArrayRef)) -> impl Fn(&Path) {
     move |t: &Path| {
-        copy_tree(rows_fixture(), &t.join("rel"));
-        std::fs::write(t.join("p.jsonl"), b"").unwrap();
+        with_rows(|_| {})(t);
         let rel = t.join("rel");
         let shard = first_shard(&rel);
         let mut bs = batches(&shard);
@@ -308,8 +290,7 @@ pub(super) fn forged_cases() -> Vec<Case> {
         "a shard of another schema, read without verifying",
         "nuscenes",
         |t: &Path| {
-            copy_tree(rows_fixture(), &t.join("rel"));
-            std::fs::write(t.join("p.jsonl"), b"").unwrap();
+            with_rows(|_| {})(t);
             let rel = t.join("rel");
             let b = RecordBatch::try_from_iter([(
                 "x",
@@ -364,8 +345,7 @@ pub(super) fn forged_cases() -> Vec<Case> {
 /// as a dictionary page and without the Arrow schema (so a reader sees a plain string column):
 /// a few KiB on disk, gigabytes once every row gets its copy.
 fn dictionary_bomb(t: &Path) {
-    copy_tree(rows_fixture(), &t.join("rel"));
-    std::fs::write(t.join("p.jsonl"), b"").unwrap();
+    with_rows(|_| {})(t);
     let rel = t.join("rel");
     let shard = first_shard(&rel);
     let bs = batches(&shard);
