@@ -15,7 +15,8 @@ use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
 
@@ -169,11 +170,12 @@ pub(crate) fn open(
             .collect::<Fields>(),
         declared.metadata().clone(),
     );
-    let file = crate::store::input::open(f)?;
+    // The footer read once serves both: the shard's own types above, the views below.
     let opts = ArrowReaderOptions::new().with_schema(Arc::new(views));
-    let b =
-        ParquetRecordBatchReaderBuilder::try_new_with_options(file, opts).map_err(|e| perr(&e))?;
-    let inner = b
+    let meta =
+        ArrowReaderMetadata::try_new(plain.metadata().clone(), opts).map_err(|e| perr(&e))?;
+    let file = crate::store::input::open(f)?;
+    let inner = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta)
         .with_projection(mask)
         .with_batch_size(batch_rows.max(1))
         .build()
