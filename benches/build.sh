@@ -12,7 +12,8 @@
 # BENCH_WIDTH/BENCH_HEIGHT (default 1600×900), BENCH_DURATION (s, default 8) and
 # BENCH_CORRUPTIONS (default brightness,fog,motion_blur,h265) shape the corpus and the work;
 # BENCH_DEVICE (auto, gpu or cpu; default auto) is where visibility, som, metavqa and corrupt
-# run (scripts/gpu-bench.sh runs the build once on each).
+# run (scripts/gpu-bench.sh runs the build once on each); BENCH_KEEP (a folder) keeps each
+# size's release there.
 #
 # Prints a Markdown table; BENCHMARKS.md records the figures and the machine.
 set -euo pipefail
@@ -75,9 +76,15 @@ TOML
     --width "${BENCH_WIDTH:-1600}" --height "${BENCH_HEIGHT:-900}" > /dev/null 2>&1
   # Ingest too: nuScenes' JSON tables are joined in memory (the format's own cost, reported
   # separately); the build then starts from the store as a sharded build's workers do.
-  /usr/bin/time -f "%M" -o "$d/ingest-rss.txt" "$bin" ingest --source nuscenes \
-    --root "$d/corpus" --out "$d/store" > /dev/null 2>&1
-  ingest_rss=$(( $(tail -1 "$d/ingest-rss.txt") / 1024 ))
+  # GNU time reports the peak; a machine without it (the lent GPU machine) still runs the build.
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" -o "$d/ingest-rss.txt" "$bin" ingest --source nuscenes \
+      --root "$d/corpus" --out "$d/store" > /dev/null 2>&1
+    ingest_rss=$(( $(tail -1 "$d/ingest-rss.txt") / 1024 ))
+  else
+    "$bin" ingest --source nuscenes --root "$d/corpus" --out "$d/store" > /dev/null 2>&1
+    ingest_rss="n/a"
+  fi
   start=$(date +%s.%N)
   (cd "$d" && "$bin" build build.toml > summary.txt 2> log.txt)
   end=$(date +%s.%N)
@@ -95,6 +102,10 @@ PY
   # every sharded worker gets), per scene.
   work_b=$(du -sb "$d/release.work" | cut -f1)
   mb_scene=$(python3 -c "print(f'{$work_b / $n / 1e6:.2f}')")
+  # BENCH_KEEP keeps each size's release (scripts/gpu-bench.sh compares the GPU and CPU builds).
+  if [ -n "${BENCH_KEEP:-}" ]; then
+    mkdir -p "$BENCH_KEEP" && rm -rf "$BENCH_KEEP/release-s$n" && cp -a "$d/release" "$BENCH_KEEP/release-s$n"
+  fi
   echo "--- $n scenes: $secs s, peak RSS $rss MiB, work folder $work_b bytes" >&2
   cat "$d/summary.txt" >&2
   rows+=("| $n | $secs | $spm | $rss | $ingest_rss | $mb_scene |")
