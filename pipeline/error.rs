@@ -55,6 +55,10 @@ pub enum Error {
     /// should be, or in use; `why` says which and what to do.
     #[error("{} {why}", path.display())]
     Refused { path: PathBuf, why: String },
+    /// A build's release breaks a promise its config makes (a family under its `min_rows`, a
+    /// family over its blind margin); `detail` says which, why, and what would do.
+    #[error("{}: {detail}", path.display())]
+    Promise { path: PathBuf, detail: String },
     /// A GPU kernel failed to build or run.
     #[error("gpu kernel {kernel}: {detail}")]
     Gpu { kernel: String, detail: String },

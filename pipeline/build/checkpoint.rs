@@ -88,6 +88,15 @@ impl Checkpoints {
     }
 
     /// The checkpoint of `step` when it matches `key`.
+    /// Drops `step`'s record: another step is about to write where it wrote.
+    pub fn forget(&self, step: &str) -> Result<()> {
+        let f = self.file(step);
+        match std::fs::remove_file(&f) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&f, e)),
+            _ => Ok(()),
+        }
+    }
+
     pub fn done(&self, step: &str, key: &str) -> Option<Checkpoint> {
         let text =
             crate::store::input::read_to_string(&self.file(step), crate::store::input::METADATA)

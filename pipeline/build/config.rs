@@ -47,6 +47,10 @@ pub struct BuildConfig {
     /// as generated.
     #[serde(default)]
     pub balance: BTreeMap<String, FamilyBalance>,
+    /// What the build promises per family (`[families.sig]`, …): its fewest rows and its blind
+    /// margin; families without a section get the defaults.
+    #[serde(default)]
+    pub families: BTreeMap<String, FamilyChecks>,
     #[serde(default)]
     pub release: ReleaseSection,
     /// Corruption-robustness splits: some families' questions asked again under each
@@ -283,6 +287,51 @@ pub struct Stages {
     pub metavqa: bool,
 }
 
+impl Stages {
+    /// The QA families the enabled stages write, in name order.
+    pub fn families(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = [
+            ("drivebench", self.corrupt),
+            ("egodyn", self.egomotion),
+            ("metavqa", self.metavqa),
+            ("sig", self.sig),
+            ("stsbench", self.stsbench),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(f, _)| f)
+        .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The `[stages]` key (and step) that writes `family`.
+    pub fn stage_of(&self, family: &str) -> &'static str {
+        match family {
+            "drivebench" => "corrupt",
+            "egodyn" => "egomotion",
+            "metavqa" => "metavqa",
+            "sig" => "sig",
+            "stsbench" => "stsbench",
+            _ => "unknown",
+        }
+    }
+}
+
+/// What a build promises about one family's place in the release.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FamilyChecks {
+    /// The fewest rows the release may publish; fewer stops the build, naming the step that
+    /// dropped them (0 lets the family vanish). Default
+    /// [`DEFAULT_MIN_ROWS`](super::honesty::DEFAULT_MIN_ROWS).
+    pub min_rows: Option<usize>,
+    /// How far above chance the family's best held-out blind baseline may be; more stops the
+    /// build with the audit table. Default
+    /// [`DEFAULT_BLIND_MARGIN`](super::honesty::DEFAULT_BLIND_MARGIN).
+    pub blind_margin: Option<f64>,
+}
+
 /// A stage configured by its own TOML file (none: the built-in default).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -429,6 +478,22 @@ impl BuildConfig {
         Ok(cfg)
     }
 
+    /// The fewest rows `family` may publish.
+    pub fn min_rows(&self, family: &str) -> usize {
+        self.families
+            .get(family)
+            .and_then(|f| f.min_rows)
+            .unwrap_or(super::honesty::DEFAULT_MIN_ROWS)
+    }
+
+    /// How far above chance `family`'s blind baselines may be.
+    pub fn blind_margin(&self, family: &str) -> f64 {
+        self.families
+            .get(family)
+            .and_then(|f| f.blind_margin)
+            .unwrap_or(super::honesty::DEFAULT_BLIND_MARGIN)
+    }
+
     /// The embedded everything-config.
     pub fn everything() -> Result<Self> {
         Self::from_toml(EVERYTHING_TOML, Path::new("configs/build/everything.toml"))
@@ -534,6 +599,28 @@ impl BuildConfig {
                 return bad(format!(
                     "balance.{family}.mode = {:?}: expected \"paper\" or \"released\"",
                     b.mode
+                ));
+            }
+        }
+        for (family, f) in &self.families {
+            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+                return bad(format!(
+                    "[families.{family}]: unknown family (known: {})",
+                    crate::qa::record::FAMILIES.join(", ")
+                ));
+            }
+            if !self.stages.families().contains(&family.as_str()) {
+                return bad(format!(
+                    "[families.{family}]: its stage ({}) is not enabled in [stages]",
+                    self.stages.stage_of(family)
+                ));
+            }
+            if f.blind_margin
+                .is_some_and(|m| !m.is_finite() || !(0.0..=1.0).contains(&m))
+            {
+                return bad(format!(
+                    "families.{family}.blind_margin must lie in [0, 1], got {}",
+                    f.blind_margin.unwrap_or_default()
                 ));
             }
         }

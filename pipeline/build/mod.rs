@@ -14,6 +14,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod honesty;
 pub mod memory;
 pub mod report;
 pub mod svg;
@@ -883,7 +884,15 @@ fn global_steps(
     outputs: &[SceneOutputs],
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
-    let (release_inputs, family_keys) = family_steps(opts, cp, outputs)?;
+    let (release_inputs, family_keys, kept) = family_steps(opts, cp, outputs)?;
+    let mut produced: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for o in outputs {
+        for (f, files) in &o.qa {
+            produced.entry(f.clone()).or_default().extend(files.clone());
+        }
+    }
+    let rows = honesty::count(&produced, &kept)?;
+    honesty::check_kept(c, &opts.out, &rows)?;
     let mut ro = release_options(opts, outputs, release_inputs)?;
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
     let robust_config = match &c.robustness {
@@ -929,7 +938,10 @@ fn global_steps(
             worst.map_or("–".into(), |(e, f)| format!("{e:+.3} ({f})"))
         ))
     })?;
-    Ok(release_counts(opts))
+    let counts = release_counts(opts);
+    honesty::check_released(c, &opts.out, &counts, &rows)?;
+    honesty::check_margins(c, &opts.out)?;
+    Ok(counts)
 }
 
 /// One step per QA family, in name order: balancing where the config has a spec for the
@@ -939,7 +951,7 @@ fn family_steps(
     opts: &BuildOptions,
     cp: &mut Checkpoints,
     outputs: &[SceneOutputs],
-) -> Result<(Vec<PathBuf>, Vec<String>)> {
+) -> Result<FamilySteps> {
     let c = &opts.config;
     let upstream: Vec<String> = outputs.iter().flat_map(|o| o.keys.clone()).collect();
     let up: Vec<&str> = upstream.iter().map(String::as_str).collect();
@@ -951,33 +963,50 @@ fn family_steps(
     }
     let mut release_inputs = Vec::new();
     let mut family_keys = Vec::new();
+    let mut kept = BTreeMap::new();
     for (family, files) in &families {
         let dir = opts.work.join("families").join(family);
         let k = match c.balance.get(family) {
             Some(b) => {
                 let k = key("balance", &serde_json::to_value(b).unwrap_or_default(), &up);
+                // Balancing and gathering write one folder: the other's record no longer holds.
+                cp.forget(&format!("gather_{family}"))?;
                 cp.step(&format!("balance_{family}"), &k, &[&dir], || {
                     balance_family(b, files, &dir)
                 })?;
                 release_inputs.push(dir.join("balanced_qa.arrow"));
+                kept.insert(
+                    family.clone(),
+                    (format!("balance_{family}"), dir.join("balanced_qa.arrow")),
+                );
                 k
             }
             None => {
                 let k = key("gather", &json!({}), &up);
                 let file = dir.join(format!("{family}_qa.arrow"));
+                cp.forget(&format!("balance_{family}"))?;
                 cp.step(&format!("gather_{family}"), &k, &[&dir], || {
                     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                     let n = crate::balance::gather(files, &file)?;
                     Ok(format!("{n} rows (not balanced)"))
                 })?;
+                kept.insert(family.clone(), (format!("gather_{family}"), file.clone()));
                 release_inputs.push(file);
                 k
             }
         };
         family_keys.push(k);
     }
-    Ok((release_inputs, family_keys))
+    Ok((release_inputs, family_keys, kept))
 }
+
+/// What the family steps give the release: the files it reads, the steps' keys, and per
+/// family the step and the file that kept its rows.
+type FamilySteps = (
+    Vec<PathBuf>,
+    Vec<String>,
+    BTreeMap<String, (String, PathBuf)>,
+);
 
 /// Balances one family's `files` into `dir` under spec `b`; returns the step's detail.
 fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<String> {

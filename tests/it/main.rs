@@ -37,6 +37,7 @@ mod kernels_zbuffer;
 mod metavqa_corpus;
 mod metavqa_hand;
 mod progress;
+mod promises;
 mod release;
 mod render_once;
 mod robustness;

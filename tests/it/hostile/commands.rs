@@ -9,6 +9,11 @@ name = "hostile"
 seed = 1
 out = "rel"
 
+# A scene of 3 s holds no 3 s clip: this release is built to have no questions at all.
+[families.egodyn]
+min_rows = 0
+blind_margin = 1.0
+
 [input]
 kind = "synth"
 scenes = 1
