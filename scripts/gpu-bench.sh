@@ -110,7 +110,7 @@ if [ "${BUILD_SCENES:-4}" -gt 0 ]; then
   # (by the grey level README.md documents), and with it the shard that holds it.
   {
     echo
-    echo "### the GPU release against the CPU release ($BUILD_SCENES scenes)"
+    echo "### the GPU release against the CPU release (${BUILD_SCENES:-4} scenes)"
     for dev in auto cpu; do
       r="$keep/$dev/release-s${BUILD_SCENES:-4}"
       if "$bin" validate "$r" >"$out/validate-$dev.txt" 2>&1; then
