@@ -189,7 +189,7 @@ fn corrupt_a_store_deterministically() {
 #[test]
 fn codec_corruptions_and_the_contact_sheet() {
     if drivegen::corrupt::codec::find_ffmpeg().is_err() {
-        eprintln!("skipped: no ffmpeg");
+        crate::common::oracle::missing("ffmpeg");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -21,6 +21,15 @@ pub fn python(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// Called by a test that cannot check without `what` (a tool such as ffmpeg): the test is
+/// skipped with a message, unless `DRIVEGEN_REQUIRE_ORACLES=1` (as in CI), where it fails.
+pub fn missing(what: &str) {
+    if std::env::var("DRIVEGEN_REQUIRE_ORACLES").is_ok_and(|v| v == "1") {
+        panic!("{what} is missing: run scripts/setup.sh");
+    }
+    eprintln!("skipped: {what} is missing (scripts/setup.sh installs it)");
+}
+
 /// Runs `tests/oracles/SCRIPT` with `py`, `args` and the environment `envs`; returns its output,
 /// which must come from a successful run that reports ", 0 problems".
 pub fn run_script(py: &Path, script: &str, args: &[&OsStr], envs: &[(&str, &OsStr)]) -> String {
