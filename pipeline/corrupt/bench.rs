@@ -144,6 +144,13 @@ pub fn run(opts: &BenchOptions) -> Result<String> {
             c.name()
         );
     }
+    out.push_str(&codec_path(
+        &cfg,
+        &gpu,
+        &img,
+        &jpeg,
+        opts.cpu_images.max(8),
+    )?);
     let _ = writeln!(
         out,
         "\nGPU kernels: the input already on the device, {} images in one submission, scratch \
@@ -153,6 +160,66 @@ pub fn run(opts: &BenchOptions) -> Result<String> {
          defaults (benches/reference/corrupt.py).",
         opts.gpu_images, cfg.output.jpeg_quality
     );
+    Ok(out)
+}
+
+/// The codec path: how close a corrupt run comes to the JPEG codec's own speed on the same
+/// cores. (a) decode + encode alone, (b) decode, the CPU twin and encode, (c) decode, the GPU
+/// kernels and encode; each over `n` copies of the same JPEG, every core busy, for a cheap
+/// per-pixel corruption and the cheapest one.
+fn codec_path(
+    cfg: &CorruptConfig,
+    gpu: &Gpu,
+    img: &RgbImage,
+    jpeg: &[u8],
+    n: usize,
+) -> Result<String> {
+    let q = cfg.output.jpeg_quality;
+    let decode = || {
+        crate::images::decode_checked(jpeg, None)
+            .map_err(|why| Error::Internal(format!("bench: decoding the test JPEG: {why}")))
+    };
+    let encode = |i: &RgbImage| encode_like(i, std::path::Path::new("x.jpg"), q).map(|_| ());
+    let timed = |f: &dyn Fn() -> Result<()>| -> Result<f64> {
+        let t = Instant::now();
+        f()?;
+        Ok(rate(n, t.elapsed().as_secs_f64()))
+    };
+    let codec = timed(&|| {
+        (0..n)
+            .into_par_iter()
+            .try_for_each(|_| decode().and_then(|i| encode(&i)))
+    })?;
+    let mut out = format!(
+        "\nThe codec path ({n} images, {} threads; goal: a corrupt run at ≥ 80 % of the codec \
+         alone):\n\n| corruption | (a) JPEG decode + encode img/s | (b) decode + CPU twin + encode \
+         img/s | (b) ÷ (a) | (c) decode + GPU + encode img/s | (c) ÷ (a) |\n|---|---:|---:|---:|---:|---:|\n",
+        rayon::current_num_threads()
+    );
+    for c in [Corruption::Brightness, Corruption::FrameLost] {
+        let plan = bench_plan(cfg, c, img)?;
+        let twin = timed(&|| {
+            (0..n)
+                .into_par_iter()
+                .try_for_each(|_| decode().and_then(|i| encode(&apply_cpu(&i, &plan))))
+        })?;
+        let on_gpu = timed(&|| {
+            let decoded: Vec<RgbImage> = (0..n)
+                .into_par_iter()
+                .map(|_| decode())
+                .collect::<Result<_>>()?;
+            let jobs: Vec<_> = decoded.iter().map(|i| (i, &plan)).collect();
+            let outs = super::gpu::apply_gpu(gpu, &jobs)?;
+            outs.par_iter().try_for_each(encode)
+        })?;
+        let _ = writeln!(
+            out,
+            "| {} | {codec:.1} | {twin:.1} | {:.0} % | {on_gpu:.1} | {:.0} % |",
+            c.name(),
+            100.0 * twin / codec,
+            100.0 * on_gpu / codec
+        );
+    }
     Ok(out)
 }
 

@@ -233,9 +233,10 @@ pub struct BenchCorruptArgs {
     /// Images per CPU-twin measurement.
     #[arg(long, default_value_t = 2, value_parser = count)]
     pub cpu_images: usize,
-    /// The python with imagecorruptions (default: .venv-oracles/bin/python if present).
+    /// The python with imagecorruptions (default: .venv-oracles/bin/python if present); `none`
+    /// skips the reference.
     #[arg(long)]
-    pub python: Option<PathBuf>,
+    pub python: Option<String>,
     /// Skip the CPU twin and the Python reference.
     #[arg(long)]
     pub gpu_only: bool,
@@ -246,10 +247,14 @@ pub struct BenchCorruptArgs {
 
 impl BenchCorruptArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let python = self.python.or_else(|| {
-            let p = PathBuf::from(".venv-oracles/bin/python");
-            p.exists().then_some(p)
-        });
+        let python = match self.python.as_deref() {
+            Some("none") => None,
+            Some(p) => Some(PathBuf::from(p)),
+            None => {
+                let p = PathBuf::from(".venv-oracles/bin/python");
+                p.exists().then_some(p)
+            }
+        };
         let opts = drivegen::corrupt::bench::BenchOptions {
             width: self.width,
             height: self.height,
