@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The corruption-robustness config (configs/build/robustness.toml: every family that can be
+# The corruption-robustness config (configs/releases/robustness.toml: every family that can be
 # re-asked, 15 corruptions at DriveBench's severities) beside the plain everything-config, on
 # the same synthetic corpus, the same machine, in the same run: rows and images per setting,
 # corrupted images per second in the release pass, each build's wall time and peak RSS.
@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 # Each config with its input replaced by the shared store.
 for name in everything robustness; do
   mkdir -p "$work/$name"
-  sed -e '/^\[input\]/,/^\[/{/^kind\|^scenes/d}' "configs/build/$name.toml" |
+  sed -e '/^\[input\]/,/^\[/{/^kind\|^scenes/d}' "configs/releases/$name.toml" |
     sed -e "s|^\[input\]|[input]\nkind = \"store\"\npath = \"$work/store\"|" \
       -e 's|^out = .*|out = "release"|' >"$work/$name/build.toml"
 done

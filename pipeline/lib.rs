@@ -12,13 +12,13 @@
 //! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
 //! 6. [`som`] places Set-of-Mark labels (anchors, layout) and draws boxes and numbers into the
 //!    camera images.
-//! 7. [`build`] runs the stages above as one checkpointed, resumable, shardable build and
+//! 7. [`chain`] runs the stages above as one checkpointed, resumable, shardable build and
 //!    writes the release ([`balance`], [`release`]) and its report.
 
 pub mod audit;
 pub mod balance;
 pub mod bench;
-pub mod build;
+pub mod chain;
 pub mod config;
 pub mod corrupt;
 pub mod cpu;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a release from the built-in synthetic nuScenes-format corpus into ./demo-release:
 # installs what is missing, builds drivegen, then `drivegen demo` synthesises the corpus and
-# runs the everything-config (configs/build/everything.toml): ingest, ego motion, visibility,
+# runs the everything-config (configs/releases/everything.toml): ingest, ego motion, visibility,
 # Set-of-Mark, corruptions, balancing, Parquet shards, report.html. Intermediate tables stay in
 # ./demo-release.work, so an interrupted demo resumes where it stopped.
 set -euo pipefail

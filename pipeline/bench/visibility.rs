@@ -493,13 +493,13 @@ pub fn time_many_boxes(
     drop(scene);
     let mut opts = crate::visibility::VisibilityOptions::new(store, out, None)?;
     opts.rasteriser = rasteriser;
-    crate::build::memory::reset_peak();
+    crate::chain::memory::reset_peak();
     let t0 = Instant::now();
     let summary = crate::visibility::run(&opts)?;
     let seconds = t0.elapsed().as_secs_f64();
     Ok(ManyBoxesRun {
         seconds,
-        peak_rss_mib: crate::build::memory::peak_mib(),
+        peak_rss_mib: crate::chain::memory::peak_mib(),
         camera_images: summary.camera_images,
         rows: summary.rows,
         triangles,

@@ -4,14 +4,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::build::config::BuildConfig;
-use drivegen::build::{self, BuildOptions};
+use drivegen::chain::config::BuildConfig;
+use drivegen::chain::{self, BuildOptions};
 use drivegen::shard::ShardSpec;
 use drivegen::Result;
 
 use crate::args::count32;
 
-/// Build a release from a build config (see configs/build/).
+/// Build a release from a build config (see configs/releases/).
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// The build config (TOML).
@@ -87,7 +87,7 @@ impl BuildArgs {
 
 /// Runs a build and prints its summary (shared with `demo`).
 pub fn run_build(opts: &BuildOptions) -> Result<ExitCode> {
-    let s = build::run(opts)?;
+    let s = chain::run(opts)?;
     print!("{s}");
     Ok(ExitCode::SUCCESS)
 }

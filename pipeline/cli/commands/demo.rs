@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::build::config::{BuildConfig, InputConfig};
-use drivegen::build::BuildOptions;
+use drivegen::chain::config::{BuildConfig, InputConfig};
+use drivegen::chain::BuildOptions;
 use drivegen::{Error, Result};
 
 use crate::args::count;

@@ -360,7 +360,7 @@ fn same_build(dir: &Path, shard: Shard, opts: &BuildOptions, store_key: &str) ->
 
 /// The dataset, the work folder and the release must not be the same folder or nested.
 fn check_folders(opts: &BuildOptions) -> Result<()> {
-    use crate::build::config::InputConfig;
+    use crate::chain::config::InputConfig;
     use crate::store::paths::disjoint;
     disjoint(&opts.work, "the work folder", &opts.out, "the release")?;
     let input = match &opts.config.input {

@@ -1,4 +1,4 @@
-//! The build config (`configs/build/*.toml`): what `drivegen build` makes, from which input,
+//! The build config (`configs/releases/*.toml`): what `drivegen build` makes, from which input,
 //! with which stages and options. Relative paths are relative to the working folder the build
 //! runs in. Unknown keys are errors.
 
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// The everything-config, embedded: what `drivegen demo` builds.
-pub const EVERYTHING_TOML: &str = include_str!("../../configs/build/everything.toml");
+pub const EVERYTHING_TOML: &str = include_str!("../../configs/releases/everything.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -496,7 +496,7 @@ impl BuildConfig {
 
     /// The embedded everything-config.
     pub fn everything() -> Result<Self> {
-        Self::from_toml(EVERYTHING_TOML, Path::new("configs/build/everything.toml"))
+        Self::from_toml(EVERYTHING_TOML, Path::new("configs/releases/everything.toml"))
     }
 
     fn validate(&self, file: &Path) -> Result<()> {
@@ -678,7 +678,7 @@ mod tests {
     fn every_shipped_build_config_parses() {
         let everything = BuildConfig::everything().unwrap();
         assert!(everything.stages.metavqa && everything.stages.corrupt);
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/build");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/releases");
         let mut n = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
