@@ -11,12 +11,14 @@
 //!   which its loader reads as a list.
 //! * [`Format::Jsonl`]: `{split}.jsonl`, the QA record's columns with the images' paths under
 //!   `images/`.
+//! * lmms-eval ([`lmms_eval`]): a task folder over the release itself, nothing copied.
 //!
 //! Images are written once each, named by their content's sha256, so a frame shown by many
 //! questions is one file. Every split of the release is exported (the text-only control too),
 //! and answers are copied, never recomputed.
 
 mod formats;
+pub mod lmms_eval;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

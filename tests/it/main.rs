@@ -27,6 +27,7 @@ mod egomotion_output;
 mod egomotion_reference;
 mod egomotion_savgol;
 mod export;
+mod export_lmms_eval;
 mod hostile;
 mod hub;
 mod ingest_carla;

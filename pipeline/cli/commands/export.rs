@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use drivegen::export::lmms_eval::LmmsEvalOptions;
 use drivegen::export::{ExportOptions, Format};
 use drivegen::Result;
 
@@ -15,6 +16,8 @@ pub enum FormatArg {
     Vlmevalkit,
     /// One JSON object per row ({split}.jsonl) and images/.
     Jsonl,
+    /// lmms-eval tasks (YAML and utils.py) reading the release folder itself.
+    LmmsEval,
 }
 
 /// Write a release in an evaluation harness's format.
@@ -27,8 +30,9 @@ pub struct ExportArgs {
     /// The folder to write (created; not inside the release).
     #[arg(long)]
     pub out: PathBuf,
-    /// The dataset's name in VLMEvalKit (the TSV's file name). Avoid "mmbench" and "circular"
-    /// in it: VLMEvalKit evaluates names containing them circularly.
+    /// The dataset's name in VLMEvalKit (the TSV's file name), the tasks' prefix in lmms-eval
+    /// (lower-cased). Avoid "mmbench" and "circular" in it: VLMEvalKit evaluates names
+    /// containing them circularly.
     #[arg(long, default_value = "DriveGen")]
     pub name: String,
 }
@@ -39,6 +43,15 @@ impl ExportArgs {
             FormatArg::Llava => Format::Llava,
             FormatArg::Vlmevalkit => Format::Vlmevalkit,
             FormatArg::Jsonl => Format::Jsonl,
+            FormatArg::LmmsEval => {
+                let summary = drivegen::export::lmms_eval::run(&LmmsEvalOptions {
+                    release: self.release,
+                    out: self.out,
+                    name: self.name,
+                })?;
+                println!("{summary}");
+                return Ok(ExitCode::SUCCESS);
+            }
         };
         let summary = drivegen::export::run(&ExportOptions {
             release: self.release,
