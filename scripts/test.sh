@@ -12,6 +12,4 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${DRIVEGEN_CACHE:-$HOME/.cache/driv
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
-# The wheel a Python user installs, checked from a fresh venv (scripts/wheel_check.sh).
-scripts/wheel_check.sh
 scripts/slurm/selftest.sh
