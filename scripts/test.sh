@@ -12,4 +12,5 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${DRIVEGEN_CACHE:-$HOME/.cache/driv
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --all-targets --locked
+scripts/wheel_check.sh
 scripts/slurm/selftest.sh
