@@ -496,7 +496,10 @@ impl BuildConfig {
 
     /// The embedded everything-config.
     pub fn everything() -> Result<Self> {
-        Self::from_toml(EVERYTHING_TOML, Path::new("configs/releases/everything.toml"))
+        Self::from_toml(
+            EVERYTHING_TOML,
+            Path::new("configs/releases/everything.toml"),
+        )
     }
 
     fn validate(&self, file: &Path) -> Result<()> {
