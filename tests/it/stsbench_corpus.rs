@@ -54,10 +54,9 @@ fn synthetic_corpus_questions() {
         summary.skipped_no_map
     );
     let (recs, roles) = read_qa(&out.join(QA_FILE));
-    // Balancing the options within each role and class group keeps fewer rows than were mined.
-    assert!(recs.len() >= 10, "{} questions", recs.len());
+    assert!(recs.len() >= 20, "{} questions", recs.len());
     drivegen::qa::check_invariants(&recs).unwrap();
-    // Every question has 2 to 5 options, one of each scenario type, and names what it shows.
+    // Every question has 5 options, one of each scenario type, and names what it shows.
     let store = Store::open(&store_dir).unwrap();
     let objects: Vec<ObjectRow> = store.read_all(Table::Objects).unwrap();
     let cams: Vec<CameraRow> = store.read_all(Table::Cameras).unwrap();
@@ -77,7 +76,7 @@ fn synthetic_corpus_questions() {
         .collect();
     for r in &recs {
         assert_eq!(r.family, "stsbench");
-        assert!((2..=5).contains(&r.choices.len()), "{}", r.qa_id);
+        assert_eq!(r.choices.len(), 5);
         assert_eq!(r.cameras.len(), 6, "{}", r.qa_id);
         for o in &r.objects {
             assert!(
@@ -93,18 +92,11 @@ fn synthetic_corpus_questions() {
             assert!(r.question().contains(c.as_str()));
         }
     }
-    // All five roles are mined (a role whose group has a single answer is not asked), and
-    // scenarios that need the synthetic map layers were mined.
-    let role_set: BTreeSet<&str> = summary
-        .mined
-        .keys()
-        .filter_map(|k| k.split('/').next())
-        .collect();
+    // All five roles occur, and scenarios that need the synthetic map layers were mined.
+    let role_set: BTreeSet<&str> = roles.iter().map(String::as_str).collect();
     for role in ["ego", "ego_agent", "agent", "agent_ego", "agent_agent"] {
-        assert!(role_set.contains(role), "no {role} scenario: {role_set:?}");
+        assert!(role_set.contains(role), "no {role} question: {role_set:?}");
     }
-    let asked: BTreeSet<&str> = roles.iter().map(String::as_str).collect();
-    assert!(asked.len() >= 2, "questions of {asked:?} only");
     let mined = |k: &str| summary.mined.get(k).copied().unwrap_or(0);
     // The ego's scripted lane changes and turns (the synthetic world's own manoeuvre scripts,
     // independent of the miner) are each found exactly once: segment boundaries of the synthetic
