@@ -3,7 +3,6 @@
 //! descriptions.
 
 use crate::maplayers::Layer;
-use crate::tracks::Kind;
 
 macro_rules! scenarios {
     ($($v:ident),* $(,)?) => {
@@ -491,25 +490,6 @@ impl Scenario {
             ]);
         }
         v
-    }
-
-    /// Whether the scenario's rule can hold for an actor of kind `a` and another object of
-    /// kind `b` (the ego is a vehicle): the class gating of `docs/stsbench.md` §4.3. An option
-    /// that fails this is ruled out by the prompt's class names alone.
-    pub fn applies(self, a: Kind, b: Option<Kind>) -> bool {
-        let veh = |k: Kind| k == Kind::Vehicle;
-        let hum = |k: Kind| k == Kind::Human;
-        match self {
-            ACCELERATE | DECELERATE | STOP | LEFT_TURN | RIGHT_TURN | U_TURN | REVERSE
-            | LANE_CHANGE => veh(a) && b.is_none(),
-            CROSS | JAYWALK | RUN | STAND | WALK => hum(a) && b.is_none(),
-            WAIT_PED_CROSS => veh(a) && b.is_some_and(hum),
-            WALK_ALONGSIDE | WALK_OPPOSITE => hum(a) && b.is_some_and(hum),
-            OVERTAKE_AGENT | PASS_AGENT | OVERTAKE_EGO | PASS_EGO => {
-                b.is_some_and(|b| (veh(a) && veh(b)) || (hum(a) && hum(b)))
-            }
-            _ => veh(a) && b.is_some_and(veh),
-        }
     }
 
     /// Whether the scenario involves a second object (the ego counts for `_EGO` types).

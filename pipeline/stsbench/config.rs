@@ -127,13 +127,8 @@ pub struct Sampling {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mcq {
-    /// The most distractors a question shows.
     pub negatives: usize,
-    /// The fewest; a group of questions whose answers cannot be balanced over more options
-    /// gets fewer (see `qa::plan`).
     pub min_negatives: usize,
-    /// The share of a group's rows a larger option count must keep to be chosen.
-    pub min_kept_share: f64,
 }
 
 /// The whole config.
@@ -287,16 +282,10 @@ impl StsConfig {
                 self.mcq.negatives
             )));
         }
-        if self.mcq.min_negatives == 0 || self.mcq.min_negatives > self.mcq.negatives {
+        if self.mcq.min_negatives < self.mcq.negatives {
             return Err(bad(format!(
-                "mcq.min_negatives ({}) must be within 1..=mcq.negatives ({})",
+                "mcq.min_negatives ({}) must be at least mcq.negatives ({})",
                 self.mcq.min_negatives, self.mcq.negatives
-            )));
-        }
-        if !(0.0..=1.0).contains(&self.mcq.min_kept_share) {
-            return Err(bad(format!(
-                "mcq.min_kept_share must be within [0, 1], got {}",
-                self.mcq.min_kept_share
             )));
         }
         if self.sampling.max_per_scenario == 0 {

@@ -65,9 +65,8 @@ pub struct StsSummary {
     pub mined: BTreeMap<String, u64>,
     pub kept: BTreeMap<String, u64>,
     pub questions: BTreeMap<String, u64>,
-    /// Kept instances not asked: too few verified negatives among their group's answers, or
-    /// more instances of their answer than the group's balance allows (`qa::plan`).
-    pub not_asked: u64,
+    /// Kept instances with fewer verified negatives than a question needs.
+    pub too_few_negatives: u64,
     /// Per `role/SCENARIO`: windows not evaluated for lack of a map layer.
     pub skipped_no_map: BTreeMap<String, u64>,
 }
@@ -89,11 +88,11 @@ impl fmt::Display for StsSummary {
         )?;
         writeln!(
             f,
-            "  {} scenarios mined, {} kept after sub-sampling, {} questions ({} not asked: too few verified negatives, or over their answer's share of the group)",
+            "  {} scenarios mined, {} kept after sub-sampling, {} questions ({} with too few verified negatives)",
             total(&self.mined),
             total(&self.kept),
             total(&self.questions),
-            self.not_asked
+            self.too_few_negatives
         )?;
         for (k, v) in &self.mined {
             writeln!(
@@ -293,39 +292,6 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
             .or_default() += 1;
         per_scene[si].push(inst);
     }
-    fn input<'a>(
-        ms: &'a MinedScene,
-        inst: &mine::Instance,
-        seed: u64,
-        config_hash: &'a str,
-    ) -> qa::QuestionInput<'a> {
-        let secs = |f: u32| ms.frame_seconds.get(&f).copied().unwrap_or(0.0);
-        qa::QuestionInput {
-            source: &ms.source,
-            scene_id: &ms.scene_id,
-            tracks: &ms.tracks,
-            shown: qa::Shown::default(),
-            seed,
-            config_hash,
-            window_seconds: secs(inst.frames[inst.frames.len() - 1]) - secs(inst.frames[0]),
-        }
-    }
-    // Distractors are chosen over the whole build at once, so that each scenario is offered as
-    // a distractor in proportion to how often it is the answer.
-    let (seed, hash) = (opts.seed, config_hash.as_str());
-    let cands: Vec<qa::Candidate<'_>> = scenes
-        .iter()
-        .zip(&per_scene)
-        .flat_map(|(ms, insts)| {
-            insts.iter().map(move |inst| qa::Candidate {
-                group: qa::Group::of(inst, &ms.tracks),
-                answer: inst.scenario,
-                negatives: &inst.negatives,
-                key: qa::question_id(inst, &input(ms, inst, seed, hash)),
-            })
-        })
-        .collect();
-    let mut planned = qa::plan(cfg, &cands).into_iter();
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     let schema = output::schema();
     let mut w = crate::store::atomic::ipc_writer(&summary.out_file, &schema)?;
@@ -333,18 +299,18 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
     for (ms, insts) in scenes.iter().zip(&per_scene) {
         let mut rows = Vec::new();
         for inst in insts {
-            let drawn = planned.next().flatten();
-            let r = match drawn {
-                Some(d) => {
-                    let q = qa::QuestionInput {
-                        shown: shown(ms, inst),
-                        ..input(ms, inst, opts.seed, &config_hash)
-                    };
-                    qa::question(inst, q, cfg.window.frames, &d)?
-                }
-                None => None,
+            let secs = |f: u32| ms.frame_seconds.get(&f).copied().unwrap_or(0.0);
+            let window_seconds = secs(inst.frames[inst.frames.len() - 1]) - secs(inst.frames[0]);
+            let input = qa::QuestionInput {
+                source: &ms.source,
+                scene_id: &ms.scene_id,
+                tracks: &ms.tracks,
+                shown: shown(ms, inst),
+                seed: opts.seed,
+                config_hash: &config_hash,
+                window_seconds,
             };
-            match r {
+            match qa::question(cfg, inst, input)? {
                 Some(r) => {
                     *summary
                         .questions
@@ -352,7 +318,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
                         .or_default() += 1;
                     rows.push((r, *inst));
                 }
-                None => summary.not_asked += 1,
+                None => summary.too_few_negatives += 1,
             }
         }
         w.write(&output::to_batch(&rows, &ms.tracks)?)?;

@@ -6,10 +6,9 @@ use serde_json::json;
 use super::catalog::{Role, Scenario};
 use super::config::StsConfig;
 use super::mine::Instance;
-use crate::qa::record::{qa_id, set_answer, QaRecord};
+use crate::qa::record::{qa_id, set_answer, QaRecord, SplitMix64};
 use crate::qa::{Layout, Prompt};
-use crate::tracks::{Kind, Track};
-use std::collections::BTreeMap;
+use crate::tracks::Track;
 
 /// The family name.
 pub const FAMILY: &str = "stsbench";
@@ -85,197 +84,25 @@ pub fn farthest_points(pts: &[[f64; 2]], k: usize) -> Vec<usize> {
     chosen
 }
 
-/// Who a question is about, as its prompt tells: the role, the actor's kind and the other
-/// object's kind (the ego is a vehicle). Options are drawn only within one group, so the role
-/// and the class names in the prompt rule none of them out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Group {
-    pub role: Role,
-    pub actor: Kind,
-    pub other: Option<Kind>,
-}
-
-impl Group {
-    pub fn of(inst: &Instance, tracks: &[Track]) -> Self {
-        let kind = |t: &Track| if t.is_ego { Kind::Vehicle } else { t.kind };
-        Group {
-            role: inst.role,
-            actor: kind(&tracks[inst.actor]),
-            other: inst.other.map(|o| kind(&tracks[o])),
-        }
-    }
-
-    /// An ordered key (`Kind` has no order of its own).
-    fn order(self) -> (Role, u8, u8) {
-        let k = |k: Kind| match k {
-            Kind::Vehicle => 1,
-            Kind::Human => 2,
-            Kind::Other => 3,
-        };
-        (self.role, k(self.actor), self.other.map_or(0, k))
-    }
-
-    /// The scenarios the role mines whose rule can hold for these kinds.
-    pub fn plausible(self) -> Vec<Scenario> {
-        self.role
-            .scenarios()
-            .iter()
-            .copied()
-            .filter(|sc| sc.applies(self.actor, self.other))
-            .collect()
-    }
-}
-
-/// One mined instance offered to [`plan`].
-#[derive(Debug, Clone)]
-pub struct Candidate<'a> {
-    pub group: Group,
-    pub answer: Scenario,
-    /// Verified negatives, most confusable first.
-    pub negatives: &'a [Scenario],
-    /// A stable name (the question id), which orders and breaks ties.
-    pub key: String,
-}
-
-fn hash(tag: &str, key: &str) -> u64 {
-    crate::qa::record::shuffle_seed(&format!("{tag}\u{0}{key}"))
-}
-
-/// Chooses which instances become questions and their distractors, so that the option set
-/// carries no signal about the answer. Departs from the paper's rank-weighted draw over every
-/// listed negative (`docs/stsbench.md` §6), which let the role, the agent's class and the
-/// option set give the answer away:
-///
-/// - options come only from one [`Group`]'s scenarios that are the answer of some kept
-///   question of that group in this build (a scenario offered only as a distractor would be
-///   ruled out by never being right);
-/// - each group keeps at most `c` questions per answer, with `c` the largest cap under which
-///   every answer can appear `options − 1` times as often as a distractor as it is right, so
-///   that a scenario is the answer in about 1/options of the questions that offer it;
-/// - the option count is the largest in `[mcq.min_negatives + 1, mcq.negatives + 1]` that keeps
-///   at least `mcq.min_kept_share` of the rows the smallest count would keep;
-/// - distractors are verified negatives picked by how far each scenario is below its share as a
-///   distractor, the more confusable (earlier in the paper's list) first on a tie.
-///
-/// Returns per candidate its distractors, or `None` when it is not asked.
-pub fn plan(cfg: &StsConfig, cands: &[Candidate<'_>]) -> Vec<Option<Vec<Scenario>>> {
-    let mut out = vec![None; cands.len()];
-    let mut groups: BTreeMap<(Role, u8, u8), Vec<usize>> = BTreeMap::new();
-    for (i, c) in cands.iter().enumerate() {
-        if c.group.plausible().contains(&c.answer) {
-            groups.entry(c.group.order()).or_default().push(i);
-        }
-    }
-    for members in groups.into_values() {
-        let mut members = members;
-        members.sort_by_key(|&i| (hash("order", &cands[i].key), i));
-        let mut best: Vec<(usize, Vec<usize>, Vec<Scenario>)> = Vec::new();
-        for k in cfg.mcq.min_negatives + 1..=cfg.mcq.negatives + 1 {
-            if let Some((kept, pool)) = keep_balanced(cands, &members, k) {
-                best.push((k, kept, pool));
-            }
-        }
-        let most = best.iter().map(|b| b.1.len()).max().unwrap_or(0);
-        let Some((k, kept, pool)) = best
-            .into_iter()
-            .rev()
-            .find(|b| b.1.len() as f64 >= cfg.mcq.min_kept_share * most as f64)
-        else {
-            continue;
-        };
-        for (i, d) in assign(cands, &kept, &pool, k) {
-            out[i] = Some(d);
-        }
-    }
-    out
-}
-
-/// The distractors of `i` that `pool` allows.
-fn usable(c: &Candidate<'_>, pool: &[Scenario]) -> Vec<Scenario> {
-    c.negatives
-        .iter()
-        .copied()
-        .filter(|n| *n != c.answer && pool.contains(n))
-        .collect()
-}
-
-/// For `k` options: the members kept (at most `c` per answer, each with `k − 1` usable
-/// distractors) and the pool of answers, or `None` when fewer than `k` answers remain.
-fn keep_balanced(
-    cands: &[Candidate<'_>],
-    members: &[usize],
-    k: usize,
-) -> Option<(Vec<usize>, Vec<Scenario>)> {
-    let mut pool: Vec<Scenario> = members.iter().map(|&i| cands[i].answer).collect();
-    pool.sort_unstable();
-    pool.dedup();
-    // Dropping an answer from the pool can leave other members short of distractors; a few
-    // rounds settle it (each round only shrinks the pool).
-    loop {
-        let viable: Vec<usize> = members
-            .iter()
-            .copied()
-            .filter(|&i| pool.contains(&cands[i].answer))
-            .filter(|&i| usable(&cands[i], &pool).len() + 1 >= k)
-            .collect();
-        let mut next: Vec<Scenario> = viable.iter().map(|&i| cands[i].answer).collect();
-        next.sort_unstable();
-        next.dedup();
-        if next.len() < k {
-            return None;
-        }
-        if next == pool {
-            let count = |sc: Scenario| viable.iter().filter(|&&i| cands[i].answer == sc).count();
-            let counts: Vec<usize> = pool.iter().map(|&sc| count(sc)).collect();
-            let total = |c: usize| counts.iter().map(|&n| n.min(c)).sum::<usize>();
-            let cap = (1..=viable.len())
-                .take_while(|&c| total(c) >= k * c)
-                .last()?;
-            let mut taken: BTreeMap<Scenario, usize> = BTreeMap::new();
-            let kept = viable
-                .into_iter()
-                .filter(|&i| {
-                    let t = taken.entry(cands[i].answer).or_default();
-                    *t += 1;
-                    *t <= cap
-                })
-                .collect();
-            return Some((kept, pool));
-        }
-        pool = next;
-    }
-}
-
-/// Distractors for the kept members: each scenario is owed `k − 1` distractor places per time it
-/// is the answer; members with the fewest choices go first.
-fn assign(
-    cands: &[Candidate<'_>],
-    kept: &[usize],
-    pool: &[Scenario],
-    k: usize,
-) -> Vec<(usize, Vec<Scenario>)> {
-    let mut owed: BTreeMap<Scenario, i64> = BTreeMap::new();
-    for &i in kept {
-        *owed.entry(cands[i].answer).or_default() += (k - 1) as i64;
-    }
-    let mut order = kept.to_vec();
-    order.sort_by_key(|&i| usable(&cands[i], pool).len());
+/// Draws `k` of `negatives` without replacement, the one at rank i of the n remaining having
+/// weight n − i (the most confusable first), in drawn order.
+pub fn draw_negatives(negatives: &[Scenario], k: usize, rng: &mut SplitMix64) -> Vec<Scenario> {
+    let mut pool = negatives.to_vec();
     let mut out = Vec::new();
-    for i in order {
-        let c = &cands[i];
-        let mut choice: Vec<(usize, Scenario)> = usable(c, pool).into_iter().enumerate().collect();
-        choice.sort_by_key(|&(rank, sc)| {
-            (
-                std::cmp::Reverse(owed.get(&sc).copied().unwrap_or(0)),
-                rank,
-                hash(sc.name(), &c.key),
-            )
-        });
-        let drawn: Vec<Scenario> = choice.into_iter().take(k - 1).map(|(_, sc)| sc).collect();
-        for sc in &drawn {
-            *owed.entry(*sc).or_default() -= 1;
+    while out.len() < k && !pool.is_empty() {
+        let n = pool.len() as u64;
+        let total = n * (n + 1) / 2;
+        let mut r = rng.below(total);
+        let mut pick = 0;
+        for i in 0..pool.len() {
+            let w = n - i as u64;
+            if r < w {
+                pick = i;
+                break;
+            }
+            r -= w;
         }
-        out.push((i, drawn));
+        out.push(pool.remove(pick));
     }
     out
 }
@@ -351,40 +178,35 @@ fn cap(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The id of the question about `inst`.
-pub fn question_id(inst: &Instance, q: &QuestionInput<'_>) -> String {
-    let tracks = q.tracks;
-    let frames_ref = format!("{}..{}", inst.frames[0], inst.frames[inst.frames.len() - 1]);
-    qa_id(
-        FAMILY,
-        &inst.scenario.name().to_ascii_lowercase(),
-        &[
-            q.source,
-            q.scene_id,
-            inst.role.name(),
-            &tracks[inst.actor].id,
-            inst.other.map(|o| tracks[o].id.as_str()).unwrap_or(""),
-            &frames_ref,
-        ],
-        None,
-        q.seed,
-    )
-}
-
-/// The question about one instance with the distractors [`plan`] chose, or `None` when two
-/// options would read the same.
+/// The question about one instance, or `None` when too few verified negatives remain.
 pub fn question(
+    cfg: &StsConfig,
     inst: &Instance,
     q: QuestionInput<'_>,
-    window_frames: usize,
-    drawn: &[Scenario],
 ) -> crate::Result<Option<QaRecord>> {
+    if inst.negatives.len() < cfg.mcq.min_negatives {
+        return Ok(None);
+    }
     let tracks = q.tracks;
     let actor_tr = &tracks[inst.actor];
     let other_tr = inst.other.map(|o| &tracks[o]);
     let f0 = inst.frames[0];
+    let frames_ref = format!("{}..{}", f0, inst.frames[inst.frames.len() - 1]);
     let question_type = inst.scenario.name().to_ascii_lowercase();
-    let id = question_id(inst, &q);
+    let id = qa_id(
+        FAMILY,
+        &question_type,
+        &[
+            q.source,
+            q.scene_id,
+            inst.role.name(),
+            &actor_tr.id,
+            other_tr.map(|t| t.id.as_str()).unwrap_or(""),
+            &frames_ref,
+        ],
+        None,
+        q.seed,
+    );
     let (actor, other) = names(inst, tracks);
     // `_EGO` relations always name the ego as the other object.
     let text = |sc: Scenario| {
@@ -395,15 +217,12 @@ pub fn question(
         };
         option_text(sc, &actor, o)
     };
-    let mut shown_types = vec![inst.scenario];
-    shown_types.extend(drawn);
-    let canonical: Vec<String> = shown_types.iter().map(|sc| text(*sc)).collect();
-    let mut distinct = canonical.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    if distinct.len() != canonical.len() || drawn.is_empty() {
+    let Some(drawn) = draw_distractors(cfg, inst, &id, &text) else {
         return Ok(None);
-    }
+    };
+    let mut shown_types = vec![inst.scenario];
+    shown_types.extend(&drawn);
+    let canonical: Vec<String> = shown_types.iter().map(|sc| text(*sc)).collect();
     let mut r = QaRecord {
         qa_id: id,
         family: FAMILY.into(),
@@ -424,7 +243,7 @@ pub fn question(
         rule: format!("stsbench {} {}", inst.role.name(), inst.scenario.name()),
         params: json!({
             "config_hash": q.config_hash,
-            "window_frames": window_frames,
+            "window_frames": cfg.window.frames,
             "role": inst.role.name(),
             "category": inst.role.category(),
             "negatives_drawn": drawn.iter().map(|s| s.name()).collect::<Vec<_>>(),
@@ -437,6 +256,36 @@ pub fn question(
     set_answer(&mut r, &canonical, 0, true)?;
     r.prompt = prompt(inst, &q, &actor, &other, &canonical, &shown_types);
     Ok(Some(r))
+}
+
+/// The distractors of the question `id` asks: drawn from the negatives that read differently
+/// from the positive and from every closer negative (as `text` writes them), or `None` when
+/// too few such remain.
+fn draw_distractors(
+    cfg: &StsConfig,
+    inst: &Instance,
+    id: &str,
+    text: &impl Fn(Scenario) -> String,
+) -> Option<Vec<Scenario>> {
+    let mut seen = vec![text(inst.scenario)];
+    let distinct: Vec<Scenario> = inst
+        .negatives
+        .iter()
+        .copied()
+        .filter(|sc| {
+            let t = text(*sc);
+            let new = !seen.contains(&t);
+            seen.push(t);
+            new
+        })
+        .collect();
+    if distinct.len() < cfg.mcq.min_negatives {
+        return None;
+    }
+    let mut rng = SplitMix64::new(crate::qa::record::shuffle_seed(&format!(
+        "negatives\u{0}{id}"
+    )));
+    Some(draw_negatives(&distinct, cfg.mcq.negatives, &mut rng))
 }
 
 /// The prompt: who is who, the question, the options, and a definition per option (shown in
@@ -502,146 +351,5 @@ fn generic_text(sc: Scenario) -> String {
         c.next()
             .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
             .unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::qa::record::SplitMix64;
-
-    /// Skewed answers (the first plausible scenario of a group is far more common than the
-    /// rest, as STAND is among pedestrians) and verified negatives that lose a random few.
-    fn candidates(n: usize) -> Vec<(Group, Scenario, Vec<Scenario>, String)> {
-        let kinds = [Kind::Vehicle, Kind::Human];
-        let mut rng = SplitMix64::new(7);
-        let mut out = Vec::new();
-        while out.len() < n {
-            let role = Role::ALL[rng.below(5) as usize];
-            let actor = if matches!(role, Role::Ego | Role::EgoAgent) {
-                Kind::Vehicle
-            } else {
-                kinds[rng.below(2) as usize]
-            };
-            let other = match role {
-                Role::Ego | Role::Agent => None,
-                Role::AgentEgo => Some(Kind::Vehicle),
-                _ => Some(kinds[rng.below(2) as usize]),
-            };
-            let group = Group { role, actor, other };
-            let plausible = group.plausible();
-            if plausible.is_empty() {
-                continue;
-            }
-            let r = rng.below(100) as usize;
-            let answer = if r < 50 {
-                plausible[0]
-            } else {
-                plausible[r % plausible.len()]
-            };
-            let negatives: Vec<Scenario> = answer
-                .negatives(actor == Kind::Human && other == Some(Kind::Human))
-                .into_iter()
-                .filter(|_| rng.below(10) != 0)
-                .collect();
-            out.push((group, answer, negatives, format!("q{}", out.len())));
-        }
-        out
-    }
-
-    #[test]
-    fn options_are_plausible_and_carry_no_answer_signal() {
-        let cfg = StsConfig::load(None).unwrap();
-        let raw = candidates(6000);
-        let cands: Vec<Candidate<'_>> = raw
-            .iter()
-            .map(|(group, answer, negatives, key)| Candidate {
-                group: *group,
-                answer: *answer,
-                negatives,
-                key: key.clone(),
-            })
-            .collect();
-        let planned = plan(&cfg, &cands);
-        // Per scenario: questions offering it, how often it was right, and the chance summed.
-        let mut offered: BTreeMap<Scenario, (usize, usize, f64)> = BTreeMap::new();
-        let mut asked = 0;
-        for (c, p) in cands.iter().zip(&planned) {
-            let Some(d) = p else { continue };
-            asked += 1;
-            let plausible = c.group.plausible();
-            let mut options = vec![c.answer];
-            options.extend(d);
-            assert!(
-                (2..=cfg.mcq.negatives + 1).contains(&options.len()),
-                "{options:?}"
-            );
-            for o in &options {
-                assert!(plausible.contains(o), "{o:?} offered to {:?}", c.group);
-                assert_eq!(options.iter().filter(|x| *x == o).count(), 1);
-            }
-            for o in d {
-                assert!(c.negatives.contains(o), "{o:?} is no verified negative");
-            }
-            for o in &options {
-                let e = offered.entry(*o).or_default();
-                e.0 += 1;
-                e.1 += usize::from(*o == c.answer);
-                e.2 += 1.0 / options.len() as f64;
-            }
-        }
-        assert!(
-            asked * 3 >= cands.len(),
-            "only {asked} of {} asked",
-            cands.len()
-        );
-        let mut checked = 0;
-        for (sc, (n, right, chance)) in &offered {
-            if *n < 100 {
-                continue;
-            }
-            checked += 1;
-            let rate = *right as f64 / *n as f64;
-            let expect = chance / *n as f64;
-            assert!(
-                (rate - expect).abs() < 0.05,
-                "{sc:?} is right in {rate:.3} of the {n} questions offering it, chance {expect:.3}"
-            );
-        }
-        assert!(
-            checked >= 20,
-            "only {checked} scenarios offered often enough"
-        );
-    }
-
-    #[test]
-    fn a_group_with_one_answer_is_not_asked() {
-        let cfg = StsConfig::load(None).unwrap();
-        let group = Group {
-            role: Role::Agent,
-            actor: Kind::Human,
-            other: None,
-        };
-        let negatives = Scenario::STAND.negatives(false);
-        let cands: Vec<Candidate<'_>> = (0..10)
-            .map(|i| Candidate {
-                group,
-                answer: Scenario::STAND,
-                negatives: &negatives,
-                key: format!("q{i}"),
-            })
-            .collect();
-        assert!(plan(&cfg, &cands).iter().all(Option::is_none));
-    }
-
-    #[test]
-    fn class_gating_matches_the_rules() {
-        assert!(Scenario::WAIT_PED_CROSS.applies(Kind::Vehicle, Some(Kind::Human)));
-        assert!(!Scenario::WAIT_PED_CROSS.applies(Kind::Vehicle, Some(Kind::Vehicle)));
-        assert!(!Scenario::FOLLOW_AGENT.applies(Kind::Human, Some(Kind::Human)));
-        assert!(Scenario::OVERTAKE_AGENT.applies(Kind::Human, Some(Kind::Human)));
-        assert!(!Scenario::OVERTAKE_AGENT.applies(Kind::Vehicle, Some(Kind::Human)));
-        assert!(!Scenario::ACCELERATE.applies(Kind::Human, None));
-        assert!(!Scenario::STAND.applies(Kind::Vehicle, None));
     }
 }
