@@ -56,6 +56,7 @@ pub fn run(opts: &LmmsEvalOptions) -> Result<super::ExportSummary> {
         "export",
         "an lmms-eval task folder over the release",
     )?;
+    let mut record = super::ExportRecord::claim(&opts.release, &opts.out)?;
     let mut files = Vec::new();
     let mut put = |name: String, body: &str| -> Result<()> {
         write_atomic(&opts.out.join(&name), body.as_bytes())?;
@@ -92,6 +93,8 @@ pub fn run(opts: &LmmsEvalOptions) -> Result<super::ExportSummary> {
         // measurements, compared by `drivegen score`, not averaged.
         put(format!("{prefix}_{family}.yaml"), &group)?;
     }
+    record.add("lmms-eval", &files);
+    record.write(&opts.out)?;
     summary.files = files;
     owned.finish()?;
     Ok(summary)

@@ -178,7 +178,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
         "export",
         &format!("a {} export of the release", opts.format.name()),
     )?;
-    let mut record = ExportRecord::claim(opts)?;
+    let mut record = ExportRecord::claim(&opts.release, &opts.out)?;
     let mut images = ImageDir::new(&opts.out);
     let mut summary = ExportSummary {
         out: opts.out.clone(),
@@ -205,7 +205,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
     pb.finish_and_clear();
     summary.files = writer.finish()?;
     summary.image_files = images.count();
-    record.add(opts, &summary.files);
+    record.add(opts.format.name(), &summary.files);
     record.write(&opts.out)?;
     owned.finish()?;
     Ok(summary)
@@ -216,7 +216,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportSummary> {
 /// time; an export of another release into the same folder is refused, since its files would
 /// mix with the first one's.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-struct ExportRecord {
+pub(crate) struct ExportRecord {
     release: String,
     manifest_sha256: String,
     /// Format → the files it wrote.
@@ -227,12 +227,14 @@ struct ExportRecord {
 const RECORD: &str = ".drivegen-export.json";
 
 impl ExportRecord {
-    fn claim(opts: &ExportOptions) -> Result<Self> {
-        let sha = crate::release::sha256_file(&opts.release.join("manifest.json"))?;
-        let path = opts.out.join(RECORD);
+    /// The record of the export folder `out`, new or of the same `release`; refused when the
+    /// folder holds another release's export.
+    pub(crate) fn claim(release: &std::path::Path, out: &std::path::Path) -> Result<Self> {
+        let sha = crate::release::sha256_file(&release.join("manifest.json"))?;
+        let path = out.join(RECORD);
         if std::fs::symlink_metadata(&path).is_err() {
             return Ok(Self {
-                release: opts.release.display().to_string(),
+                release: release.display().to_string(),
                 manifest_sha256: sha,
                 formats: BTreeMap::new(),
             });
@@ -241,7 +243,7 @@ impl ExportRecord {
         let rec: Self = serde_json::from_str(&text).map_err(|e| Error::json(&path, e))?;
         if rec.manifest_sha256 != sha {
             return Err(Error::Refused {
-                path: opts.out.clone(),
+                path: out.to_path_buf(),
                 why: format!(
                     "holds an export of another release ({}, manifest sha256 {}); an export \
                      folder holds one release. Give another folder",
@@ -252,12 +254,11 @@ impl ExportRecord {
         Ok(rec)
     }
 
-    fn add(&mut self, opts: &ExportOptions, files: &[String]) {
-        self.formats
-            .insert(opts.format.name().to_string(), files.to_vec());
+    pub(crate) fn add(&mut self, format: &str, files: &[String]) {
+        self.formats.insert(format.to_string(), files.to_vec());
     }
 
-    fn write(&self, out: &std::path::Path) -> Result<()> {
+    pub(crate) fn write(&self, out: &std::path::Path) -> Result<()> {
         let json = serde_json::to_string_pretty(self)
             .map_err(|e| Error::Internal(format!("{RECORD}: {e}")))?;
         crate::store::atomic::write_atomic(&out.join(RECORD), (json + "\n").as_bytes())

@@ -61,3 +61,52 @@ fn lmms_eval_export_refuses_a_name_that_cannot_be_a_task() {
     );
     assert!(!dir.path().join("tasks").exists());
 }
+
+#[test]
+fn lmms_eval_tasks_join_an_export_of_their_release_and_refuse_another_ones() {
+    let release = built().join("release");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("export");
+    common::cli::drivegen(
+        &["export", "--format", "jsonl"],
+        &[("", &release), ("--out", &out)],
+    );
+    common::cli::drivegen(
+        &["export", "--format", "lmms-eval"],
+        &[("", &release), ("--out", &out)],
+    );
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join(".drivegen-export.json")).unwrap()).unwrap();
+    assert!(
+        record["formats"]["jsonl"].is_array() && record["formats"]["lmms-eval"].is_array(),
+        "{record}"
+    );
+    // Another release (its manifest differs by a byte) is not mixed into that folder.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(other.join("data")).unwrap();
+    for e in std::fs::read_dir(release.join("data")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), other.join("data").join(e.file_name())).unwrap();
+    }
+    std::fs::copy(release.join("README.md"), other.join("README.md")).unwrap();
+    let mut manifest = std::fs::read(release.join("manifest.json")).unwrap();
+    manifest.push(b'\n');
+    std::fs::write(other.join("manifest.json"), manifest).unwrap();
+    let before = std::fs::read(out.join(".drivegen-export.json")).unwrap();
+    let o = common::cli::bin()
+        .args(["export", "--format", "lmms-eval", "--out"])
+        .arg(&out)
+        .arg(&other)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success(),
+        "exported over another release's export"
+    );
+    assert!(err.contains("holds an export of another release"), "{err}");
+    assert_eq!(
+        before,
+        std::fs::read(out.join(".drivegen-export.json")).unwrap()
+    );
+}
