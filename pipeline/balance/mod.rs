@@ -39,6 +39,9 @@ pub struct BalanceOptions {
     /// No answer of a (family, type) keeps more than this many times the rows of its rarest
     /// answer ([`plan::flatten_answers`]).
     pub answer_ratio: Option<f64>,
+    /// Take out of every row the options that no row of its (family, type) has as its answer,
+    /// dropping rows left with one option ([`plan::prune_options`]).
+    pub prune_options: bool,
     /// At most this many rows in all, taken round-robin over (type, answer).
     pub max_rows: Option<usize>,
     /// Drop rows blind baselines answer from the text alone until the family's best blind
@@ -80,13 +83,17 @@ impl BalanceOutcome {
 
 /// Balances rows held in memory; returns the kept rows in the canonical order.
 pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> (Vec<QaRecord>, BalanceOutcome) {
-    let plan = plan::plan(&Facts::of(rows), Some(opts));
+    let facts = Facts::of(rows);
+    let plan = plan::plan(&facts, Some(opts));
     let out = plan
         .order
         .iter()
         .zip(&plan.moves)
         .map(|(&k, mv)| {
             let mut r = rows[k].clone();
+            if let Some(o) = &plan.offered {
+                plan::prune_record(&facts, o, &mut r);
+            }
             if let Some(to) = mv {
                 plan::move_answer(&mut r, usize::from(*to));
             }
@@ -101,7 +108,10 @@ pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> (Vec<QaRecord>,
 pub fn balance_letters(rows: &mut [QaRecord]) {
     let facts = Facts::of(rows);
     let order: Vec<usize> = (0..rows.len()).collect();
-    for (k, mv) in plan::letter_moves(&facts, &order).into_iter().enumerate() {
+    for (k, mv) in plan::letter_moves(&facts, &order, None)
+        .into_iter()
+        .enumerate()
+    {
         if let Some(to) = mv {
             plan::move_answer(&mut rows[k], usize::from(to));
         }
@@ -198,7 +208,15 @@ fn blind_filter(
                 record: format!("record batch {batch} row {row}"),
                 detail: "the row vanished between two reads".into(),
             })?;
-            c.add_at(pos, r);
+            match &plan.offered {
+                // The filter judges the rows as they will be written.
+                Some(o) => {
+                    let mut r = r.clone();
+                    plan::prune_record(facts, o, &mut r);
+                    c.add_at(pos, &r);
+                }
+                None => c.add_at(pos, r),
+            }
         }
     }
     let (keep, removed) = c.filter(margin);
@@ -215,7 +233,7 @@ fn blind_filter(
         .filter_map(|(&k, &keep)| keep.then_some(k))
         .collect();
     plan.moves = if opts.balance_letters {
-        plan::letter_moves(facts, &plan.order)
+        plan::letter_moves(facts, &plan.order, plan.offered.as_ref())
     } else {
         vec![None; plan.order.len()]
     };
@@ -288,6 +306,9 @@ fn write_plan(inputs: &[PathBuf], facts: &Facts, plan: &Plan, out: &Path) -> Res
                     record: format!("record batch {} row {}", l.batch, l.row),
                     detail: "the row changed while balancing".into(),
                 })?;
+            if let Some(o) = &plan.offered {
+                plan::prune_record(facts, o, &mut r);
+            }
             if let Some(to) = mv {
                 plan::move_answer(&mut r, usize::from(*to));
             }

@@ -7,7 +7,7 @@
 //! scene's rows are contiguous, so the writer needs only one scene's rows at a time.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::greedy::{self, Item, Selection};
 use super::stats::Distribution;
@@ -43,6 +43,10 @@ impl Interner {
     fn name(&self, i: u32) -> &str {
         &self.names[i as usize]
     }
+
+    fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
 }
 
 #[derive(Debug)]
@@ -58,6 +62,7 @@ struct RowFacts {
     answer: u32,
     letter: u32,
     n_choices: u8,
+    choices: Box<[u32]>,
     qa_id: Box<str>,
 }
 
@@ -98,6 +103,7 @@ impl Facts {
             answer: s.id(&r.answer),
             letter: s.id(&r.answer_letter),
             n_choices: r.choices.len().min(usize::from(u8::MAX)) as u8,
+            choices: r.choices.iter().map(|c| s.id(c)).collect(),
             qa_id: r.qa_id.as_str().into(),
         };
         self.rows.push(row);
@@ -195,6 +201,8 @@ pub struct Plan {
     pub items_in: usize,
     pub before: Distribution,
     pub after: Distribution,
+    /// With `prune_options`: per `family/type`, the options its rows may still offer.
+    pub offered: Option<Offered>,
 }
 
 /// Decides what to keep: Algorithm 1 over the items, then the per-type caps and the answer
@@ -228,14 +236,26 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
             .filter_map(|(k, keep)| keep.then_some(k))
             .collect();
     }
+    let prune = opts.is_some_and(|o| o.prune_options);
+    let mut offered = None;
+    if prune {
+        // First, so that a row that can offer only its answer does not set the rarest answer
+        // the flattening keys on.
+        (order, _) = prune_options(facts, &order);
+    }
     if let Some(ratio) = opts.and_then(|o| o.answer_ratio) {
         order = flatten_answers(facts, &order, ratio);
     }
     if let Some(max) = opts.and_then(|o| o.max_rows) {
         order = quota(facts, &order, max);
     }
+    if prune {
+        let (o, set) = prune_options(facts, &order);
+        order = o;
+        offered = Some(set);
+    }
     let moves = if opts.is_some_and(|o| o.balance_letters) {
-        letter_moves(facts, &order)
+        letter_moves(facts, &order, offered.as_ref())
     } else {
         vec![None; order.len()]
     };
@@ -246,6 +266,58 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
         order,
         moves,
         selection,
+        offered,
+    }
+}
+
+/// Per `family/type` (an id into the facts' strings): the answers of its rows, the only
+/// options its rows offer once pruned.
+pub type Offered = BTreeMap<u32, BTreeSet<u32>>;
+
+/// Takes out of every row the options no row of its (family, type) has as its answer: a model
+/// that has seen some of the type's questions rules them out without looking, so they only
+/// lift the blind baselines. A row left with fewer than two options is dropped, which can
+/// retire another answer, so this repeats until nothing changes. Returns the kept rows (in
+/// `order`'s order) and what each type offers.
+pub fn prune_options(facts: &Facts, order: &[usize]) -> (Vec<usize>, Offered) {
+    let mut order = order.to_vec();
+    loop {
+        let mut answered = Offered::new();
+        for &k in &order {
+            let r = &facts.rows[k];
+            answered.entry(r.key).or_default().insert(r.answer);
+        }
+        let before = order.len();
+        order.retain(|&k| offered_count(facts, k, Some(&answered)) >= 2);
+        if order.len() == before {
+            return (order, answered);
+        }
+    }
+}
+
+/// How many options row `k` offers once `offered` prunes it.
+fn offered_count(facts: &Facts, k: usize, offered: Option<&Offered>) -> u8 {
+    let r = &facts.rows[k];
+    match offered.and_then(|o| o.get(&r.key)) {
+        Some(set) => r.choices.iter().filter(|c| set.contains(c)).count() as u8,
+        None => r.n_choices,
+    }
+}
+
+/// Applies the pruning `offered` decided to a record read back: the options its type never
+/// has as an answer go, with their notes, and the answer's position follows.
+pub fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
+    let key = format!("{}/{}", r.family, r.question_type);
+    let Some(set) = facts.strings.get(&key).and_then(|k| offered.get(&k)) else {
+        return;
+    };
+    let keep = |c: &String| facts.strings.get(c).is_some_and(|id| set.contains(&id));
+    let answer = r.choices.get(usize::from(r.answer_index)).cloned();
+    r.choices.retain(keep);
+    r.prompt.notes.retain(|c, _| keep(c));
+    if let Some(i) = answer.and_then(|a| r.choices.iter().position(|c| *c == a)) {
+        r.answer_index = i as u8;
+        r.answer_letter = qa::letter(i).unwrap_or_default();
     }
 }
 
@@ -255,13 +327,14 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
 /// previous type of the same family and option count (types in name order), so the remainders
 /// of successive types fall on successive letters instead of all on "A" and "B": the family's
 /// letters are as uniform as its count allows too. Aligned with `order`; None for rows with
-/// fewer than two options.
-pub fn letter_moves(facts: &Facts, order: &[usize]) -> Vec<Option<u8>> {
+/// fewer than two options. With `offered`, rows count the options they offer once pruned.
+pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -> Vec<Option<u8>> {
     let mut groups: BTreeMap<(&str, u8, &str), Vec<usize>> = BTreeMap::new();
     for (pos, &k) in order.iter().enumerate() {
         let r = &facts.rows[k];
+        let n = offered_count(facts, k, offered);
         groups
-            .entry((facts.name(r.family), r.n_choices, facts.name(r.qtype)))
+            .entry((facts.name(r.family), n, facts.name(r.qtype)))
             .or_default()
             .push(pos);
     }

@@ -207,6 +207,7 @@ pub fn report_json(o: &BalanceOutcome, opts: &BalanceOptions) -> serde_json::Val
         "source_caps": opts.spec.source_caps,
         "type_cap": opts.type_cap,
         "balance_letters": opts.balance_letters,
+        "prune_options": opts.prune_options,
         "items_in": o.items_in,
         "items_selected": o.selection.chosen.len(),
         "rows_selected": o.rows,

@@ -403,6 +403,11 @@ pub struct FamilyBalance {
     /// type is no better a guess than chance.
     #[serde(default)]
     pub answer_ratio: Option<f64>,
+    /// Take out of every row the options no row of its question type has as its answer (a
+    /// model that has seen the type's questions rules them out without looking); a row left
+    /// with one option is dropped.
+    #[serde(default)]
+    pub prune_options: bool,
     /// The family's quota: at most this many rows, taken evenly across its types and answers.
     #[serde(default)]
     pub max_rows: Option<usize>,

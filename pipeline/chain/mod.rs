@@ -1025,6 +1025,7 @@ fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<St
         type_cap: b.type_cap,
         balance_letters: b.balance_letters,
         answer_ratio: b.answer_ratio,
+        prune_options: b.prune_options,
         max_rows: b.max_rows,
         max_blind_excess: b.max_blind_excess,
     };

@@ -150,7 +150,7 @@ pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<
     }
     settle(&mut block, &mut todo, &mut verdicts, &mut out);
     let order: Vec<usize> = (0..out.facts.len()).collect();
-    let moves = letter_moves(&out.facts, &order);
+    let moves = letter_moves(&out.facts, &order, None);
     out.moves = std::mem::take(&mut out.kept_ids)
         .into_iter()
         .zip(moves)

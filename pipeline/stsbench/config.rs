@@ -282,9 +282,9 @@ impl StsConfig {
                 self.mcq.negatives
             )));
         }
-        if self.mcq.min_negatives < self.mcq.negatives {
+        if self.mcq.min_negatives == 0 || self.mcq.min_negatives > self.mcq.negatives {
             return Err(bad(format!(
-                "mcq.min_negatives ({}) must be at least mcq.negatives ({})",
+                "mcq.min_negatives ({}) must be within 1..=mcq.negatives ({})",
                 self.mcq.min_negatives, self.mcq.negatives
             )));
         }

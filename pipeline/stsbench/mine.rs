@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::catalog::{Role, Scenario};
 use super::config::StsConfig;
-use super::rules::{check, distances, relative, yaw_diffs_deg, Ctx, Verdict, View};
+use super::rules::{check, distances, plausible, relative, yaw_diffs_deg, Ctx, Verdict, View};
 use crate::tracks::{candidate_pairs, Kind, Track};
 
 /// One mined scenario: a merged run's centre window.
@@ -22,7 +22,7 @@ pub struct Instance {
     pub other: Option<usize>,
     /// The window's keyframes.
     pub frames: Vec<u32>,
-    /// Verified negatives, most confusable first.
+    /// The verified distractors ([`verified_negatives`]).
     pub negatives: Vec<Scenario>,
     /// The actor's mean position in the ego frame over the window (`[0, 0]` for the ego).
     pub mean_ego_xy: [f64; 2],
@@ -152,15 +152,21 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// The negatives of `sc` that are verified not to hold in the window: those that hold, that
-/// cannot be checked (missing map layer) or that make no sense for these objects are removed,
-/// and a pedestrian's RUN/WALK/STAND by its median speed.
-pub fn verified_negatives(cfg: &StsConfig, sc: Scenario, ctx: &Ctx<'_>) -> Vec<Scenario> {
-    let ped_pair = ctx.a.tr.kind == Kind::Human && ctx.b.is_some_and(|b| b.tr.kind == Kind::Human);
+/// The distractors a question about `sc` may offer: the other scenarios [`plausible`] for these
+/// objects in `role`, each verified not to hold in the window (a scenario that holds or cannot
+/// be checked for lack of a map layer is left out), and a pedestrian's RUN/WALK/STAND by its
+/// median speed, so that no distractor is nearly true. In catalog order.
+pub fn verified_negatives(
+    cfg: &StsConfig,
+    role: Role,
+    sc: Scenario,
+    ctx: &Ctx<'_>,
+) -> Vec<Scenario> {
     let med = median(ctx.a.v());
     let n = &cfg.negatives;
-    sc.negatives(ped_pair)
+    plausible(role, ctx.a.tr.kind, ctx.b.map(|b| b.tr.kind))
         .into_iter()
+        .filter(|neg| *neg != sc)
         .filter(|neg| check(cfg, *neg, ctx, false) == Verdict::No)
         .filter(|neg| {
             ctx.a.tr.kind != Kind::Human
@@ -241,7 +247,7 @@ fn mine_candidate(
                 } else {
                     other
                 },
-                negatives: verified_negatives(cfg, sc, &ctx),
+                negatives: verified_negatives(cfg, role, sc, &ctx),
                 mean_ego_xy: mean_ego_xy(&ctx.a, &View::new(&g.ego, s, w)),
                 first_visibility: g.a.visibility[s],
                 evidence: evidence(&ctx, &frames),

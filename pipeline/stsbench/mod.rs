@@ -65,8 +65,9 @@ pub struct StsSummary {
     pub mined: BTreeMap<String, u64>,
     pub kept: BTreeMap<String, u64>,
     pub questions: BTreeMap<String, u64>,
-    /// Kept instances with fewer verified negatives than a question needs.
-    pub too_few_negatives: u64,
+    /// Kept instances not asked: their objects leave fewer than `mcq.min_negatives` plausible
+    /// distractors, or fewer of them are verified than the question offers.
+    pub not_asked: u64,
     /// Per `role/SCENARIO`: windows not evaluated for lack of a map layer.
     pub skipped_no_map: BTreeMap<String, u64>,
 }
@@ -88,11 +89,11 @@ impl fmt::Display for StsSummary {
         )?;
         writeln!(
             f,
-            "  {} scenarios mined, {} kept after sub-sampling, {} questions ({} with too few verified negatives)",
+            "  {} scenarios mined, {} kept after sub-sampling, {} questions ({} not asked: too few plausible or verified distractors)",
             total(&self.mined),
             total(&self.kept),
             total(&self.questions),
-            self.too_few_negatives
+            self.not_asked
         )?;
         for (k, v) in &self.mined {
             writeln!(
@@ -112,7 +113,7 @@ impl fmt::Display for StsSummary {
     }
 }
 
-/// One scene held between mining and question writing.
+/// What question writing needs of a mined scene.
 struct MinedScene {
     scene_id: String,
     source: String,
@@ -120,7 +121,6 @@ struct MinedScene {
     /// Keyframe camera images by (frame, camera).
     cameras: HashMap<(u32, String), CameraRow>,
     frame_seconds: HashMap<u32, f64>,
-    instances: Vec<mine::Instance>,
 }
 
 /// The maps folder of a store: `--maps`, else `<source_root>/maps/expansion`.
@@ -219,7 +219,10 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
         config_hash: config_hash.clone(),
         ..Default::default()
     };
-    let mut scenes = Vec::new();
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let schema = output::schema();
+    let mut w = crate::store::atomic::ipc_writer(&summary.out_file, &schema)?;
+    let mut tally = crate::qa::ipc::Tally::default();
     let pb = crate::progress::bar(store.meta().counts.scenes, "stsbench");
     for scene in store.scenes()? {
         let scene = scene?;
@@ -253,7 +256,7 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
             .map(|f| f.timestamp_us)
             .min()
             .unwrap_or(0);
-        scenes.push(MinedScene {
+        let ms = MinedScene {
             scene_id: scene.scene.scene_id.clone(),
             source: if scene.scene.source.is_empty() {
                 store.meta().source.clone()
@@ -272,40 +275,21 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
                 .iter()
                 .map(|f| (f.frame_idx, (f.timestamp_us - t0) as f64 * 1e-6))
                 .collect(),
-            instances: mined.instances,
-        });
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
-    let all: Vec<(usize, &mine::Instance)> = scenes
-        .iter()
-        .enumerate()
-        .flat_map(|(si, s)| s.instances.iter().map(move |i| (si, i)))
-        .collect();
-    let kept = qa::subsample(cfg, &all);
-    let mut per_scene: Vec<Vec<&mine::Instance>> = vec![Vec::new(); scenes.len()];
-    for k in kept {
-        let (si, inst) = all[k];
-        *summary
-            .kept
-            .entry(key(inst.role, inst.scenario))
-            .or_default() += 1;
-        per_scene[si].push(inst);
-    }
-    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
-    let schema = output::schema();
-    let mut w = crate::store::atomic::ipc_writer(&summary.out_file, &schema)?;
-    let mut tally = crate::qa::ipc::Tally::default();
-    for (ms, insts) in scenes.iter().zip(&per_scene) {
+        };
         let mut rows = Vec::new();
-        for inst in insts {
+        for k in qa::subsample(cfg, &mined.instances) {
+            let inst = &mined.instances[k];
+            *summary
+                .kept
+                .entry(key(inst.role, inst.scenario))
+                .or_default() += 1;
             let secs = |f: u32| ms.frame_seconds.get(&f).copied().unwrap_or(0.0);
             let window_seconds = secs(inst.frames[inst.frames.len() - 1]) - secs(inst.frames[0]);
             let input = qa::QuestionInput {
                 source: &ms.source,
                 scene_id: &ms.scene_id,
                 tracks: &ms.tracks,
-                shown: shown(ms, inst),
+                shown: shown(&ms, inst),
                 seed: opts.seed,
                 config_hash: &config_hash,
                 window_seconds,
@@ -316,14 +300,16 @@ pub fn run(opts: &StsOptions) -> Result<StsSummary> {
                         .questions
                         .entry(key(inst.role, inst.scenario))
                         .or_default() += 1;
-                    rows.push((r, *inst));
+                    rows.push((r, inst));
                 }
-                None => summary.too_few_negatives += 1,
+                None => summary.not_asked += 1,
             }
         }
         w.write(&output::to_batch(&rows, &ms.tracks)?)?;
         tally.add(rows.iter().map(|(r, _)| r));
+        pb.inc(1);
     }
+    pb.finish_and_clear();
     w.finish()?;
     w.into_inner()?.commit()?;
     tally.log(&summary.out_file);

@@ -1,11 +1,13 @@
-//! From mined instances to questions: sub-sampling (`docs/stsbench.md` §7), the rank-weighted draw
-//! of distractors from the verified negatives, prompts that place the agents, and the QA rows.
+//! From mined instances to questions: sub-sampling (`docs/stsbench.md` §7), a uniform draw of
+//! distractors from the verified plausible scenarios, prompts that place the agents, and the QA
+//! rows.
 
 use serde_json::json;
 
 use super::catalog::{Role, Scenario};
 use super::config::StsConfig;
 use super::mine::Instance;
+use super::rules::plausible;
 use crate::qa::record::{qa_id, set_answer, QaRecord, SplitMix64};
 use crate::qa::{Layout, Prompt};
 use crate::tracks::Track;
@@ -13,15 +15,18 @@ use crate::tracks::Track;
 /// The family name.
 pub const FAMILY: &str = "stsbench";
 
-/// Keeps the instances `docs/stsbench.md` §7 keeps: agent scenarios (except the exempt types) with
-/// a visible first frame and near the ego; then at most `max_per_scenario` per (role, type) by
-/// farthest-point sampling on the mean ego-frame position, starting from the first instance.
-/// Returns the kept indices in their original order.
-pub fn subsample(cfg: &StsConfig, inst: &[(usize, &Instance)]) -> Vec<usize> {
+/// Keeps the instances `docs/stsbench.md` §7 keeps, within one scene: agent scenarios (except
+/// the exempt types) with a visible first frame and near the ego; then at most
+/// `max_per_scenario` per (role, type) by farthest-point sampling on the mean ego-frame
+/// position, starting from the first instance. A scene is the unit of work (a sharded build
+/// gives the same rows as one machine), so the cap holds per scene; a release-wide quota is
+/// the balance step's (`type_cap`, `max_rows`). Returns the kept indices in their original
+/// order.
+pub fn subsample(cfg: &StsConfig, inst: &[Instance]) -> Vec<usize> {
     let s = &cfg.sampling;
     let exempt = |sc: Scenario| s.exempt.iter().any(|e| e == sc.name());
     let mut groups: std::collections::BTreeMap<(Role, Scenario), Vec<usize>> = Default::default();
-    for (k, (_, i)) in inst.iter().enumerate() {
+    for (k, i) in inst.iter().enumerate() {
         let agent = matches!(i.role, Role::Agent | Role::AgentEgo | Role::AgentAgent);
         if agent && !exempt(i.scenario) {
             let low = i
@@ -44,7 +49,7 @@ pub fn subsample(cfg: &StsConfig, inst: &[(usize, &Instance)]) -> Vec<usize> {
             kept.extend(members);
             continue;
         }
-        let pts: Vec<[f64; 2]> = members.iter().map(|&k| inst[k].1.mean_ego_xy).collect();
+        let pts: Vec<[f64; 2]> = members.iter().map(|&k| inst[k].mean_ego_xy).collect();
         kept.extend(
             farthest_points(&pts, s.max_per_scenario)
                 .into_iter()
@@ -82,29 +87,6 @@ pub fn farthest_points(pts: &[[f64; 2]], k: usize) -> Vec<usize> {
     }
     chosen.sort_unstable();
     chosen
-}
-
-/// Draws `k` of `negatives` without replacement, the one at rank i of the n remaining having
-/// weight n − i (the most confusable first), in drawn order.
-pub fn draw_negatives(negatives: &[Scenario], k: usize, rng: &mut SplitMix64) -> Vec<Scenario> {
-    let mut pool = negatives.to_vec();
-    let mut out = Vec::new();
-    while out.len() < k && !pool.is_empty() {
-        let n = pool.len() as u64;
-        let total = n * (n + 1) / 2;
-        let mut r = rng.below(total);
-        let mut pick = 0;
-        for i in 0..pool.len() {
-            let w = n - i as u64;
-            if r < w {
-                pick = i;
-                break;
-            }
-            r -= w;
-        }
-        out.push(pool.remove(pick));
-    }
-    out
 }
 
 /// The names of the actor and the other object in the prompt and the options.
@@ -184,22 +166,20 @@ pub fn question(
     inst: &Instance,
     q: QuestionInput<'_>,
 ) -> crate::Result<Option<QaRecord>> {
-    if inst.negatives.len() < cfg.mcq.min_negatives {
-        return Ok(None);
-    }
     let tracks = q.tracks;
     let actor_tr = &tracks[inst.actor];
     let other_tr = inst.other.map(|o| &tracks[o]);
     let f0 = inst.frames[0];
     let frames_ref = format!("{}..{}", f0, inst.frames[inst.frames.len() - 1]);
-    let question_type = inst.scenario.name().to_ascii_lowercase();
+    let (question_type, stem) = kind(inst, tracks);
     let id = qa_id(
         FAMILY,
-        &question_type,
+        question_type,
         &[
             q.source,
             q.scene_id,
             inst.role.name(),
+            inst.scenario.name(),
             &actor_tr.id,
             other_tr.map(|t| t.id.as_str()).unwrap_or(""),
             &frames_ref,
@@ -217,7 +197,7 @@ pub fn question(
         };
         option_text(sc, &actor, o)
     };
-    let Some(drawn) = draw_distractors(cfg, inst, &id, &text) else {
+    let Some(drawn) = draw_distractors(cfg, inst, tracks, &id, &text) else {
         return Ok(None);
     };
     let mut shown_types = vec![inst.scenario];
@@ -226,7 +206,7 @@ pub fn question(
     let mut r = QaRecord {
         qa_id: id,
         family: FAMILY.into(),
-        question_type,
+        question_type: question_type.into(),
         source: q.source.into(),
         scene_id: q.scene_id.into(),
         frame_idx: Some(f0),
@@ -246,6 +226,7 @@ pub fn question(
             "window_frames": cfg.window.frames,
             "role": inst.role.name(),
             "category": inst.role.category(),
+            "scenario": inst.scenario.name(),
             "negatives_drawn": drawn.iter().map(|s| s.name()).collect::<Vec<_>>(),
         })
         .to_string(),
@@ -254,21 +235,31 @@ pub fn question(
         ..Default::default()
     };
     set_answer(&mut r, &canonical, 0, true)?;
-    r.prompt = prompt(inst, &q, &actor, &other, &canonical, &shown_types);
+    r.prompt = prompt(inst, &q, (&actor, &other), &canonical, &shown_types, stem);
     Ok(Some(r))
 }
 
-/// The distractors of the question `id` asks: drawn from the negatives that read differently
-/// from the positive and from every closer negative (as `text` writes them), or `None` when
-/// too few such remain.
+/// The distractors of the question `id` asks, or `None` when it cannot be asked fairly. How many
+/// it offers depends only on the objects named: `mcq.negatives`, or every other scenario
+/// [`plausible`] for them when there are fewer. They are drawn uniformly from the verified ones
+/// that read differently from the positive and from each other (as `text` writes them), so the
+/// option set is the same draw whatever the answer; `None` when fewer than that number are
+/// verified or fewer than `mcq.min_negatives` are plausible.
 fn draw_distractors(
     cfg: &StsConfig,
     inst: &Instance,
+    tracks: &[Track],
     id: &str,
     text: &impl Fn(Scenario) -> String,
 ) -> Option<Vec<Scenario>> {
+    let other = inst.other.map(|o| tracks[o].kind);
+    let pool = plausible(inst.role, tracks[inst.actor].kind, other).len();
+    let want = cfg.mcq.negatives.min(pool.saturating_sub(1));
+    if want < cfg.mcq.min_negatives {
+        return None;
+    }
     let mut seen = vec![text(inst.scenario)];
-    let distinct: Vec<Scenario> = inst
+    let mut distinct: Vec<Scenario> = inst
         .negatives
         .iter()
         .copied()
@@ -279,13 +270,56 @@ fn draw_distractors(
             new
         })
         .collect();
-    if distinct.len() < cfg.mcq.min_negatives {
+    if distinct.len() < want {
         return None;
     }
     let mut rng = SplitMix64::new(crate::qa::record::shuffle_seed(&format!(
         "negatives\u{0}{id}"
     )));
-    Some(draw_negatives(&distinct, cfg.mcq.negatives, &mut rng))
+    // A partial Fisher–Yates shuffle: the first `want` are a uniform draw without replacement.
+    for i in 0..want {
+        let j = i + rng.below((distinct.len() - i) as u64) as usize;
+        distinct.swap(i, j);
+    }
+    distinct.truncate(want);
+    Some(distinct)
+}
+
+/// The question type and stem: the role, and for agents whether they are vehicles or
+/// pedestrians — what the prompt says anyway, and never the scenario, since a type that named the
+/// answer would let a per-type prior answer every question. Answers are flattened, letters
+/// spread and templates audited within these, so a pedestrian's scenarios are weighed against
+/// each other, not against a vehicle's. The scenario is in `rule` and `params`.
+fn kind(inst: &Instance, tracks: &[Track]) -> (&'static str, String) {
+    let human = tracks[inst.actor].kind == crate::tracks::Kind::Human;
+    let (ty, stem) = match (inst.role, human) {
+        (Role::Ego, _) => ("ego", "What does the ego vehicle do in the clip?"),
+        (Role::EgoAgent, _) => (
+            "ego_agent",
+            "What does the ego vehicle do relative to agent 1 in the clip?",
+        ),
+        (Role::AgentEgo, _) => (
+            "agent_ego",
+            "What does agent 1 do relative to the ego vehicle in the clip?",
+        ),
+        (Role::Agent, false) => (
+            "agent_vehicle",
+            "What does agent 1, a vehicle, do in the clip?",
+        ),
+        (Role::Agent, true) => (
+            "agent_pedestrian",
+            "What does agent 1, a pedestrian, do in the clip?",
+        ),
+        (Role::AgentAgent, false) => (
+            "agent_agent_vehicle",
+            "What do agent 1 and agent 2, two vehicles, do in the clip?",
+        ),
+        (Role::AgentAgent, true) => (
+            "agent_agent_pedestrian",
+            "What do agent 1 and agent 2, two pedestrians, do in the clip?",
+        ),
+    };
+    (ty, stem.to_string())
 }
 
 /// The prompt: who is who, the question, the options, and a definition per option (shown in
@@ -293,10 +327,10 @@ fn draw_distractors(
 fn prompt(
     inst: &Instance,
     q: &QuestionInput<'_>,
-    actor: &str,
-    other: &str,
+    (actor, other): (&str, &str),
     canonical: &[String],
     shown_types: &[Scenario],
+    stem: String,
 ) -> Prompt {
     let tracks = q.tracks;
     let actor_tr = &tracks[inst.actor];
@@ -324,12 +358,9 @@ fn prompt(
             cam.as_deref(),
         ));
     }
-    let mut prompt = Prompt::new(
-        Layout::StsBench,
-        "Which of the following scenarios occurs in the clip?",
-    )
-    .preamble(lines.join("\n"))
-    .postamble("Answer with the letter of the correct option.");
+    let mut prompt = Prompt::new(Layout::StsBench, stem)
+        .preamble(lines.join("\n"))
+        .postamble("Answer with the letter of the correct option.");
     for (c, sc) in canonical.iter().zip(shown_types) {
         prompt = prompt.note(c.clone(), format!("{}: {}", generic_text(*sc), sc.long()));
     }

@@ -6,6 +6,7 @@ use crate::geometry::wrap_pi;
 use crate::maplayers::Layer;
 use crate::tracks::{Kind, Track};
 
+use super::catalog::Role;
 use super::catalog::Scenario::{self, *};
 use super::config::StsConfig;
 
@@ -398,6 +399,17 @@ pub fn gate(sc: Scenario, a: Kind, b: Option<Kind>) -> bool {
         WALK_ALONGSIDE | WALK_OPPOSITE => a == Human && b == Some(Human),
         _ => a == Vehicle && b == Some(Vehicle),
     }
+}
+
+/// The scenarios a question about objects of these kinds in `role` offers: those the role mines
+/// for them. They follow from what the prompt says (who is named and their classes) and never
+/// from the answer, so no option can be ruled out, nor the answer picked, from the text alone.
+pub fn plausible(role: Role, a: Kind, b: Option<Kind>) -> Vec<Scenario> {
+    role.scenarios()
+        .iter()
+        .copied()
+        .filter(|sc| gate(*sc, a, b))
+        .collect()
 }
 
 /// Evaluates `sc` on a window. With `gated`, the class gate applies first (mining positives);

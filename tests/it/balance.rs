@@ -621,3 +621,80 @@ fn the_blind_filter_brings_a_biased_world_within_the_margin() {
         "noun prior {independent:.3} after filtering (seed {seed})"
     );
 }
+
+/// A type whose rows offer five scenarios of which only two are ever right: pruning leaves
+/// those two in every row (with their notes and the answer's letter following), drops the row
+/// that could offer only its own answer, and the streamed run writes the same rows.
+#[test]
+fn options_never_right_in_a_type_are_taken_out() {
+    let five = ["crossing", "jaywalking", "running", "standing", "walking"];
+    let mut rows = Vec::new();
+    for i in 0..12 {
+        // Every pedestrian either stands or walks; the options are in a fixed order.
+        let answer = if i % 3 == 0 { 4 } else { 3 };
+        let mut r = qa(&format!("p{i:03}"), "agent", 0, &format!("c{i:02}"));
+        r.family = "stsbench".into();
+        r.prompt = Prompt::new(Layout::StsBench, "Which scenario?");
+        r.choices = five.map(String::from).to_vec();
+        for c in five {
+            r.prompt = r.prompt.note(c, format!("{c}: defined"));
+        }
+        r.answer = five[answer].into();
+        r.answer_index = answer as u8;
+        r.answer_letter = ["A", "B", "C", "D", "E"][answer].into();
+        rows.push(r);
+    }
+    // One vehicle question of the same type: its answer is right nowhere else and no other
+    // option of it ever is, so once pruned it offers one option and goes.
+    let mut v = qa("v000", "agent", 0, "c99");
+    v.family = "stsbench".into();
+    v.choices = ["accelerating", "stopping", "turning left"]
+        .map(String::from)
+        .to_vec();
+    v.answer = "accelerating".into();
+    rows.push(v);
+    check_invariants(&rows).unwrap();
+    let opts = BalanceOptions {
+        spec: spec(100, Mode::Paper),
+        prune_options: true,
+        ..Default::default()
+    };
+    let (out, _) = balance_rows(&rows, &opts);
+    assert_eq!(out.len(), 12, "the vehicle question is dropped");
+    for r in &out {
+        assert_eq!(r.choices, ["standing", "walking"], "{}", r.qa_id);
+        let i = usize::from(r.answer_index);
+        assert_eq!(r.choices[i], r.answer);
+        assert_eq!(r.answer_letter, ["A", "B"][i]);
+        let q = r.question();
+        assert!(!q.contains("crossing") && !q.contains("running"), "{q}");
+        assert!(
+            q.contains("standing: defined") && q.contains("walking: defined"),
+            "{q}"
+        );
+    }
+    check_invariants(&out).unwrap();
+    // Without pruning every option stays.
+    let (kept, _) = balance_rows(
+        &rows,
+        &BalanceOptions {
+            spec: spec(100, Mode::Paper),
+            ..Default::default()
+        },
+    );
+    assert_eq!(kept.len(), 13);
+    assert!(kept.iter().any(|r| r.choices.len() == 5));
+    // Streamed from files in two batches, the same rows.
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_files(dir.path(), &rows, 2, 5);
+    let o = dir.path().join("out");
+    std::fs::create_dir_all(&o).unwrap();
+    drivegen::balance::run(&BalanceOptions {
+        inputs: files,
+        out: o.clone(),
+        ..opts.clone()
+    })
+    .unwrap();
+    let written = drivegen::qa::ipc::read_all(&[o.join("balanced_qa.arrow")]).unwrap();
+    assert_eq!(written, out);
+}

@@ -19,6 +19,7 @@ mod corrupt_cli;
 mod corrupt_codec;
 mod corrupt_kernels;
 mod corrupt_reference;
+mod demo;
 mod devkit_ingest;
 mod devkit_links;
 mod egomotion_calibrate;

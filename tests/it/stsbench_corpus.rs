@@ -56,7 +56,8 @@ fn synthetic_corpus_questions() {
     let (recs, roles) = read_qa(&out.join(QA_FILE));
     assert!(recs.len() >= 20, "{} questions", recs.len());
     drivegen::qa::check_invariants(&recs).unwrap();
-    // Every question has 5 options, one of each scenario type, and names what it shows.
+    // Every question offers 5 scenarios (4 between two pedestrians, who share only four), all
+    // different, has its role as its type, and names what it shows.
     let store = Store::open(&store_dir).unwrap();
     let objects: Vec<ObjectRow> = store.read_all(Table::Objects).unwrap();
     let cams: Vec<CameraRow> = store.read_all(Table::Cameras).unwrap();
@@ -74,9 +75,27 @@ fn synthetic_corpus_questions() {
             )
         })
         .collect();
-    for r in &recs {
+    for (r, role) in recs.iter().zip(&roles) {
         assert_eq!(r.family, "stsbench");
-        assert_eq!(r.choices.len(), 5);
+        // The type is the role, split by the actor's kind where the role has both.
+        assert!(
+            r.question_type == *role || r.question_type.starts_with(&format!("{role}_")),
+            "{} in role {role}",
+            r.question_type
+        );
+        let two_pedestrians = r.question_type == "agent_agent_pedestrian";
+        assert_eq!(
+            two_pedestrians,
+            role == "agent_agent" && r.question().matches("is a pedestrian").count() == 2
+        );
+        assert_eq!(
+            r.choices.len(),
+            if two_pedestrians { 4 } else { 5 },
+            "{}",
+            r.question()
+        );
+        let distinct: BTreeSet<&String> = r.choices.iter().collect();
+        assert_eq!(distinct.len(), r.choices.len(), "{}", r.question());
         assert_eq!(r.cameras.len(), 6, "{}", r.qa_id);
         for o in &r.objects {
             assert!(

@@ -38,6 +38,10 @@ pub struct BalanceArgs {
     /// answer (1 is uniform).
     #[arg(long, value_parser = ratio)]
     pub answer_ratio: Option<f64>,
+    /// Take out of every row the options no row of its (family, type) has as its answer;
+    /// rows left with one option are dropped.
+    #[arg(long)]
+    pub prune_options: bool,
     /// At most this many rows, taken evenly over (type, answer).
     #[arg(long, value_parser = count)]
     pub max_rows: Option<usize>,
@@ -81,6 +85,7 @@ impl BalanceArgs {
             type_cap: self.type_cap,
             balance_letters: self.balance_letters,
             answer_ratio: self.answer_ratio,
+            prune_options: self.prune_options,
             max_rows: self.max_rows,
             max_blind_excess: self.max_blind_excess,
         };
