@@ -10,8 +10,8 @@
 //! - **letter prior**: always the letter most often correct in the fitting folds;
 //! - **answer prior per template**: the answer most often correct for the question's template
 //!   (its stem with numbers masked) among the options offered, falling back to the type;
-//! - **question-only classifier**: multinomial naive Bayes over the words of the stem, choosing
-//!   among the offered options' texts.
+//! - **question-only classifier**: multinomial naive Bayes over the words of the preamble and
+//!   the stem (all a model reads before the options), choosing among the offered options' texts.
 //!
 //! A benchmark whose best blind baseline is well above chance measures the text, not vision.
 
@@ -51,7 +51,8 @@ impl Grouping {
 }
 
 /// One group's accuracies.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Baselines {
     pub rows: usize,
     pub chance: f64,

@@ -41,7 +41,7 @@ pub(super) struct Row {
     pub unit: u32,
     /// The stem with numbers masked ([`template`]).
     pub template: u32,
-    /// The stem's words ([`words`]).
+    /// The preamble's and the stem's words ([`words`]).
     pub words: Box<[u32]>,
     pub options: Box<[u32]>,
     pub answer: u8,
@@ -76,7 +76,13 @@ impl Rows {
             scene: n.id(&r.scene_id),
             unit: n.id(&unit(r)),
             template: n.id(&template(&r.prompt.stem)),
-            words: words(&r.prompt.stem).iter().map(|w| n.id(w)).collect(),
+            // Everything a model reads before the options: the preamble names the agents, their
+            // classes, positions and cameras, which can give an answer away as well as the stem.
+            words: words(&r.prompt.preamble)
+                .iter()
+                .chain(&words(&r.prompt.stem))
+                .map(|w| n.id(w))
+                .collect(),
             options: r.choices.iter().map(|c| n.id(c)).collect(),
             answer: r.answer_index,
         };

@@ -126,13 +126,8 @@ fn default_severities() -> SeverityChoice {
 impl RobustnessSection {
     /// The families re-asked: those named, or every enabled family that can be.
     pub fn families(&self, stages: &Stages) -> std::result::Result<Vec<String>, String> {
-        let enabled = |f: &str| match f {
-            "egodyn" => stages.egomotion,
-            "metavqa" => stages.metavqa,
-            "stsbench" => stages.stsbench,
-            "sig" => stages.sig,
-            _ => false,
-        };
+        let on = stages.families();
+        let enabled = |f: &str| on.contains(&f);
         let mut out = match self.families.names() {
             None => crate::robustness::FAMILIES
                 .iter()
@@ -287,34 +282,43 @@ pub struct Stages {
     pub metavqa: bool,
 }
 
+/// Each QA family and the `[stages]` key (and step) that writes it, in family name order.
+const FAMILY_STAGES: [(&str, &str); 5] = [
+    ("drivebench", "corrupt"),
+    ("egodyn", "egomotion"),
+    ("metavqa", "metavqa"),
+    ("sig", "sig"),
+    ("stsbench", "stsbench"),
+];
+
 impl Stages {
+    /// Whether the `[stages]` key `stage` is on.
+    fn on(&self, stage: &str) -> bool {
+        match stage {
+            "corrupt" => self.corrupt,
+            "egomotion" => self.egomotion,
+            "metavqa" => self.metavqa,
+            "sig" => self.sig,
+            "stsbench" => self.stsbench,
+            _ => false,
+        }
+    }
+
     /// The QA families the enabled stages write, in name order.
     pub fn families(&self) -> Vec<&'static str> {
-        let mut out: Vec<&'static str> = [
-            ("drivebench", self.corrupt),
-            ("egodyn", self.egomotion),
-            ("metavqa", self.metavqa),
-            ("sig", self.sig),
-            ("stsbench", self.stsbench),
-        ]
-        .into_iter()
-        .filter(|(_, on)| *on)
-        .map(|(f, _)| f)
-        .collect();
-        out.sort_unstable();
-        out
+        FAMILY_STAGES
+            .iter()
+            .filter(|(_, stage)| self.on(stage))
+            .map(|(f, _)| *f)
+            .collect()
     }
 
     /// The `[stages]` key (and step) that writes `family`.
     pub fn stage_of(&self, family: &str) -> &'static str {
-        match family {
-            "drivebench" => "corrupt",
-            "egodyn" => "egomotion",
-            "metavqa" => "metavqa",
-            "sig" => "sig",
-            "stsbench" => "stsbench",
-            _ => "unknown",
-        }
+        FAMILY_STAGES
+            .iter()
+            .find(|(f, _)| *f == family)
+            .map_or("unknown", |(_, stage)| stage)
     }
 }
 

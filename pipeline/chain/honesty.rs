@@ -166,22 +166,6 @@ fn why_dropped(r: &FamilyRows) -> String {
     parts.join("; ")
 }
 
-/// One family's line of the release's blind audit.
-#[derive(Debug, Clone)]
-struct Line {
-    rows: u64,
-    chance: f64,
-    letter: f64,
-    template: f64,
-    question: f64,
-}
-
-impl Line {
-    fn excess(&self) -> f64 {
-        self.letter.max(self.template).max(self.question) - self.chance
-    }
-}
-
 /// Reads the release's blind audit (`manifest.json`), writes every enabled family's rows,
 /// audit and margin at the end of the card, and stops the build with the audit table when a
 /// family is over its margin.
@@ -193,27 +177,11 @@ pub fn check_margins(c: &BuildConfig, release: &Path) -> Result<()> {
     let audit = &v["blind_audit"];
     let grouping = audit["grouping"].as_str().unwrap_or("none").to_string();
     let folds = audit["folds"].as_u64().unwrap_or(0);
-    let num = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(0.0);
-    let lines: BTreeMap<String, Line> = audit["families"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(f, x)| {
-                    let line = Line {
-                        rows: x["rows"].as_u64().unwrap_or(0),
-                        chance: num(x, "chance"),
-                        letter: num(x, "letter_prior"),
-                        template: num(x, "template_prior"),
-                        question: num(x, "question_only"),
-                    };
-                    (f.clone(), line)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let lines: BTreeMap<String, crate::audit::Baselines> =
+        serde_json::from_value(audit["families"].clone()).unwrap_or_default();
     let held_out = grouping != "none" && folds >= 2;
     let mut table = String::from(
-        "| family | rows | chance | letter prior | answer prior per type | question only | \
+        "| family | rows | chance | letter prior | answer prior per template | question only | \
          excess | margin | |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     let mut over = Vec::new();
@@ -234,9 +202,9 @@ pub fn check_margins(c: &BuildConfig, release: &Path) -> Result<()> {
                     "| {family} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.3} | {margin:.3} | {verdict} |",
                     l.rows,
                     l.chance,
-                    l.letter,
-                    l.template,
-                    l.question,
+                    l.letter_prior,
+                    l.template_prior,
+                    l.question_only,
                     l.excess()
                 );
             }
