@@ -884,15 +884,11 @@ fn global_steps(
     outputs: &[SceneOutputs],
 ) -> Result<BTreeMap<String, BTreeMap<String, usize>>> {
     let c = &opts.config;
-    let (release_inputs, family_keys, kept) = family_steps(opts, cp, outputs)?;
-    let mut produced: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for o in outputs {
-        for (f, files) in &o.qa {
-            produced.entry(f.clone()).or_default().extend(files.clone());
-        }
-    }
-    let rows = honesty::count(&produced, &kept)?;
+    let (family_keys, kept) = family_steps(opts, cp, outputs)?;
+    let rows = honesty::count(&produced(outputs), &kept)?;
     honesty::check_kept(c, &opts.out, &rows)?;
+    // In family name order, as the steps ran.
+    let release_inputs = kept.values().map(|(_, file)| file.clone()).collect();
     let mut ro = release_options(opts, outputs, release_inputs)?;
     let fk: Vec<&str> = family_keys.iter().map(String::as_str).collect();
     let robust_config = match &c.robustness {
@@ -944,9 +940,20 @@ fn global_steps(
     Ok(counts)
 }
 
+/// Per QA family, the tables the per-scene steps wrote for it.
+fn produced(outputs: &[SceneOutputs]) -> BTreeMap<String, Vec<PathBuf>> {
+    let mut families: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for o in outputs {
+        for (f, files) in &o.qa {
+            families.entry(f.clone()).or_default().extend(files.clone());
+        }
+    }
+    families
+}
+
 /// One step per QA family, in name order: balancing where the config has a spec for the
-/// family, plain gathering otherwise. Returns the files the release reads and the steps'
-/// keys, which the release's key depends on.
+/// family, plain gathering otherwise. Returns the steps' keys, which the release's key depends
+/// on, and per family the step and the file that kept its rows (the release's inputs).
 fn family_steps(
     opts: &BuildOptions,
     cp: &mut Checkpoints,
@@ -955,13 +962,7 @@ fn family_steps(
     let c = &opts.config;
     let upstream: Vec<String> = outputs.iter().flat_map(|o| o.keys.clone()).collect();
     let up: Vec<&str> = upstream.iter().map(String::as_str).collect();
-    let mut families: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for o in outputs {
-        for (f, files) in &o.qa {
-            families.entry(f.clone()).or_default().extend(files.clone());
-        }
-    }
-    let mut release_inputs = Vec::new();
+    let families = produced(outputs);
     let mut family_keys = Vec::new();
     let mut kept = BTreeMap::new();
     for (family, files) in &families {
@@ -974,7 +975,6 @@ fn family_steps(
                 cp.step(&format!("balance_{family}"), &k, &[&dir], || {
                     balance_family(b, files, &dir)
                 })?;
-                release_inputs.push(dir.join("balanced_qa.arrow"));
                 kept.insert(
                     family.clone(),
                     (format!("balance_{family}"), dir.join("balanced_qa.arrow")),
@@ -990,23 +990,18 @@ fn family_steps(
                     let n = crate::balance::gather(files, &file)?;
                     Ok(format!("{n} rows (not balanced)"))
                 })?;
-                kept.insert(family.clone(), (format!("gather_{family}"), file.clone()));
-                release_inputs.push(file);
+                kept.insert(family.clone(), (format!("gather_{family}"), file));
                 k
             }
         };
         family_keys.push(k);
     }
-    Ok((release_inputs, family_keys, kept))
+    Ok((family_keys, kept))
 }
 
-/// What the family steps give the release: the files it reads, the steps' keys, and per
-/// family the step and the file that kept its rows.
-type FamilySteps = (
-    Vec<PathBuf>,
-    Vec<String>,
-    BTreeMap<String, (String, PathBuf)>,
-);
+/// What the family steps give the release: the steps' keys, and per family the step and the
+/// file that kept its rows.
+type FamilySteps = (Vec<String>, BTreeMap<String, (String, PathBuf)>);
 
 /// Balances one family's `files` into `dir` under spec `b`; returns the step's detail.
 fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<String> {
