@@ -290,9 +290,9 @@ fn draw_distractors(
 /// answer would let a per-type prior answer every question. Answers are flattened, letters
 /// spread and templates audited within these, so a pedestrian's scenarios are weighed against
 /// each other, not against a vehicle's. The scenario is in `rule` and `params`.
-fn kind(inst: &Instance, tracks: &[Track]) -> (&'static str, String) {
+fn kind(inst: &Instance, tracks: &[Track]) -> (&'static str, &'static str) {
     let human = tracks[inst.actor].kind == crate::tracks::Kind::Human;
-    let (ty, stem) = match (inst.role, human) {
+    match (inst.role, human) {
         (Role::Ego, _) => ("ego", "What does the ego vehicle do in the clip?"),
         (Role::EgoAgent, _) => (
             "ego_agent",
@@ -318,8 +318,7 @@ fn kind(inst: &Instance, tracks: &[Track]) -> (&'static str, String) {
             "agent_agent_pedestrian",
             "What do agent 1 and agent 2, two pedestrians, do in the clip?",
         ),
-    };
-    (ty, stem.to_string())
+    }
 }
 
 /// The prompt: who is who, the question, the options, and a definition per option (shown in
@@ -330,7 +329,7 @@ fn prompt(
     (actor, other): (&str, &str),
     canonical: &[String],
     shown_types: &[Scenario],
-    stem: String,
+    stem: &str,
 ) -> Prompt {
     let tracks = q.tracks;
     let actor_tr = &tracks[inst.actor];
