@@ -60,7 +60,7 @@ fn options(store: &Path, vis: &Path, out: &Path, device: DeviceChoice, images: b
         out: out.to_path_buf(),
         config: MetavqaConfig::default_config().unwrap(),
         som: SomConfig::default_config().unwrap(),
-        gpu: drivegen::gpu::device::open(device).unwrap(),
+        device: drivegen::gpu::Device::open(device).unwrap(),
         images,
         scene: None,
     }

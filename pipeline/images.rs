@@ -38,7 +38,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::PageIndexPolicy;
 
-use crate::ingest::waymo::columns::{Component, CAM, CAMERA_NAMES, IMG, TS};
+use crate::formats::waymo::{Component, CAM, CAMERA_NAMES, IMG, TS};
 use crate::store::subset::absolute_source_root;
 use crate::store::{CameraRow, Store};
 use crate::{Error, Result};

@@ -1,19 +1,26 @@
 //! drivegen: a GPU-accelerated generator of vision-language benchmark datasets for
 //! autonomous driving.
 //!
-//! Data flows one way, and each stage reads tables and writes tables:
+//! Data flows one way, floor by floor; each stage reads tables and writes tables, and a module
+//! uses only the floors below it (`ARCHITECTURE.md` draws the whole house).
 //!
-//! 1. [`synth`] writes the built-in synthetic corpus in the nuScenes v1.0 layout.
-//! 2. [`ingest`] reads a source dataset (nuScenes, …) into the canonical Arrow [`store`].
-//! 3. [`egomotion`] resamples ego poses, smooths them (Savitzky–Golay), cuts 3 s clips and
-//!    answers the EgoDyn questions.
-//! 4. [`gpu`] opens the wgpu device and runs the WGSL kernels of `kernels/`; [`cpu`] holds
-//!    their plain-Rust twins.
-//! 5. [`visibility`] projects every box into every camera and measures what the z-buffer shows.
-//! 6. [`som`] places Set-of-Mark labels (anchors, layout) and draws boxes and numbers into the
-//!    camera images.
-//! 7. [`chain`] runs the stages above as one checkpointed, resumable, shardable build and
-//!    writes the release ([`balance`], [`release`]) and its report.
+//! 1. **Ground**: [`error`], [`config`] (TOML loading), [`progress`], [`geometry`], [`jpeg`],
+//!    [`taxonomy`], [`schemas`]; [`gpu`] (the device, opened once per process, and the kernel
+//!    table) with [`cpu`] (the shared twin of point projection).
+//! 2. **Source layouts**: [`formats`] (nuScenes tables, Waymo v2 columns, CARLA frames, and
+//!    the one [`formats::Format`]).
+//! 3. **Sources**: [`synth`] writes the built-in synthetic corpus in any layout; [`ingest`]
+//!    reads a dataset root into the canonical Arrow [`store`]; [`images`] reads the camera
+//!    images a store points at; [`shard`] assigns scenes to machines.
+//! 4. **Stages** (store → tables): [`egomotion`] (EgoDyn clips, kinematics, oracle), [`visibility`]
+//!    (projection, z-buffer, the Set-of-Mark anchors), [`som`] (marks from the visibility
+//!    table), [`metavqa`], [`sig`] and [`stsbench`] (with [`tracks`] and [`maplayers`]),
+//!    [`corrupt`] (DriveBench's corruptions and their questions); [`qa`] is their common record.
+//! 5. **Release**: [`balance`], [`audit`] (blind baselines), [`robustness`] (what a setting
+//!    re-asks), [`release`] (Parquet shards, manifest, card).
+//! 6. **Readers of a release**: [`validate`], [`score`], [`export`], [`view`], [`inspect`].
+//! 7. **The build**: [`chain`] runs all of it as one checkpointed, resumable, shardable build
+//!    with its report; [`bench`] times the stages.
 
 pub mod audit;
 pub mod balance;
@@ -25,6 +32,7 @@ pub mod cpu;
 pub mod egomotion;
 pub mod error;
 pub mod export;
+pub mod formats;
 pub mod geometry;
 pub mod gpu;
 pub mod images;
@@ -47,10 +55,7 @@ pub mod view;
 pub mod visibility;
 
 pub use error::{Error, Result};
-
-// STSBench scenario mining and SIG grids, with the map layers and track series they read.
 pub mod maplayers;
-/// The MetaVQA question family (scene graphs, 30 question types, Set-of-Mark images).
 pub mod metavqa;
 #[cfg(test)]
 mod mirrors;

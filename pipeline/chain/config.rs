@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::formats::Format;
+
 use crate::{Error, Result};
 
 /// The everything-config, embedded: what `drivegen demo` builds.
@@ -79,9 +81,10 @@ pub struct RobustnessSection {
     /// Rows re-asked per family: a seeded draw stratified over question type and answer, the
     /// same rows in every setting.
     pub rows: usize,
-    /// Where the corruptions run (`auto`, `gpu`, `cpu`).
-    #[serde(default)]
-    pub device: DeviceChoice,
+    /// Deprecated: the release draws the robustness splits, on `[release] device`. Still read
+    /// when that key is left out, so older configs keep their meaning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceChoice>,
     /// The corruption settings (default: `[corrupt].config`, else the built-in ones).
     #[serde(default)]
     pub config: Option<PathBuf>,
@@ -211,8 +214,9 @@ pub enum InputConfig {
         width: Option<u32>,
         #[serde(default)]
         height: Option<u32>,
+        /// The layout it is written in (`nuscenes`, `waymo-v2` or `bench2drive`).
         #[serde(default)]
-        format: SynthFormat,
+        format: Format,
         /// Which cameras get their ~12 Hz sweeps under `sweeps/` in the nuScenes layout:
         /// `"used"` (the default) writes those of the camera ego-motion reads its clips from
         /// (its poses and frames), when that stage runs; `"all"` writes every camera's, as
@@ -253,16 +257,6 @@ pub enum CameraSweeps {
     #[default]
     Used,
     All,
-}
-
-/// The layout the synthetic corpus is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SynthFormat {
-    #[default]
-    Nuscenes,
-    WaymoV2,
-    Bench2drive,
 }
 
 /// Which stages run.
@@ -436,6 +430,10 @@ pub struct ReleaseSection {
     /// `embed` or `paths`.
     pub images: String,
     pub text_only_controls: bool,
+    /// Where the release draws its marked and corrupted images (`auto`, `gpu`, `cpu`); left
+    /// out, the deprecated `[robustness] device` if given, else `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceChoice>,
 }
 
 impl Default for ReleaseSection {
@@ -446,6 +444,7 @@ impl Default for ReleaseSection {
             row_group_mib: crate::release::DEFAULT_ROW_GROUP_MIB,
             images: "embed".into(),
             text_only_controls: false,
+            device: None,
         }
     }
 }
@@ -503,6 +502,15 @@ impl BuildConfig {
             .unwrap_or(super::honesty::DEFAULT_BLIND_MARGIN)
     }
 
+    /// The device the release step draws on: `[release] device`, else the deprecated
+    /// `[robustness] device`, else `auto`.
+    pub fn release_device(&self) -> DeviceChoice {
+        self.release
+            .device
+            .or(self.robustness.as_ref().and_then(|r| r.device))
+            .unwrap_or_default()
+    }
+
     /// The embedded everything-config.
     pub fn everything() -> Result<Self> {
         Self::from_toml(
@@ -529,9 +537,16 @@ impl BuildConfig {
             duration_s,
             width,
             height,
+            format,
             ..
         } = &self.input
         {
+            if !format.has_cameras() {
+                return bad(format!(
+                    "input.format = \"{format}\" writes no camera images, and every family but \
+                     the ego-motion one needs them; use nuscenes, waymo-v2 or bench2drive"
+                ));
+            }
             if *scenes == 0 {
                 return bad("input.scenes must be at least 1".into());
             }
@@ -771,7 +786,7 @@ mod tests {
         assert!(matches!(
             c.input,
             InputConfig::Synth {
-                format: SynthFormat::WaymoV2,
+                format: Format::WaymoV2,
                 ..
             }
         ));
@@ -779,7 +794,7 @@ mod tests {
         assert!(matches!(
             c.input,
             InputConfig::Synth {
-                format: SynthFormat::Bench2drive,
+                format: Format::Bench2drive,
                 ..
             }
         ));
@@ -787,7 +802,7 @@ mod tests {
         assert!(matches!(
             c.input,
             InputConfig::Synth {
-                format: SynthFormat::Nuscenes,
+                format: Format::Nuscenes,
                 ..
             }
         ));
@@ -798,5 +813,26 @@ mod tests {
         assert!(e.contains("t.toml") && e.contains("kitti"), "{e}");
         let e = with("kind = \"waymo\"").unwrap_err().report().to_string();
         assert!(e.contains("root"), "{e}");
+    }
+
+    #[test]
+    fn the_release_device_is_its_own_key_and_falls_back_to_the_old_robustness_one() {
+        let base = BuildConfig::everything().expect("the built-in config loads");
+        assert_eq!(base.release_device(), DeviceChoice::Auto);
+        // The shipped robustness config, with its `[release] device` line swapped and a line
+        // added at the end of its `[robustness]` section.
+        let shipped = include_str!("../../configs/releases/robustness.toml");
+        let text = |release: &str, robustness: &str| {
+            shipped
+                .replace("device = \"auto\"\n", &format!("{release}\n"))
+                .replace("rows = 40\n", &format!("rows = 40\n{robustness}\n"))
+        };
+        let load = |t: String| BuildConfig::from_toml(&t, Path::new("t.toml")).expect("loads");
+        let c = load(text("device = \"cpu\"", "device = \"gpu\""));
+        assert_eq!(c.release_device(), DeviceChoice::Cpu);
+        let c = load(text("", "device = \"cpu\""));
+        assert_eq!(c.release_device(), DeviceChoice::Cpu);
+        let c = load(text("", ""));
+        assert_eq!(c.release_device(), DeviceChoice::Auto);
     }
 }

@@ -1,6 +1,7 @@
 //! Value parsers shared by the commands: every number a flag takes is checked here, with the
 //! flag named by clap, so no command sees a zero count, a NaN or a margin outside [0, 1].
 
+use drivegen::formats::Format;
 use drivegen::gpu::DeviceChoice;
 
 /// A count flag that must be at least 1: zero would run and write nothing, with exit 0.
@@ -59,5 +60,10 @@ pub fn ratio(s: &str) -> Result<f64, String> {
 
 /// `--device auto|gpu|cpu`, parsed by the library's one [`DeviceChoice`].
 pub fn device(s: &str) -> Result<DeviceChoice, String> {
+    s.parse()
+}
+
+/// `--source` / `--format`: a dataset layout, parsed by the library's one [`Format`].
+pub fn source_format(s: &str) -> Result<Format, String> {
     s.parse()
 }

@@ -217,12 +217,6 @@ pub struct ViewPlan {
     pub params: Value,
 }
 
-/// The shared state of a run that some corruptions keep across frames.
-#[derive(Debug, Clone, Copy)]
-pub struct RunKey {
-    pub seed: u64,
-}
-
 /// Plans `corruption` at `severity` for the views of one frame (`frame_id` keys the per-frame
 /// decisions: which views are splashed, obstructed, crashed or lost).
 pub fn plan_frame(

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::progress::Bar as ProgressBar;
@@ -85,8 +84,8 @@ pub struct CorruptOptions {
     pub severities: Severities,
     pub seed: u64,
     pub config: CorruptConfig,
-    /// The GPU the non-codec corruptions run on (`None`: the CPU twins).
-    pub gpu: Option<Arc<Gpu>>,
+    /// The device the non-codec corruptions run on.
+    pub device: crate::gpu::Device,
     /// Stop after this many frames (None: all).
     pub max_frames: Option<usize>,
     /// With a store input, only the first N keyframes of each scene (a per-scene limit keeps
@@ -360,7 +359,7 @@ pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
     let gpu = if opts.corruptions.iter().all(|c| c.is_codec()) {
         None
     } else {
-        opts.gpu.clone()
+        opts.device.arc()
     };
     let (mut frames, images) = frames_of(&opts.input, opts.frames_per_scene)?;
     // An earlier run's files would otherwise stay beside this one's.

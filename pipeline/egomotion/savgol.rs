@@ -221,11 +221,6 @@ impl SavGol {
         self.mode
     }
 
-    /// The centre weights in sample order (scipy's `savgol_coeffs(…, use="dot")`).
-    pub fn coeffs(&self) -> &[f64] {
-        &self.center
-    }
-
     /// Filters `x`. Only `interp` can fail: it needs at least `window` samples, as in scipy.
     pub fn apply(&self, x: &[f64]) -> Result<Vec<f64>> {
         let mut out = vec![0.0; x.len()];

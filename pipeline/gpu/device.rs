@@ -1,4 +1,5 @@
-//! Which device a stage runs on: [`DeviceChoice`] and [`open`], the one place that decides.
+//! Which device a stage runs on: [`DeviceChoice`] (what a user asks for) and [`Device`] (what
+//! [`Device::open`], the one place that decides, gives every stage).
 //!
 //! `auto` means the fastest correct path: a hardware GPU when one opens, else the CPU twins. A
 //! software Vulkan driver such as lavapipe computes the same results more slowly than the
@@ -55,40 +56,103 @@ impl FromStr for DeviceChoice {
     }
 }
 
-/// The device `choice` asks for; `None` means the CPU twins.
-///
-/// `auto` opens the adapter once per process and reuses it, so a build that asks for it at
-/// every step prints its note once and never holds two devices.
-pub fn open(choice: DeviceChoice) -> Result<Option<Arc<Gpu>>> {
-    let gpu = match choice {
-        DeviceChoice::Cpu => None,
-        DeviceChoice::Gpu => Some(Arc::new(Gpu::open()?)),
-        DeviceChoice::Auto => hardware(),
-    };
-    match &gpu {
-        Some(g) => log::info!("device {choice}: the GPU {}", g.info()),
-        None => log::info!("device {choice}: the CPU twins"),
-    }
-    Ok(gpu)
+/// Where a stage's kernels run, resolved once from a [`DeviceChoice`] by [`Device::open`] and
+/// then handed to every stage that can use it: each builds its own rasteriser or corruption
+/// runner from this value and never opens an adapter of its own.
+#[derive(Clone, Default)]
+pub enum Device {
+    /// The plain-Rust twins, on the CPU pool.
+    #[default]
+    Cpu,
+    /// The wgpu device every stage of this process shares.
+    Gpu(Arc<Gpu>),
 }
 
+impl Device {
+    /// The device `choice` asks for. The adapter is opened at most once per process and shared,
+    /// so a build that asks at every step prints its note once and never holds two devices.
+    pub fn open(choice: DeviceChoice) -> Result<Device> {
+        let device = match choice {
+            DeviceChoice::Cpu => Device::Cpu,
+            DeviceChoice::Gpu => Device::Gpu(shared()?),
+            DeviceChoice::Auto => hardware().map_or(Device::Cpu, Device::Gpu),
+        };
+        match &device {
+            Device::Gpu(g) => log::info!("device {choice}: the GPU {}", g.info()),
+            Device::Cpu => log::info!("device {choice}: the CPU twins"),
+        }
+        Ok(device)
+    }
+
+    /// The GPU, or `None` for the CPU twins.
+    pub fn gpu(&self) -> Option<&Gpu> {
+        match self {
+            Device::Gpu(g) => Some(g),
+            Device::Cpu => None,
+        }
+    }
+
+    /// The shared GPU handle, or `None` for the CPU twins.
+    pub fn arc(&self) -> Option<Arc<Gpu>> {
+        match self {
+            Device::Gpu(g) => Some(g.clone()),
+            Device::Cpu => None,
+        }
+    }
+
+    /// `gpu` or `cpu`, as summaries and manifests name the device that ran.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Device::Gpu(_) => "gpu",
+            Device::Cpu => "cpu",
+        }
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Gpu(g) => write!(f, "Device::Gpu({})", g.info()),
+            Device::Cpu => f.write_str("Device::Cpu"),
+        }
+    }
+}
+
+/// The process's one adapter, any kind (lavapipe included); an adapter that failed to open is
+/// not retried, and every later request gets the same error text.
+fn shared() -> Result<Arc<Gpu>> {
+    static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        Gpu::open().map(Arc::new).map_err(|e| match e {
+            crate::Error::NoAdapter(why) => why,
+            other => other.report().to_string(),
+        })
+    })
+    .clone()
+    .map_err(crate::Error::NoAdapter)
+}
+
+/// The shared adapter when it is real hardware: `auto` passes over software drivers.
 fn hardware() -> Option<Arc<Gpu>> {
-    static GPU: OnceLock<Option<Arc<Gpu>>> = OnceLock::new();
-    GPU.get_or_init(|| match Gpu::open() {
-        Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(Arc::new(g)),
+    static NOTE: OnceLock<()> = OnceLock::new();
+    match shared() {
+        Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(g),
         Ok(g) => {
-            log::warn!(
-                "{} is a software adapter; `auto` runs the CPU twins",
-                g.info()
-            );
+            NOTE.get_or_init(|| {
+                log::warn!(
+                    "{} is a software adapter; `auto` runs the CPU twins",
+                    g.info()
+                )
+            });
             None
         }
         Err(e) => {
-            log::warn!("no usable GPU ({}); `auto` runs the CPU twins", e.report());
+            NOTE.get_or_init(|| {
+                log::warn!("no usable GPU ({}); `auto` runs the CPU twins", e.report())
+            });
             None
         }
-    })
-    .clone()
+    }
 }
 
 #[cfg(test)]

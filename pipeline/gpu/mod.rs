@@ -15,7 +15,7 @@ pub mod project_points;
 
 pub use adapter::{adapter_report, AdapterSummary};
 pub use context::Gpu;
-pub use device::DeviceChoice;
+pub use device::{Device, DeviceChoice};
 pub use kernels::{KernelId, Shader, KERNELS};
 pub use project_points::project_points;
 

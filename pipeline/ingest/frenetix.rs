@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use crate::geometry::quat_from_yaw;
 use crate::ingest::limits::Kind;
-use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{FrenetixRules, SourcesConfig};
+use crate::ingest::IngestSummary;
 use crate::store::paths::{Links, Root};
 use crate::store::{EgoPoseRow, FrameRow, Pose, SceneData, SceneRow, StoreMeta};
 use crate::{Error, Result};

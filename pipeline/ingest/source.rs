@@ -8,13 +8,13 @@
 //! in list order, so memory holds at most one chunk and the store does not depend on thread
 //! timing.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::limits::{self, Kind};
-use super::nuscenes::IngestSummary;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{SceneData, StoreMeta, StoreWriter};
 use crate::{Error, Result};
@@ -22,6 +22,57 @@ use crate::{Error, Result};
 /// Why a unit was refused before it was assembled: the scene id its reject carries, and the
 /// error naming the file.
 pub type Refusal = (String, Error);
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default)]
+pub struct IngestSummary {
+    pub scenes_total: usize,
+    pub scenes_written: usize,
+    pub rejects: Vec<Reject>,
+    pub counts: crate::store::Counts,
+    pub unknown_categories: BTreeMap<String, u64>,
+    pub renormalised_quaternions: u64,
+    pub out: PathBuf,
+}
+
+impl fmt::Display for IngestSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.counts;
+        writeln!(
+            f,
+            "ingested {}/{} scenes into {}: {} frames, {} ego poses, {} camera images, {} objects",
+            self.scenes_written,
+            self.scenes_total,
+            self.out.display(),
+            c.frames,
+            c.ego_poses,
+            c.camera_images,
+            c.objects
+        )?;
+        if self.renormalised_quaternions > 0 {
+            writeln!(
+                f,
+                "renormalised {} near-unit quaternions",
+                self.renormalised_quaternions
+            )?;
+        }
+        for (cat, n) in &self.unknown_categories {
+            writeln!(
+                f,
+                "unknown category {cat:?} ({n} boxes) mapped to the fallback class"
+            )?;
+        }
+        for r in &self.rejects {
+            writeln!(
+                f,
+                "rejected scene {}: {}",
+                r.scene_id.as_deref().unwrap_or("?"),
+                r.reason
+            )?;
+        }
+        Ok(())
+    }
+}
 
 /// A source format, seen as a list of units that each become one scene of the store.
 pub trait SceneSource: Sync {

@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 pub use polygon::{point_in_ring, segment_hit, Polygon};
 pub use reader::read_expansion;
 
-/// The layers STSBench reads.
-pub const LAYERS: [&str; 4] = ["lane", "ped_crossing", "drivable_area", "walkway"];
-
 /// One location's map: each layer is `None` when the map does not have it.
 #[derive(Debug, Clone, Default)]
 pub struct MapLayers {

@@ -9,10 +9,11 @@
 //! the drawing kernels need no change.
 
 use super::graph::{Node, SceneGraph};
-use crate::som::config::{BoxKind, SomConfig};
+use crate::som::config::SomConfig;
 use crate::som::draw::DrawMark;
 use crate::som::font::mark_colour;
 use crate::som::layout::{layout_numbered, MarkIn, Rect};
+use crate::visibility::anchor::BoxKind;
 use crate::Result;
 
 /// White, the grounding target's box.

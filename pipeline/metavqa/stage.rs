@@ -43,7 +43,7 @@ use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
 use super::templates::{refs, render};
 use super::types::QuestionType;
-use crate::gpu::Gpu;
+use crate::gpu::Device;
 use crate::images::ImageReader;
 use crate::qa::record::{self, QaRecord, SplitMix64};
 use crate::som::recipe::{self, MarkedImage};
@@ -68,8 +68,8 @@ pub struct Options {
     pub out: PathBuf,
     pub config: MetavqaConfig,
     pub som: SomConfig,
-    /// The GPU marks are drawn on (`None`: the CPU twin); only used with `images`.
-    pub gpu: Option<Arc<Gpu>>,
+    /// The device marks are drawn on; only used with `images`.
+    pub device: Device,
     /// Write the marked images as PNG files (off: only `marked_images.arrow`, which the release
     /// draws from).
     pub images: bool,
@@ -564,9 +564,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
         "the output",
     )?;
     let store = Store::open(&opts.store)?;
+    opts.som.anchor_rules().check_table(&opts.visibility)?;
     let kept = read_kept(&opts.visibility)?;
     let images = ImageReader::new(&store, None);
-    let gpu = if opts.images { opts.gpu.clone() } else { None };
+    let gpu = if opts.images { opts.device.arc() } else { None };
     let ro = Rollouts::new(cfg);
     // An earlier run's files would otherwise stay beside this one's.
     crate::store::rerun::clear_earlier_run(&opts.out, OUTPUT)?;

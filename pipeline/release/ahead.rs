@@ -113,7 +113,7 @@ impl<'f, 'a> Ahead<'f, 'a> {
         let (black, keep, gpu) = (
             matches!(self.look, Look::Black),
             self.opts.keep_images.as_deref(),
-            self.opts.gpu.as_deref(),
+            self.opts.device.gpu(),
         );
         let made: Vec<Result<(PathBuf, Vec<u8>)>> = {
             use rayon::prelude::*;

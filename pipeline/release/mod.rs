@@ -37,7 +37,6 @@ pub mod trace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -109,9 +108,9 @@ pub struct ReleaseOptions {
     /// Also re-ask a draw of some families' rows under corruptions, a split per setting
     /// (`crate::robustness`).
     pub robustness: Option<crate::robustness::RobustnessOptions>,
-    /// The GPU images are drawn on (`None`: the CPU twins, identical pixels).
+    /// The device images are drawn on (the CPU twins by default).
     #[serde(skip)]
-    pub gpu: Option<Arc<crate::gpu::Gpu>>,
+    pub device: crate::gpu::Device,
 }
 
 impl Default for ReleaseOptions {
@@ -131,7 +130,7 @@ impl Default for ReleaseOptions {
             text_only_controls: false,
             keep_images: None,
             robustness: None,
-            gpu: None,
+            device: crate::gpu::Device::Cpu,
         }
     }
 }

@@ -3,11 +3,11 @@
 //! The file in the repository is embedded as the default. A user's file replaces it whole and
 //! must name every key (unknown or missing keys are errors).
 
-pub use crate::visibility::anchor::AnchorConfig;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::visibility::anchor::{AnchorConfig, AnchorRules, BoxKind};
 use crate::{Error, Result};
 
 /// The embedded default config.
@@ -22,16 +22,6 @@ pub struct SomConfig {
     pub anchor: AnchorConfig,
     pub draw: DrawConfig,
     pub layout: LayoutConfig,
-}
-
-/// Which rectangle of an object is drawn (and ringed for small objects).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BoxKind {
-    /// The tight box of the visible pixels (`modal_*` of the visibility table).
-    Modal,
-    /// The projected box clamped to the image (`amodal_*`).
-    Amodal,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +43,14 @@ pub struct LayoutConfig {
 }
 
 impl SomConfig {
+    /// The rules that place the labels' anchors (what the visibility table must be made with).
+    pub fn anchor_rules(&self) -> AnchorRules {
+        AnchorRules {
+            anchor: self.anchor.clone(),
+            box_kind: self.draw.box_kind,
+        }
+    }
+
     /// Loads `path`, or the built-in default, and validates it.
     pub fn load(path: Option<&Path>) -> Result<Self> {
         crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)

@@ -28,7 +28,7 @@ use arrow::ipc::reader::FileReader;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
-use super::config::{BoxKind, SomConfig};
+use super::config::SomConfig;
 use super::draw::DrawMark;
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
@@ -37,6 +37,7 @@ use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::Store;
+use crate::visibility::anchor::BoxKind;
 use crate::visibility::anchor::{choose_anchor, image_anchors};
 use crate::visibility::config::VisibilityConfig;
 use crate::visibility::output::safe_name;

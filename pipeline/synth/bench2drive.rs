@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn nuscenes_rig_cameras_read_back_as_the_rig() {
-        use crate::ingest::carla::convert::{isometry_rh, opencv_in_actor};
+        use crate::formats::carla::{isometry_rh, opencv_in_actor};
         let world = SceneWorld::build(0, 1, 2.0).unwrap();
         let e = world.ego_state(0.7);
         let ego_m = carla_matrix([e.x, -e.y, 0.0], [0.0, 0.0, -e.yaw.to_degrees()]);

@@ -209,3 +209,23 @@ impl fmt::Display for SynthSummary {
 pub fn write_nuscenes(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
     nuscenes::write(out, opts)
 }
+
+/// Writes the synthetic corpus at `out` in `format` (the one dispatch the CLI and the build
+/// share) and says what it wrote. The nuScenes version folder and sweeps come from `opts`;
+/// Waymo cameras get the default lens distortion.
+pub fn write(format: crate::formats::Format, out: &Path, opts: &SynthOptions) -> Result<String> {
+    use crate::formats::Format;
+    Ok(match format {
+        Format::Nuscenes => nuscenes::write(out, opts)?.to_string(),
+        Format::WaymoV2 => waymo::write(
+            out,
+            &waymo::WaymoSynthOptions {
+                base: opts.clone(),
+                ..Default::default()
+            },
+        )?
+        .to_string(),
+        Format::Bench2drive => bench2drive::write(out, opts)?.to_string(),
+        Format::Frenetix => frenetix::write(out, opts)?.to_string(),
+    })
+}

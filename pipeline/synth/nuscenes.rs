@@ -22,8 +22,8 @@ use super::rig::{self, CameraSpec, CAMERAS};
 use super::tokens::{token, Rng};
 use super::world::{Agent, SceneWorld, KINDS, PLACES};
 use super::{SynthOptions, SynthSummary};
+use crate::formats::nuscenes::*;
 use crate::geometry::{pose, quat_from_yaw};
-use crate::ingest::nuscenes::tables::*;
 use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 

@@ -200,25 +200,6 @@ impl Track {
     }
 }
 
-/// The entries of `a` and `b` on the keyframes both are annotated on: `(ia, ib)`.
-pub fn synchronise(a: &Track, b: &Track) -> (Vec<usize>, Vec<usize>) {
-    let (mut i, mut j) = (0, 0);
-    let (mut ia, mut ib) = (Vec::new(), Vec::new());
-    while i < a.frames.len() && j < b.frames.len() {
-        match a.frames[i].cmp(&b.frames[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                ia.push(i);
-                ib.push(j);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    (ia, ib)
-}
-
 /// Speeds from positions: the forward difference over each keyframe interval, and for the last
 /// keyframe the quadratic extrapolation of the three before it (STSBench's ego speed).
 pub fn speeds_from_positions(t: &[f64], xy: &[[f64; 2]]) -> Vec<f64> {

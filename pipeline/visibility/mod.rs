@@ -13,15 +13,15 @@
 //! camera images are used (the store annotates keyframes); sweeps are counted and skipped.
 //! Camera images and boxes whose store rows are unusable (non-finite values, empty sizes, images
 //! too large) are recorded in `<out>.rejects.jsonl` (the output's extension replaced) and
-//! skipped. The anchor columns hold the Set-of-Mark label anchor ([`anchor`]) under
-//! the built-in `configs/som.toml` `[anchor]` rules, as pixel-centre coordinates (`i + 0.5`,
-//! `j + 0.5`): the visible pixel farthest from its mask's boundary (exact EDT, 4-px image
-//! border excluded, first in raster order on ties), or for objects under 1600 visible pixels
-//! the best point of the 20-px ring outside their modal box; null without visible pixels. The
-//! rasteriser computes it (the GPU one on the device), identically on every path.
-//!
-//! [`scene_images`] is the projection and rasterisation of one scene on its own, for stages
-//! that need the same instance-ID maps (`drivegen som`).
+//! skipped. The anchor columns hold the Set-of-Mark label anchor ([`anchor`]) under the
+//! anchor rules of the Set-of-Mark config the marks are drawn with ([`anchor::AnchorRules`],
+//! recorded in the table's metadata; the built-in `configs/som.toml` by default), as
+//! pixel-centre coordinates (`i + 0.5`, `j + 0.5`), and the rule that placed it: the visible
+//! pixel farthest from its mask's boundary (exact EDT, 4-px image border excluded, first in
+//! raster order on ties), or for objects under 1600 visible pixels the best point of the 20-px
+//! ring outside their drawn box; null without visible pixels. The rasteriser computes it (the
+//! GPU one on the device), identically on every path. This is the one place anchors are
+//! computed: `drivegen som` and MetaVQA read them from the table.
 //!
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
 //! rasterised in batches of [`raster::Rasteriser::batch_size`], the next batch projected on the
@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use self::anchor::{AnchorConfig, MarkAnchor};
+use self::anchor::{AnchorRules, MarkAnchor};
 use self::config::VisibilityConfig;
 use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
@@ -119,10 +119,9 @@ impl fmt::Display for VisibilitySummary {
     }
 }
 
-/// The z-buffer `device` asks for: the GPU rasteriser on the device [`crate::gpu::device::open`]
-/// gives, else the CPU twin.
-pub fn rasteriser(device: crate::gpu::DeviceChoice) -> Result<Box<dyn Rasteriser>> {
-    match crate::gpu::device::open(device)? {
+/// The z-buffer on `device`: the GPU rasteriser on its GPU, else the CPU twin.
+pub fn rasteriser(device: &crate::gpu::Device) -> Result<Box<dyn Rasteriser>> {
+    match device.arc() {
         Some(g) => Ok(Box::new(GpuRasteriser::new(g)?)),
         None => Ok(Box::new(CpuRasteriser)),
     }
@@ -146,6 +145,9 @@ pub struct VisibilityOptions<'a> {
     /// Also write every image's instance-ID map to `<id_maps>/<scene_id>/<camera_frame_id>.png`
     /// ([`output::write_id_png`]).
     pub id_maps: Option<PathBuf>,
+    /// The rules the Set-of-Mark anchors are placed under: those of the Set-of-Mark config the
+    /// marks will be drawn with (the built-in one by default).
+    pub anchor: AnchorRules,
 }
 
 impl VisibilityOptions<'static> {
@@ -162,6 +164,7 @@ impl VisibilityOptions<'static> {
             config: VisibilityConfig::load(config)?,
             rasteriser: &CpuRasteriser,
             id_maps: None,
+            anchor: AnchorRules::built_in()?,
         })
     }
 }
@@ -190,8 +193,8 @@ pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
             crate::store::owner::Owned::claim(d, "id-map folder", "instance-ID maps")
         })
         .transpose()?;
-    let anchor_cfg = AnchorConfig::built_in()?;
-    let schema = output::schema();
+    let anchor_rules = &opts.anchor;
+    let schema = output::schema_with_rules(anchor_rules);
     let mut writer = crate::store::atomic::ipc_writer(out_file, &schema)?;
     let mut log = RejectLog::new();
     let mut summary = VisibilitySummary {
@@ -207,7 +210,7 @@ pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
         let rows = scene_rows(
             &scene,
             cfg,
-            &anchor_cfg,
+            anchor_rules,
             rasteriser,
             id_map_dir,
             &mut log,
@@ -478,7 +481,7 @@ fn bbox_pixels(t: &[[f64; 3]; 3], cam: &Camera) -> u64 {
 fn scene_rows(
     scene: &SceneData,
     cfg: &VisibilityConfig,
-    anchor_cfg: &AnchorConfig,
+    rules: &AnchorRules,
     rasteriser: &dyn Rasteriser,
     id_map_dir: Option<&Path>,
     log: &mut RejectLog,
@@ -487,11 +490,21 @@ fn scene_rows(
     let sid = &scene.scene.scene_id;
     let mut rows = Vec::new();
     scene_images(scene, cfg, rasteriser, log, summary, |work, outs| {
-        let anchors: Vec<Vec<Option<MarkAnchor>>> = outs
+        let anchors: Vec<Vec<Option<MarkAnchor>>> = work
             .par_iter()
-            .map(|out| {
-                let boxes: Vec<Option<[u32; 4]>> = out.objects.iter().map(|o| o.modal).collect();
-                anchor::image_anchors(rasteriser, out, &boxes, anchor_cfg)
+            .zip(outs)
+            .map(|(w, out)| {
+                // Objects with no visible pixel get no anchor (`image_anchors`), whatever box.
+                let boxes: Vec<Option<[u32; 4]>> = w
+                    .objects
+                    .iter()
+                    .zip(&out.objects)
+                    .map(|((_, p), st)| {
+                        st.modal?;
+                        Some(rules.object_box(p.amodal, st.modal, out.width, out.height))
+                    })
+                    .collect();
+                anchor::image_anchors(rasteriser, out, &boxes, &rules.anchor)
             })
             .collect::<Result<_>>()?;
         for ((w, out), anchors) in work.iter().zip(outs).zip(&anchors) {
@@ -687,6 +700,7 @@ fn image_rows(
             depth_m: p.depth_m,
             distance_m: p.distance_m,
             anchor: anchor.map(|a| a.anchor.centre()),
+            anchor_rule: anchor.map(|a| a.rule),
             kept: reason.is_none(),
             reject_reason: reason,
         });

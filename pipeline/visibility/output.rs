@@ -10,6 +10,7 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
+use super::anchor::{AnchorRule, AnchorRules, RULES_KEY};
 use super::filters::RejectReason;
 use super::raster::{RasterOut, EMPTY};
 use crate::{Error, Result};
@@ -37,6 +38,8 @@ pub struct VisRow {
     pub distance_m: f64,
     /// The Set-of-Mark label anchor, pixel-centre coordinates (see [`super`]).
     pub anchor: Option<[f64; 2]>,
+    /// The rule that placed [`Self::anchor`].
+    pub anchor_rule: Option<AnchorRule>,
     pub kept: bool,
     pub reject_reason: Option<RejectReason>,
 }
@@ -72,10 +75,19 @@ pub fn schema() -> SchemaRef {
         f("distance_m", DataType::Float64, false),
         f("anchor_x", DataType::Float64, true),
         f("anchor_y", DataType::Float64, true),
+        f("anchor_rule", DataType::Utf8, true),
         f("kept", DataType::Boolean, false),
         f("reject_reason", DataType::Utf8, true),
     ]);
     Arc::new(Schema::new(v))
+}
+
+/// The schema of a table whose anchors were placed under `rules` (recorded in its metadata).
+pub fn schema_with_rules(rules: &AnchorRules) -> SchemaRef {
+    let s = schema();
+    let meta: std::collections::HashMap<String, String> =
+        [(RULES_KEY.to_string(), rules.to_json())].into();
+    Arc::new(Schema::new_with_metadata(s.fields().clone(), meta))
 }
 
 /// The record batch of `rows`.
@@ -132,6 +144,9 @@ pub fn to_batch(rows: &[VisRow]) -> Result<RecordBatch> {
     cols.push(f64s(&|r| r.distance_m));
     cols.push(opt(&|r| r.anchor.map(|a| a[0])));
     cols.push(opt(&|r| r.anchor.map(|a| a[1])));
+    cols.push(Arc::new(StringArray::from_iter(
+        rows.iter().map(|r| r.anchor_rule.map(AnchorRule::as_str)),
+    )));
     cols.push(Arc::new(BooleanArray::from_iter(
         rows.iter().map(|r| Some(r.kept)),
     )));

@@ -125,14 +125,6 @@ impl Camera {
         self
     }
 
-    /// Pinhole pixel coordinates (the lens ignored).
-    pub fn pixel_pinhole(&self, p: &Vector3<f64>) -> [f64; 2] {
-        [
-            (self.fx * p.x + self.cx * p.z) / p.z,
-            (self.fy * p.y + self.cy * p.z) / p.z,
-        ]
-    }
-
     /// Pixel coordinates of a camera-frame point, as the devkit's `view_points` (through the
     /// lens when the camera has one; NaN where the lens model is invalid).
     pub fn pixel(&self, p: &Vector3<f64>) -> [f64; 2] {

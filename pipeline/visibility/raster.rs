@@ -415,14 +415,6 @@ pub struct ObjectStats {
 }
 
 impl ObjectStats {
-    /// Centroid of the visible pixels' centres (pixels).
-    pub fn centroid(&self) -> Option<[f64; 2]> {
-        (self.visible_pixels > 0).then(|| {
-            let n = f64::from(self.visible_pixels);
-            [self.sum_i as f64 / n + 0.5, self.sum_j as f64 / n + 0.5]
-        })
-    }
-
     /// `visible / projected`, 0 when nothing projects.
     pub fn visible_fraction(&self) -> f64 {
         if self.projected_pixels == 0 {

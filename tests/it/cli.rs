@@ -298,14 +298,28 @@ fn no_sweeps_keeps_keyframe_images_and_the_lidar_pose_stream() {
 }
 
 #[test]
-fn bench_visibility_prints_a_table_and_checks_gpu_against_cpu() {
-    let o = bin()
-        .args(["bench", "visibility", "--frames", "3", "--boxes", "20"])
-        .args(["--width", "320", "--height", "180", "--repeats", "1"])
-        .args(["--python", "none", "--device", "auto"])
-        .output()
-        .unwrap();
-    let out = ok(o, "bench visibility");
-    assert!(out.contains("| implementation |"), "{out}");
-    assert!(out.contains("cpu twin"), "{out}");
+fn bench_visibility_times_the_device_every_stage_would_pick() {
+    let run = |device: &str| {
+        let o = bin()
+            .args(["bench", "visibility", "--frames", "3", "--boxes", "20"])
+            .args(["--width", "320", "--height", "180", "--repeats", "1"])
+            .args(["--python", "none", "--device", device])
+            .output()
+            .unwrap();
+        ok(o, "bench visibility")
+    };
+    // `auto` passes over a software adapter exactly as the stages do, and times the twin.
+    let auto = run("auto");
+    assert!(auto.contains("| implementation |"), "{auto}");
+    assert!(auto.contains("cpu twin"), "{auto}");
+    let auto_device = drivegen::gpu::Device::open(drivegen::gpu::DeviceChoice::Auto).unwrap();
+    assert_eq!(
+        auto.contains("| gpu |"),
+        auto_device.gpu().is_some(),
+        "{auto}"
+    );
+    // `gpu` times whatever adapter opens (lavapipe here), and only it.
+    let gpu = run("gpu");
+    assert!(gpu.contains("| gpu |"), "{gpu}");
+    assert!(!gpu.contains("cpu twin"), "{gpu}");
 }

@@ -25,7 +25,7 @@ fn opts(scenes: usize, duration_s: f64) -> SynthOptions {
     }
 }
 
-fn ingest(root: &Path, out: &Path) -> drivegen::ingest::nuscenes::IngestSummary {
+fn ingest(root: &Path, out: &Path) -> drivegen::ingest::IngestSummary {
     carla::run(&carla::Options {
         root: root.to_path_buf(),
         out: out.to_path_buf(),

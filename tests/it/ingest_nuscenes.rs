@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use common::cli::bin;
 use common::nusc_fixture::*;
-use drivegen::ingest::nuscenes::{ingest, IngestOptions, IngestSummary, SceneRules};
+use drivegen::ingest::nuscenes::{ingest, IngestOptions, SceneRules};
+use drivegen::ingest::IngestSummary;
 use drivegen::store::paths::Links;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use drivegen::taxonomy::Taxonomy;

@@ -55,7 +55,7 @@ fn options(out: &Path, device: DeviceChoice, images: bool) -> Options {
         out: out.to_path_buf(),
         config: MetavqaConfig::default_config().unwrap(),
         som: SomConfig::default_config().unwrap(),
-        gpu: drivegen::gpu::device::open(device).unwrap(),
+        device: drivegen::gpu::Device::open(device).unwrap(),
         images,
         scene: None,
     }

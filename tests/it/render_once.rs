@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use drivegen::corrupt::run as cr;
-use drivegen::gpu::DeviceChoice;
 use drivegen::release::ReleaseOptions;
 use drivegen::visibility::VisibilityOptions;
 
@@ -36,7 +35,7 @@ fn metavqa(store: &Path, vis: &Path, out: &Path, images: bool) {
         out: out.to_path_buf(),
         config,
         som: drivegen::som::SomConfig::default_config().unwrap(),
-        gpu: drivegen::gpu::device::open(DeviceChoice::Cpu).unwrap(),
+        device: drivegen::gpu::Device::Cpu,
         images,
         scene: None,
     })
@@ -56,7 +55,7 @@ fn corrupt(store: &Path, out: &Path, images: bool) {
         severities: cr::parse_severities("3").unwrap(),
         seed: 7,
         config: drivegen::corrupt::CorruptConfig::default_config().unwrap(),
-        gpu: None,
+        device: drivegen::gpu::Device::Cpu,
         max_frames: None,
         frames_per_scene: Some(2),
         images,
@@ -229,7 +228,7 @@ fn som_tables_do_not_depend_on_the_files_and_draw_the_files() {
     let (store, vis) = corpus(d.path());
     let cfg = drivegen::som::SomConfig::default_config().unwrap();
     let vis_cfg = drivegen::visibility::config::VisibilityConfig::load(None).unwrap();
-    let r = drivegen::visibility::rasteriser(DeviceChoice::Cpu).unwrap();
+    let r = drivegen::visibility::rasteriser(&drivegen::gpu::Device::Cpu).unwrap();
     let run = |out: &Path, images: bool| {
         drivegen::som::run(&drivegen::som::Options {
             store: &store,

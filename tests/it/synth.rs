@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use drivegen::formats::nuscenes::*;
 use drivegen::geometry::{pose, yaw_of};
-use drivegen::ingest::nuscenes::tables::*;
 use drivegen::synth::render::{nearest_class, saturation_of};
 use drivegen::synth::world::CLASSES;
 use drivegen::synth::{write_nuscenes, SynthOptions};

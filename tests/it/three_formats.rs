@@ -625,6 +625,7 @@ impl Staged {
                 config: cfg.clone(),
                 rasteriser: &CpuRasteriser,
                 id_maps: None,
+                anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
             })
             .unwrap();
             (store, vis)

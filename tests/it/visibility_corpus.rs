@@ -303,6 +303,7 @@ fn synthetic_corpus_end_to_end() {
         config: cfg.clone(),
         rasteriser: &CpuRasteriser,
         id_maps: Some(maps.clone()),
+        anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
     })
     .unwrap();
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
@@ -319,6 +320,7 @@ fn synthetic_corpus_end_to_end() {
             config: cfg.clone(),
             rasteriser: &OneAtATime,
             id_maps: None,
+            anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
         })
     })
     .unwrap();
@@ -333,6 +335,7 @@ fn synthetic_corpus_end_to_end() {
             config: cfg.clone(),
             rasteriser: &raster,
             id_maps: None,
+            anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
         })
         .unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&e).unwrap());

@@ -387,6 +387,7 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
         config: cfg.clone(),
         rasteriser: &CpuRasteriser,
         id_maps: None,
+        anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
     })
     .unwrap();
     drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
@@ -395,6 +396,7 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
         config: cfg.clone(),
         rasteriser: &raster,
         id_maps: None,
+        anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
     })
     .unwrap();
     assert!(s_cpu.rows > 50 && s_cpu.kept > 0, "{s_cpu}");

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use drivegen::bench::visibility as vb;
-use drivegen::gpu::DeviceChoice;
+use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::visibility::raster::CpuRasteriser;
 use drivegen::{Error, Result};
 
@@ -50,8 +50,8 @@ pub struct BenchVisibilityArgs {
     /// Timed repetitions (the best counts).
     #[arg(long, default_value_t = 3, value_parser = count)]
     pub repeats: usize,
-    /// Which implementations to time: `gpu`, `cpu` or `auto` (both, the GPU if any adapter
-    /// opens, a software one included, so the table shows what it would cost).
+    /// Which implementations to time: `cpu` (the twin), `gpu` (any adapter, a software one
+    /// included) or `auto` (the twin, and the GPU every stage's `auto` would pick: hardware only).
     #[arg(long, default_value = "auto", value_parser = device)]
     pub device: DeviceChoice,
     /// Python with nuscenes-devkit for MetaVQA's method (default: `.venv-devkit/bin/python`
@@ -92,21 +92,13 @@ impl BenchVisibilityArgs {
         let mut rows = Vec::new();
         let mut device = "none".to_string();
         let mut totals = Vec::new();
-        if self.device != DeviceChoice::Cpu {
-            match drivegen::gpu::Gpu::open() {
-                Ok(gpu) => {
-                    device = gpu.info().to_string();
-                    let r = drivegen::visibility::GpuRasteriser::new(std::sync::Arc::new(gpu))?;
-                    let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
-                    eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
-                    rows.push(t);
-                    totals.push(v);
-                }
-                Err(e) if self.device == DeviceChoice::Auto => {
-                    eprintln!("drivegen: no GPU ({}); CPU only", e.report())
-                }
-                Err(e) => return Err(e),
-            }
+        if let Some(gpu) = self.gpu()? {
+            device = gpu.info().to_string();
+            let r = drivegen::visibility::GpuRasteriser::new(gpu)?;
+            let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
+            eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
+            rows.push(t);
+            totals.push(v);
         }
         if self.device != DeviceChoice::Gpu {
             let (mut t, v) = vb::time_rasteriser(&frames, &CpuRasteriser, b.repeats)?;
@@ -141,6 +133,21 @@ impl BenchVisibilityArgs {
 }
 
 impl BenchVisibilityArgs {
+    /// The GPU to time, chosen as every stage chooses ([`Device::open`]: `auto` passes over a
+    /// software adapter); the CPU twin is timed beside it unless `--device gpu`.
+    fn gpu(&self) -> Result<Option<std::sync::Arc<drivegen::gpu::Gpu>>> {
+        if self.device == DeviceChoice::Cpu {
+            return Ok(None);
+        }
+        let gpu = Device::open(self.device)?.arc();
+        if gpu.is_none() {
+            eprintln!(
+                "drivegen: no hardware GPU; the CPU twin only (`--device gpu` times any adapter)"
+            );
+        }
+        Ok(gpu)
+    }
+
     /// The many-box case: the stage on one frame of `boxes` boxes, once per device asked for.
     fn many(&self, boxes: usize) -> Result<ExitCode> {
         let m = vb::ManyBoxes {
@@ -159,16 +166,8 @@ impl BenchVisibilityArgs {
         let store = dir.join("store");
         vb::write_many_boxes_store(&m, &store)?;
         let mut rasterisers: Vec<Box<dyn drivegen::visibility::raster::Rasteriser>> = Vec::new();
-        if self.device != DeviceChoice::Cpu {
-            match drivegen::gpu::Gpu::open() {
-                Ok(gpu) => rasterisers.push(Box::new(drivegen::visibility::GpuRasteriser::new(
-                    std::sync::Arc::new(gpu),
-                )?)),
-                Err(e) if self.device == DeviceChoice::Auto => {
-                    eprintln!("drivegen: no GPU ({}); CPU only", e.report())
-                }
-                Err(e) => return Err(e),
-            }
+        if let Some(gpu) = self.gpu()? {
+            rasterisers.push(Box::new(drivegen::visibility::GpuRasteriser::new(gpu)?));
         }
         if self.device != DeviceChoice::Gpu {
             rasterisers.push(Box::new(CpuRasteriser));

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use drivegen::corrupt::run::{self as corrupt_run, CorruptOptions, Input};
 use drivegen::corrupt::CorruptConfig;
-use drivegen::gpu::DeviceChoice;
+use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::{Error, Result};
 
 use crate::args::{count, count32, device};
@@ -67,7 +67,7 @@ impl CorruptArgs {
                 img,
                 &self.out,
                 self.seed,
-                drivegen::gpu::device::open(self.device)?.as_deref(),
+                Device::open(self.device)?.gpu(),
                 self.cell_width,
             )?;
             println!(
@@ -88,10 +88,11 @@ impl CorruptArgs {
             }
         };
         let corruptions = corrupt_run::parse_corruptions(&self.corruption)?;
-        let gpu = if corruptions.iter().all(|c| c.is_codec()) {
-            None
+        // Codecs run in ffmpeg: a codec-only run opens no device.
+        let device = if corruptions.iter().all(|c| c.is_codec()) {
+            Device::Cpu
         } else {
-            drivegen::gpu::device::open(self.device)?
+            Device::open(self.device)?
         };
         let opts = CorruptOptions {
             input,
@@ -100,7 +101,7 @@ impl CorruptArgs {
             severities: corrupt_run::parse_severities(&self.severity)?,
             seed: self.seed,
             config,
-            gpu,
+            device,
             max_frames: self.max_frames,
             frames_per_scene: self.frames_per_scene,
             images: !self.no_images,

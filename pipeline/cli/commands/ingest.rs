@@ -3,33 +3,23 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
-use drivegen::ingest::nuscenes::{self, IngestOptions, IngestSummary, SceneRules};
+use clap::Args;
+use drivegen::formats::Format;
 use drivegen::ingest::sources::SourcesConfig;
-use drivegen::ingest::{carla, frenetix, waymo};
+use drivegen::ingest::{IngestSummary, Request};
 use drivegen::store::paths::Links;
 use drivegen::taxonomy::Taxonomy;
 use drivegen::Result;
 
-use crate::args::count;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum SourceArg {
-    /// nuScenes v1.0 JSON tables + images.
-    Nuscenes,
-    /// Waymo Open Dataset v2 Parquet components (`--root` holds `vehicle_pose/`, …).
-    Waymo,
-    /// CARLA Bench2Drive routes (`--root` is a route folder or a folder of routes).
-    Carla,
-    /// Frenetix CSV logs (ego only; `--root` holds `<scene>/<Behavior>_logs.csv`).
-    Frenetix,
-}
+use crate::args::{count, source_format};
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
-    /// The source format.
-    #[arg(long, value_enum, default_value = "nuscenes")]
-    pub source: SourceArg,
+    /// The source format: nuscenes (v1.0 JSON tables + images), waymo (v2 Parquet components;
+    /// the root holds `vehicle_pose/`, …), carla (Bench2Drive: a route folder or a folder of
+    /// routes) or frenetix (CSV logs, ego only: `<scene>/<Behavior>_logs.csv`).
+    #[arg(long, default_value = "nuscenes", value_parser = source_format)]
+    pub source: Format,
     /// The dataset root (for nuScenes the dataroot holding `<version>/`).
     #[arg(long)]
     pub root: PathBuf,
@@ -50,7 +40,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub no_image_check: bool,
     /// Scenes assembled in parallel at once (bounds memory).
-    #[arg(long, default_value_t = 8, value_parser = count)]
+    #[arg(long, default_value_t = drivegen::ingest::DEFAULT_CHUNK_SCENES, value_parser = count)]
     pub chunk: usize,
     /// Waymo/CARLA/Frenetix ingest rules replacing `configs/sources.toml`.
     #[arg(long)]
@@ -64,78 +54,19 @@ pub struct IngestArgs {
 
 impl IngestArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let strict = self.strict;
-        let links = Links::strict_if(self.strict_links);
-        let summary = match self.source {
-            SourceArg::Nuscenes => self.nuscenes()?,
-            SourceArg::Waymo => {
-                let (taxonomy, config) = self.rules()?;
-                let s = waymo::run(&waymo::Options {
-                    root: self.root,
-                    out: self.out,
-                    taxonomy,
-                    config,
-                    links,
-                })?;
-                print!("{s}");
-                s.ingest
-            }
-            SourceArg::Carla => {
-                let (taxonomy, config) = self.rules()?;
-                let s = carla::run(&carla::Options {
-                    root: self.root,
-                    out: self.out,
-                    taxonomy,
-                    config,
-                    links,
-                })?;
-                print!("{s}");
-                s
-            }
-            SourceArg::Frenetix => {
-                let (_, config) = self.rules()?;
-                let s = frenetix::run(&frenetix::Options {
-                    root: self.root,
-                    out: self.out,
-                    config,
-                    links,
-                })?;
-                print!("{s}");
-                s
-            }
-        };
-        Ok(outcome(&summary, strict))
-    }
-
-    fn nuscenes(self) -> Result<IngestSummary> {
-        let version = match self.version {
-            Some(v) => v,
-            None => nuscenes::only_version(&self.root)?,
-        };
-        let opts = IngestOptions {
+        let done = drivegen::ingest::run(&Request {
+            format: self.source,
             root: self.root,
-            version,
+            version: self.version,
             out: self.out,
             taxonomy: Taxonomy::load(self.taxonomy.as_deref())?,
-            rules: SceneRules {
-                check_images: !self.no_image_check,
-                ..Default::default()
-            },
+            sources: SourcesConfig::load(self.config.as_deref())?,
+            check_images: !self.no_image_check,
             chunk_scenes: self.chunk,
             links: Links::strict_if(self.strict_links),
-        };
-        let summary = nuscenes::ingest(&opts)?;
-        print!("{summary}");
-        Ok(summary)
-    }
-
-    /// The Waymo/CARLA/Frenetix rules and the taxonomy, with `--no-image-check` applied.
-    fn rules(&self) -> Result<(Taxonomy, SourcesConfig)> {
-        let mut config = SourcesConfig::load(self.config.as_deref())?;
-        let taxonomy = Taxonomy::load(self.taxonomy.as_deref())?;
-        config.waymo.check_images &= !self.no_image_check;
-        config.carla.check_images &= !self.no_image_check;
-        Ok((taxonomy, config))
+        })?;
+        print!("{}", done.report);
+        Ok(outcome(&done.summary, self.strict))
     }
 }
 

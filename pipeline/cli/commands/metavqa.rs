@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::gpu::DeviceChoice;
+use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::som::SomConfig;
 use drivegen::Result;
@@ -62,10 +62,10 @@ impl MetavqaArgs {
             out: self.out,
             config,
             som: SomConfig::load(self.som_config.as_deref())?,
-            gpu: if self.no_images {
-                None
+            device: if self.no_images {
+                Device::Cpu
             } else {
-                drivegen::gpu::device::open(self.device)?
+                Device::open(self.device)?
             },
             images: !self.no_images,
             scene: self.scene,

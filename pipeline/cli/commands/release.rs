@@ -124,7 +124,7 @@ impl ReleaseArgs {
             text_only_controls: self.text_only_controls || robustness.is_some(),
             keep_images: self.keep_images,
             robustness,
-            gpu: drivegen::gpu::device::open(self.device)?,
+            device: drivegen::gpu::Device::open(self.device)?,
         };
         let s = release::run(&opts)?;
         println!(

@@ -44,7 +44,8 @@ impl SomArgs {
     pub fn run(self) -> Result<ExitCode> {
         let cfg = SomConfig::load(self.config.as_deref())?;
         let vis_cfg = VisibilityConfig::load(self.visibility_config.as_deref())?;
-        let rasteriser = drivegen::visibility::rasteriser(self.device)?;
+        let rasteriser =
+            drivegen::visibility::rasteriser(&drivegen::gpu::Device::open(self.device)?)?;
         let summary = drivegen::som::run(&drivegen::som::Options {
             store: &self.store,
             visibility: &self.visibility,

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use drivegen::formats::Format;
 use drivegen::synth::SynthOptions;
 use drivegen::Result;
 
-use crate::args::{count, count32, positive};
+use crate::args::{count, count32, positive, source_format};
 
 #[derive(Debug, Args)]
 pub struct SynthArgs {
@@ -37,22 +38,11 @@ pub struct SynthArgs {
     #[arg(long, value_parser = count32)]
     pub height: Option<u32>,
     /// The layout to write the synthetic world in.
-    #[arg(long, value_enum, default_value = "nuscenes")]
-    pub format: SynthFormat,
-}
-
-/// The layouts `drivegen synth` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SynthFormat {
-    /// nuScenes v1.0 (13 JSON tables, JPEGs, lidar).
-    Nuscenes,
-    /// Waymo Open Dataset v2 Parquet components.
-    #[value(name = "waymo-v2")]
-    WaymoV2,
-    /// A Bench2Drive route per scene (gzipped JSON annotations, six JPEG cameras).
-    Bench2drive,
-    /// Frenetix CSV logs (ego only).
-    Frenetix,
+    /// nuscenes (13 JSON tables, JPEGs, lidar), waymo-v2 (Parquet components), bench2drive (a
+    /// route per scene: gzipped JSON annotations, six JPEG cameras) or frenetix (CSV logs, ego
+    /// only).
+    #[arg(long, default_value = "nuscenes", value_parser = source_format)]
+    pub format: Format,
 }
 
 impl SynthArgs {
@@ -66,30 +56,13 @@ impl SynthArgs {
             image_height: self.height.unwrap_or(defaults.image_height),
             ..defaults
         };
-        match self.format {
-            SynthFormat::Nuscenes => {
-                // The version folder and the sweeps exist only in the nuScenes layout.
-                let opts = SynthOptions {
-                    version: self.version,
-                    write_sweeps: !self.no_sweeps,
-                    ..base
-                };
-                println!("{}", drivegen::synth::write_nuscenes(&self.out, &opts)?);
-            }
-            SynthFormat::WaymoV2 => {
-                let opts = drivegen::synth::waymo::WaymoSynthOptions {
-                    base,
-                    ..Default::default()
-                };
-                println!("{}", drivegen::synth::waymo::write(&self.out, &opts)?);
-            }
-            SynthFormat::Bench2drive => {
-                println!("{}", drivegen::synth::bench2drive::write(&self.out, &base)?);
-            }
-            SynthFormat::Frenetix => {
-                println!("{}", drivegen::synth::frenetix::write(&self.out, &base)?);
-            }
-        }
+        // The version folder and the sweeps exist only in the nuScenes layout.
+        let opts = SynthOptions {
+            version: self.version,
+            write_sweeps: !self.no_sweeps,
+            ..base
+        };
+        println!("{}", drivegen::synth::write(self.format, &self.out, &opts)?);
         Ok(ExitCode::SUCCESS)
     }
 }

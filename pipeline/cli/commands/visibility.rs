@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use drivegen::gpu::DeviceChoice;
+use drivegen::som::SomConfig;
 use drivegen::visibility::VisibilityOptions;
 use drivegen::Result;
 
@@ -22,6 +23,12 @@ pub struct VisibilityArgs {
     /// A visibility config replacing `configs/visibility.toml`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The Set-of-Mark config the marks will be drawn with (`drivegen som --config`,
+    /// `drivegen metavqa --som-config`): its anchor rules place the table's label anchors, and
+    /// those stages refuse a table made under other rules. Default: the built-in
+    /// `configs/som.toml`.
+    #[arg(long)]
+    pub som_config: Option<PathBuf>,
     /// Also write every image's instance-ID map as a 16-bit PNG under this folder.
     #[arg(long)]
     pub id_maps: Option<PathBuf>,
@@ -36,10 +43,12 @@ impl VisibilityArgs {
         if let Some(d) = &self.id_maps {
             drivegen::store::paths::distinct_outputs(&[(&self.out, "--out"), (d, "--id-maps")])?;
         }
-        let rasteriser = drivegen::visibility::rasteriser(self.device)?;
+        let rasteriser =
+            drivegen::visibility::rasteriser(&drivegen::gpu::Device::open(self.device)?)?;
         let summary = drivegen::visibility::run(&VisibilityOptions {
             rasteriser: rasteriser.as_ref(),
             id_maps: self.id_maps,
+            anchor: SomConfig::load(self.som_config.as_deref())?.anchor_rules(),
             ..VisibilityOptions::new(self.store, self.out, self.config.as_deref())?
         })?;
         print!("{summary}");

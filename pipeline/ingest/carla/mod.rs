@@ -13,19 +13,18 @@
 //! or a missing ego box is rejected and logged; the others are ingested.
 
 pub mod anno;
-pub mod convert;
 
 use std::path::{Path, PathBuf};
 
-use nalgebra::{Isometry3, Point3};
+use nalgebra::Isometry3;
 use serde_json::Value;
 
 use crate::geometry::{wrap_pi, wxyz, yaw_of};
 use crate::ingest::limits::Kind;
-use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::{CarlaRules, SourcesConfig};
 use crate::ingest::waymo::frames::pose_of;
+use crate::ingest::IngestSummary;
 use crate::store::paths::{Links, Root};
 use crate::store::{
     CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneData, SceneRow, StoreMeta,
@@ -296,12 +295,12 @@ impl RouteCtx<'_> {
             let s = a.get(sensors, "/sensors", cam)?;
             let k = a.mat::<3>(a.get(s, &at, "intrinsic")?, &format!("{at}/intrinsic"))?;
             let cam2ego = a.mat4(a.get(s, &at, "cam2ego")?, &format!("{at}/cam2ego"))?;
-            let cam_iso = convert::isometry_rh(&cam2ego, tol)
+            let cam_iso = crate::formats::carla::isometry_rh(&cam2ego, tol)
                 .map_err(|e| a.err(&format!("{at}/cam2ego"), e))?;
             let cam_cv = cam_iso
                 * Isometry3::from_parts(
                     nalgebra::Translation3::identity(),
-                    convert::opencv_in_actor(),
+                    crate::formats::carla::opencv_in_actor(),
                 );
             let size = |key: &str| -> Result<u32> {
                 let v = a.num(a.get(s, &at, key)?, &format!("{at}/{key}"))?;
@@ -444,7 +443,7 @@ impl RouteCtx<'_> {
 
 fn point_rh(a: &anno::Anno<'_>, b: &Value, at: &str, key: &str) -> Result<[f64; 3]> {
     let p = a.vec3(a.get(b, at, key)?, &format!("{at}/{key}"))?;
-    Ok(convert::point_rh(p))
+    Ok(crate::formats::carla::point_rh(p))
 }
 
 /// A box's right-handed pose: from the inverse of its `world2*` matrix when present (exact
@@ -466,7 +465,7 @@ fn box_pose(
         None => {
             let loc = a.vec3(a.get(b, at, "location")?, &format!("{at}/location"))?;
             let rot = a.vec3(a.get(b, at, "rotation")?, &format!("{at}/rotation"))?;
-            convert::carla_matrix(loc, rot)
+            crate::formats::carla::carla_matrix(loc, rot)
         }
     };
     let key = if b.get(inv_key).is_some() {
@@ -474,18 +473,5 @@ fn box_pose(
     } else {
         "rotation"
     };
-    convert::isometry_rh(&m, tol).map_err(|e| a.err(&format!("{at}/{key}"), e))
-}
-
-/// The box's corners (right-handed) from its pose and `extent`, for round-trip checks against
-/// `world_cord`.
-pub fn corners_rh(
-    center: [f64; 3],
-    rotation: &nalgebra::UnitQuaternion<f64>,
-    size_wlh: [f64; 3],
-) -> Vec<Point3<f64>> {
-    crate::geometry::box_corners(center, size_wlh, wxyz(rotation))
-        .iter()
-        .map(|v| Point3::from(*v))
-        .collect()
+    crate::formats::carla::isometry_rh(&m, tol).map_err(|e| a.err(&format!("{at}/{key}"), e))
 }

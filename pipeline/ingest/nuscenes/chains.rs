@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::load::Tables;
-use super::tables::*;
+use crate::formats::nuscenes::*;
 use crate::{Error, Result};
 
 /// Keyframes: the sample chain from the scene's first sample, which must stay in the scene,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::tables::*;
+use crate::formats::nuscenes::*;
 use crate::{Error, Result};
 
 /// A table's records and a token → position index.

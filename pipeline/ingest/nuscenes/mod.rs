@@ -6,16 +6,12 @@
 pub mod chains;
 pub mod load;
 pub mod scene;
-pub mod tables;
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::ingest::limits::Kind;
-use crate::ingest::source::{Refusal, SceneIds, SceneSource};
+use crate::ingest::source::{IngestSummary, Refusal, SceneIds, SceneSource};
 use crate::store::paths::{Links, Root};
-use crate::store::rejects::Reject;
 use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
@@ -39,64 +35,13 @@ pub struct IngestOptions {
     pub links: Links,
 }
 
-/// What an ingest did.
-#[derive(Debug, Clone, Default)]
-pub struct IngestSummary {
-    pub scenes_total: usize,
-    pub scenes_written: usize,
-    pub rejects: Vec<Reject>,
-    pub counts: crate::store::Counts,
-    pub unknown_categories: BTreeMap<String, u64>,
-    pub renormalised_quaternions: u64,
-    pub out: PathBuf,
-}
-
-impl fmt::Display for IngestSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.counts;
-        writeln!(
-            f,
-            "ingested {}/{} scenes into {}: {} frames, {} ego poses, {} camera images, {} objects",
-            self.scenes_written,
-            self.scenes_total,
-            self.out.display(),
-            c.frames,
-            c.ego_poses,
-            c.camera_images,
-            c.objects
-        )?;
-        if self.renormalised_quaternions > 0 {
-            writeln!(
-                f,
-                "renormalised {} near-unit quaternions",
-                self.renormalised_quaternions
-            )?;
-        }
-        for (cat, n) in &self.unknown_categories {
-            writeln!(
-                f,
-                "unknown category {cat:?} ({n} boxes) mapped to the fallback class"
-            )?;
-        }
-        for r in &self.rejects {
-            writeln!(
-                f,
-                "rejected scene {}: {}",
-                r.scene_id.as_deref().unwrap_or("?"),
-                r.reason
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// Ingests a nuScenes dataroot into a store. Fails only when the tables themselves cannot be
 /// read; broken scenes are skipped and listed in the summary and in `rejects.jsonl`.
 pub fn ingest(opts: &IngestOptions) -> Result<IngestSummary> {
     let dataset = Root::new(&opts.root, opts.links);
     // Every scene reads the tables: in strict-links mode a table reached through a link out
     // of the root refuses the dataset, not each scene.
-    for name in tables::TABLE_NAMES {
+    for name in crate::formats::nuscenes::TABLE_NAMES {
         let path = opts.root.join(&opts.version).join(format!("{name}.json"));
         dataset
             .holds(&path)
@@ -211,9 +156,4 @@ pub fn only_version(root: &Path) -> Result<String> {
             ),
         )),
     }
-}
-
-/// Whether `root` looks like a nuScenes dataroot for `version`.
-pub fn looks_like(root: &Path, version: &str) -> bool {
-    root.join(version).join("scene.json").is_file()
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::chains;
 use super::load::Tables;
-use super::tables::*;
+use crate::formats::nuscenes::*;
 use crate::geometry::{quat_norm_error, yaw_of};
 use crate::store::paths::Root;
 use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, Pose, SceneData, SceneRow};

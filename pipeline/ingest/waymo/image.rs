@@ -6,8 +6,8 @@ use std::path::Path;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
 
-use super::columns::Component;
 use super::segment::{CAM, IMG, TS};
+use crate::formats::waymo::Component;
 use crate::store::CameraRow;
 use crate::{Error, Result};
 
@@ -32,7 +32,7 @@ pub fn read_jpeg(root: &Path, row: &CameraRow) -> Result<Vec<u8>> {
     // One segment's images: read with the key columns, keep the one asked for.
     let c = Component::read(&path, &[TS, CAM, &image_col], &[], 16)?;
     let (t, cams) = (c.i64s_required(TS)?, c.cameras(CAM)?);
-    let want = super::columns::CAMERA_NAMES
+    let want = crate::formats::waymo::CAMERA_NAMES
         .iter()
         .position(|n| *n == camera);
     let i = (0..c.rows())

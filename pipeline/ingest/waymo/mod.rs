@@ -11,7 +11,6 @@
 //! counted when present. A segment with a missing required file, a broken row (with the file
 //! and row named) or inconsistent keys is rejected and logged; the others are ingested.
 
-pub mod columns;
 pub mod frames;
 pub mod image;
 pub mod segment;
@@ -20,9 +19,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::ingest::limits::Kind;
-use crate::ingest::nuscenes::IngestSummary;
 use crate::ingest::source::{Refusal, SceneIds, SceneSource};
 use crate::ingest::sources::SourcesConfig;
+use crate::ingest::IngestSummary;
 use crate::store::paths::{Links, Root};
 use crate::store::{SceneData, StoreMeta};
 use crate::taxonomy::Taxonomy;
@@ -113,7 +112,7 @@ fn components_inside(root: &Root, dir: &Path, seg: &str) -> Result<()> {
         "stats",
     ];
     for c in REQUIRED.iter().chain(&OPTIONAL) {
-        let p = columns::component_path(dir, c, seg);
+        let p = crate::formats::waymo::component_path(dir, c, seg);
         if std::fs::symlink_metadata(&p).is_err() {
             continue;
         }
@@ -174,8 +173,8 @@ impl SceneSource for Source<'_> {
 
     fn admit(&self, seg: &String, _: &mut SceneIds) -> std::result::Result<String, Refusal> {
         let root = &self.opts.root;
-        let not_utf8 =
-            seg.starts_with('"') && !columns::component_path(root, "vehicle_pose", seg).exists();
+        let not_utf8 = seg.starts_with('"')
+            && !crate::formats::waymo::component_path(root, "vehicle_pose", seg).exists();
         if not_utf8 {
             let why = format!("the segment file name {seg} is not UTF-8; rename it");
             let e = Error::input(root.join("vehicle_pose"), seg.as_str(), why);
@@ -183,7 +182,7 @@ impl SceneSource for Source<'_> {
         }
         let missing = REQUIRED
             .iter()
-            .map(|c| columns::component_path(root, c, seg))
+            .map(|c| crate::formats::waymo::component_path(root, c, seg))
             .find(|p| !p.is_file());
         if let Some(p) = missing {
             let why = format!("segment {seg} has no {} file", p.display());

@@ -5,15 +5,15 @@ use std::path::Path;
 
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3};
 
-use super::columns::{component_path, empty_image_rows, Component, BOX_TYPES, CAMERA_NAMES};
 use super::frames::{isometry_from_row_major, pose_of, store_camera_pose};
+use crate::formats::waymo::{component_path, empty_image_rows, Component, BOX_TYPES, CAMERA_NAMES};
 use crate::geometry::{wrap_pi, wxyz, yaw_of};
 use crate::ingest::sources::WaymoRules;
 use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneRow};
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
 
-pub use super::columns::{
+pub use crate::formats::waymo::{
     CAL, CAM, CAMERA_OBJECT_ID, CB, IMG, LASER_ID, LB, PB, POSE, SB, SEG, ST, TS,
 };
 

@@ -83,12 +83,12 @@ blind_margin = 0.3
 [release]
 rows_per_shard = 40
 text_only_controls = true
+device = "cpu"
 
 [robustness]
 families = ["egodyn", "metavqa", "sig", "stsbench"]
 corruptions = "brightness,camera_crash,fog,h265"
 rows = 6
-device = "cpu"
 
 [report]
 marked_images = 3

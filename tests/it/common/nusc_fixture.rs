@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use drivegen::ingest::nuscenes::tables::*;
+use drivegen::formats::nuscenes::*;
 
 pub const T0: i64 = 1_532_402_927_000_000;
 /// Ego speed along +x (m/s).
