@@ -41,7 +41,7 @@ pub(super) fn scene_plan(opts: &BuildOptions, store_key: &str, dir: &Path) -> Re
     let vis = key("visibility", &vis_params, &[store_key]);
     let som = key(
         "som",
-        &json!({"config": file_text(&c.som.config)?, "vis": file_text(&c.visibility.config)?}),
+        &json!({"config": file_text(&c.som.config)?}),
         &[&vis],
     );
     let corrupt = key(
@@ -191,16 +191,13 @@ pub(super) fn scene_steps(
         let (k, out) = &p.som;
         cp.step(&format!("som{suffix}"), k, &[out], || {
             let cfg = crate::som::SomConfig::load(c.som.config.as_deref())?;
-            let vis_cfg =
-                crate::visibility::config::VisibilityConfig::load(c.visibility.config.as_deref())?;
-            let r = crate::visibility::rasteriser(&Device::open(c.som.device)?)?;
             let s = crate::som::run(&crate::som::Options {
                 store,
                 visibility: &vis_file,
                 out,
                 config: &cfg,
-                visibility_config: &vis_cfg,
-                rasteriser: r.as_ref(),
+                // The build draws no marks here (the release does), so it needs no GPU.
+                device: &Device::Cpu,
                 scene: None,
                 images: false,
             })?;

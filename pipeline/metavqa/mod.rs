@@ -12,7 +12,7 @@
 //! * [`marks`]: the Set-of-Mark images of a question set.
 //! * [`input`]: the visibility table's kept rows.
 //! * [`stage`]: `drivegen metavqa` ([`run`]).
-//! * [`config`]: `configs/metavqa.toml`.
+//! * [`config`]: the settings of `configs/metavqa.toml`.
 
 pub mod config;
 pub mod graph;

@@ -1,48 +1,47 @@
 //! `drivegen som`: the marked camera images and the marks table.
 //!
-//! For every keyframe camera image with kept rows in the visibility table, the stage
-//! re-projects and re-rasterises the image exactly as [`crate::visibility`] does (so the
-//! instance-ID map is the one the table was measured on), takes the anchors of the kept
-//! objects under `configs/som.toml` ([`super::anchor`]), numbers and places their labels
-//! ([`super::layout`]) and draws boxes and labels into the source image ([`super::draw`], on the
-//! GPU when the rasteriser has one). It writes `<out>/marks.arrow` (`schemas/som/marks.json`:
-//! one row per mark, one record batch per store scene, rows in image then mark order),
-//! `<out>/marked_images.arrow` (what each marked image draws, [`super::recipe`]) and, when
-//! asked for images, `<out>/<scene_id>/<camera_frame_id>.png` (lossless RGB, atomically).
+//! For every keyframe camera image with kept rows in the visibility table, the stage takes each
+//! kept object's box, visible pixels and label anchor from the table (the visibility stage is
+//! the one place anchors are computed, under the rules of this stage's config, which the table
+//! records: [`crate::visibility::anchor::AnchorRules`]; a table made under other rules is
+//! refused), numbers and places their labels ([`super::layout`]) and draws boxes and labels
+//! into the source image ([`super::draw`], on the GPU when the device is one). It writes
+//! `<out>/marks.arrow` (`schemas/som/marks.json`: one row per mark, one record batch per store
+//! scene, rows in image then mark order), `<out>/marked_images.arrow` (what each marked image
+//! draws, [`super::recipe`]) and, when asked for images, `<out>/<scene_id>/<camera_frame_id>.png`
+//! (lossless RGB, atomically).
 //!
-//! A kept row must name an object that projects into its image; otherwise the visibility
-//! table does not belong to this store and the run stops with the row named. A missing or
-//! unreadable source image, or one whose size differs from `cameras.arrow`, is skipped (no PNG,
-//! no marks) and recorded with its path and the reason in `<out>/rejects.jsonl`; the other
-//! images go on. Nothing is left half-written: PNGs, `marks.arrow` and the rejects log are
-//! written atomically.
+//! A kept row must name a camera image of the store; otherwise the visibility table does not
+//! belong to this store and the run stops with the row named. A missing or unreadable source
+//! image, or one whose size differs from `cameras.arrow`, is skipped (no PNG, no marks) and
+//! recorded with its path and the reason in `<out>/rejects.jsonl`; the other images go on.
+//! Nothing is left half-written: PNGs, `marks.arrow` and the rejects log are written
+//! atomically.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array};
+use arrow::array::{ArrayRef, Float64Array, StringArray, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::ipc::reader::FileReader;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use super::config::SomConfig;
 use super::draw::DrawMark;
 use super::font::mark_colour;
+use super::kept;
 use super::layout::{layout, MarkIn};
 use super::recipe::{self, MarkedImage};
+use crate::gpu::{Device, Gpu};
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
+use crate::store::CameraRow;
 use crate::store::Store;
-use crate::visibility::anchor::BoxKind;
-use crate::visibility::anchor::{choose_anchor, image_anchors};
-use crate::visibility::config::VisibilityConfig;
+use crate::visibility::anchor::{choose_anchor, AnchorRule};
 use crate::visibility::output::safe_name;
-use crate::visibility::raster::{RasterOut, Rasteriser};
-use crate::visibility::{scene_images, ImageWork, VisibilitySummary};
 use crate::{Error, Result};
 
 /// What this stage's output folder is, as its ownership marker records it.
@@ -186,64 +185,18 @@ enum Marked {
     Skipped(Reject),
 }
 
-/// The kept rows of a visibility table: annotation ids by (scene, camera image), in row order.
-type Kept = HashMap<(String, String), Vec<String>>;
-
-fn read_kept(path: &Path) -> Result<Kept> {
-    let file = crate::store::input::open(path)?;
-    let reader = FileReader::try_new(file, None)?;
-    let bad = |detail: String| Error::input(path, "visibility table", detail);
-    let mut kept = Kept::new();
-    for batch in reader {
-        let batch = batch?;
-        let col = |name: &str| {
-            batch
-                .column_by_name(name)
-                .ok_or_else(|| bad(format!("no column {name}: not a visibility table")))
-        };
-        let strs = |name: &str| -> Result<StringArray> {
-            col(name)?
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .cloned()
-                .ok_or_else(|| bad(format!("column {name} is not a string column")))
-        };
-        let (scene, image, ann) = (
-            strs("scene_id")?,
-            strs("camera_frame_id")?,
-            strs("annotation_id")?,
-        );
-        let flags = col("kept")?
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .cloned()
-            .ok_or_else(|| bad("column kept is not boolean".into()))?;
-        for i in 0..batch.num_rows() {
-            if flags.is_valid(i) && flags.value(i) {
-                kept.entry((scene.value(i).to_string(), image.value(i).to_string()))
-                    .or_default()
-                    .push(ann.value(i).to_string());
-            }
-        }
-    }
-    Ok(kept)
-}
-
 /// What [`run`] marks, where, and with what.
 #[derive(Clone, Copy)]
 pub struct Options<'a> {
     /// The scene store (its source root holds the camera images).
     pub store: &'a Path,
-    /// The store's visibility table: which objects each image keeps.
+    /// The store's visibility table: which objects each image keeps, their boxes and anchors.
     pub visibility: &'a Path,
     /// The output folder (`marks.arrow`, `<scene>/<camera_frame_id>.png`).
     pub out: &'a Path,
     pub config: &'a SomConfig,
-    /// The config the visibility table was made with: its projection settings decide the ID
-    /// maps the anchors come from.
-    pub visibility_config: &'a VisibilityConfig,
-    /// The z-buffer, and with it the device the distance transform and drawing run on.
-    pub rasteriser: &'a dyn Rasteriser,
+    /// Where the marks are drawn (only with `images`).
+    pub device: &'a Device,
     /// Only this scene.
     pub scene: Option<&'a str>,
     /// Also write the marked PNGs (the build leaves them to the release, which draws the
@@ -258,15 +211,15 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
         visibility: vis_file,
         out: out_dir,
         config: cfg,
-        visibility_config: vis_cfg,
-        rasteriser,
+        device,
         scene,
         images: images_out,
     } = *opts;
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
-    let kept = read_kept(vis_file)?;
+    cfg.anchor_rules().check_table(vis_file)?;
+    let mut kept = kept::read(vis_file)?;
     let images = ImageReader::new(&store, None);
     // An earlier run's files would otherwise stay beside this one's.
     crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;
@@ -278,13 +231,10 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     let mut summary = SomSummary {
         out_dir: out_dir.to_path_buf(),
         config_hash: cfg.hash()?,
-        device: if rasteriser.gpu().is_some() {
-            "gpu".into()
-        } else {
-            "cpu".into()
-        },
+        device: device.name().into(),
         ..Default::default()
     };
+    let gpu = device.gpu().filter(|_| images_out);
     let mut found_scene = false;
     let mut rejects = RejectLog::new();
     let pb = crate::progress::bar(store.meta().counts.scenes, "som");
@@ -296,62 +246,57 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
             continue;
         }
         found_scene = true;
+        let cams: HashMap<&str, &CameraRow> = data
+            .cameras
+            .iter()
+            .map(|c| (c.camera_frame_id.as_str(), c))
+            .collect();
+        let scene_images = kept.remove(&sid).unwrap_or_default();
+        let done: Vec<Marked> = scene_images
+            .par_iter()
+            .map(|image| {
+                let id = &image.camera_frame_id;
+                let cam = cams.get(id.as_str()).copied().ok_or_else(|| {
+                    Error::invalid(
+                        "--visibility",
+                        format!(
+                            "visibility table: kept rows of image {id} in scene {sid}, which \
+                             this store does not have (wrong --store or --visibility?)"
+                        ),
+                    )
+                })?;
+                // One unusable image is skipped and recorded; the others go on.
+                let img = match images.rgb_checked(cam) {
+                    Ok(img) => img,
+                    Err(e) => {
+                        return Reject::bad_image(STAGE, &sid, id, &e)
+                            .map(Marked::Skipped)
+                            .ok_or(e)
+                    }
+                };
+                let files = images_out.then_some(out_dir);
+                let (r, m, overlapping) = mark_image(cam, &image.rows, img, cfg, gpu, files)?;
+                Ok(Marked::Done(r, m, overlapping))
+            })
+            .collect::<Result<_>>()?;
         let mut rows: Vec<MarkRow> = Vec::new();
         let mut recipes: Vec<MarkedImage> = Vec::new();
-        // The visibility stage's own bookkeeping; its rejects were reported by that stage.
-        let (mut log, mut vis_summary) = (RejectLog::new(), VisibilitySummary::default());
-        scene_images(
-            &data,
-            vis_cfg,
-            rasteriser,
-            &mut log,
-            &mut vis_summary,
-            |work, outs| {
-                let done: Vec<Option<Marked>> = work
-                    .par_iter()
-                    .zip(outs)
-                    .map(|(w, out)| {
-                        let id = &w.cam.camera_frame_id;
-                        let Some(anns) = kept.get(&(sid.clone(), id.clone())) else {
-                            return Ok(None);
-                        };
-                        if anns.is_empty() {
-                            return Ok(None);
-                        }
-                        // One unusable image is skipped and recorded; the others go on.
-                        let img = match images.rgb_checked(w.cam) {
-                            Ok(img) => img,
-                            Err(e) => {
-                                return Reject::bad_image(STAGE, &sid, id, &e)
-                                    .map(|r| Some(Marked::Skipped(r)))
-                                    .ok_or(e)
-                            }
-                        };
-                        let files = images_out.then_some(out_dir);
-                        let (r, m, overlapping) =
-                            mark_image(w, out, anns, img, cfg, rasteriser, files)?;
-                        Ok(Some(Marked::Done(r, m, overlapping)))
-                    })
-                    .collect::<Result<_>>()?;
-                for m in done.into_iter().flatten() {
-                    match m {
-                        Marked::Done(r, m, overlapping) => {
-                            summary.images += 1;
-                            summary.images_written += u64::from(images_out);
-                            recipes.push(m);
-                            summary.marks += r.len() as u64;
-                            summary.overlapping_labels += overlapping;
-                            rows.extend(r);
-                        }
-                        Marked::Skipped(r) => {
-                            summary.rejected_images += 1;
-                            rejects.push(r);
-                        }
-                    }
+        for m in done {
+            match m {
+                Marked::Done(r, m, overlapping) => {
+                    summary.images += 1;
+                    summary.images_written += u64::from(images_out);
+                    recipes.push(m);
+                    summary.marks += r.len() as u64;
+                    summary.overlapping_labels += overlapping;
+                    rows.extend(r);
                 }
-                Ok(())
-            },
-        )?;
+                Marked::Skipped(r) => {
+                    summary.rejected_images += 1;
+                    rejects.push(r);
+                }
+            }
+        }
         writer.write(&to_batch(&rows)?)?;
         recipe_writer.write(&recipes)?;
         summary.scenes += 1;
@@ -368,78 +313,46 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     Ok(summary)
 }
 
-/// The box of object `k` that is drawn and ringed, pixel edges inside the image.
-fn object_box(w: &ImageWork<'_>, out: &RasterOut, k: usize, kind: BoxKind) -> [u32; 4] {
-    let amodal = || {
-        let a = w.objects[k].1.amodal;
-        let clamp = |v: f64, n: u32| v.clamp(0.0, f64::from(n));
-        [
-            clamp(a[0].floor(), out.width) as u32,
-            clamp(a[1].floor(), out.height) as u32,
-            clamp(a[2].ceil(), out.width) as u32,
-            clamp(a[3].ceil(), out.height) as u32,
-        ]
-    };
-    match kind {
-        BoxKind::Modal => out.objects[k].modal.unwrap_or_else(amodal),
-        BoxKind::Amodal => amodal(),
-    }
-}
-
-/// Marks one image: anchors, layout, and (given a folder) the drawn PNG. Returns its rows,
-/// its recipe and the number of labels that overlap.
+/// Marks one image: layout, and (given a folder) the drawn PNG. Returns its rows, its recipe
+/// and the number of labels that overlap.
 fn mark_image(
-    w: &ImageWork<'_>,
-    out: &RasterOut,
-    anns: &[String],
+    cam: &CameraRow,
+    kept: &[kept::Kept],
     img: image::RgbImage,
     cfg: &SomConfig,
-    rasteriser: &dyn Rasteriser,
+    gpu: Option<&Gpu>,
     out_dir: Option<&Path>,
 ) -> Result<(Vec<MarkRow>, MarkedImage, u64)> {
-    let cam = w.cam;
-    let objs = kept_objects(w, anns)?;
-    let boxes: Vec<Option<[u32; 4]>> = (0..w.objects.len())
-        .map(|k| Some(object_box(w, out, k, cfg.draw.box_kind)))
-        .collect();
-    let anchors = image_anchors(rasteriser, out, &boxes, &cfg.anchor)?;
-    let chosen: Vec<_> = objs
+    let (width, height) = (cam.width, cam.height);
+    let rules = cfg.anchor_rules();
+    let boxes: Vec<[u32; 4]> = kept
         .iter()
-        .map(|&k| {
-            let st = &out.objects[k];
-            let b = object_box(w, out, k, cfg.draw.box_kind);
-            anchors[k].unwrap_or_else(|| {
-                choose_anchor(
-                    None,
-                    st.visible_pixels,
-                    b,
-                    out.width,
-                    out.height,
-                    &cfg.anchor,
-                )
+        .map(|k| rules.object_box(k.amodal, k.modal, width, height))
+        .collect();
+    // The table's anchor; the fallback rule for an object it has none for (nothing visible).
+    let chosen: Vec<([u32; 2], AnchorRule)> = kept
+        .iter()
+        .zip(&boxes)
+        .map(|(k, &b)| {
+            k.anchor.unwrap_or_else(|| {
+                let a = choose_anchor(None, k.visible_pixels, b, width, height, &cfg.anchor);
+                ([a.anchor.x, a.anchor.y], a.rule)
             })
         })
         .collect();
-    let ins: Vec<MarkIn> = objs
+    let ins: Vec<MarkIn> = kept
         .iter()
         .zip(&chosen)
-        .map(|(&k, a)| MarkIn {
-            anchor: [a.anchor.x, a.anchor.y],
-            visible_pixels: out.objects[k].visible_pixels,
+        .map(|(k, (a, _))| MarkIn {
+            anchor: *a,
+            visible_pixels: k.visible_pixels,
         })
         .collect();
-    let labels = layout(out.width, out.height, &ins, &cfg.draw, &cfg.layout)?;
-    let draws: Vec<DrawMark> = objs
+    let labels = layout(width, height, &ins, &cfg.draw, &cfg.layout)?;
+    let draws: Vec<DrawMark> = boxes
         .iter()
         .zip(&labels)
-        .map(|(&k, l)| {
-            DrawMark::new(
-                object_box(w, out, k, cfg.draw.box_kind),
-                l.rect,
-                l.mark,
-                mark_colour(l.mark),
-            )
-        })
+        .map(|(&b, l)| DrawMark::new(b, l.rect, l.mark, mark_colour(l.mark)))
         .collect();
     let marked = MarkedImage {
         path: format!(
@@ -449,61 +362,33 @@ fn mark_image(
         ),
         scene_id: cam.scene_id.clone(),
         camera_frame_id: cam.camera_frame_id.clone(),
-        width: out.width,
-        height: out.height,
+        width,
+        height,
         marks: draws,
     };
     if let Some(dir) = out_dir {
-        let bytes = recipe::render(&marked, &img, &cfg.draw, rasteriser.gpu())?;
+        let bytes = recipe::render(&marked, &img, &cfg.draw, gpu)?;
         write_atomic(&dir.join(&marked.path), &bytes)?;
     }
     let overlapping = labels.iter().filter(|l| l.overlaps).count() as u64;
-    let rows = objs
+    let rows = kept
         .iter()
         .zip(&chosen)
         .zip(labels.iter().zip(&marked.marks))
-        .map(|((&k, a), (l, d))| {
-            let o = w.objects[k].0;
-            MarkRow {
-                scene_id: cam.scene_id.clone(),
-                frame_idx: cam.frame_idx,
-                camera: cam.camera.clone(),
-                camera_frame_id: cam.camera_frame_id.clone(),
-                track_id: o.track_id.clone(),
-                annotation_id: o.annotation_id.clone(),
-                mark: l.mark,
-                anchor: a.anchor.centre(),
-                anchor_rule: a.rule.as_str().to_string(),
-                label: l.rect,
-                bbox: d.bbox,
-                colour: mark_colour(l.mark),
-            }
+        .map(|((k, (a, rule)), (l, d))| MarkRow {
+            scene_id: cam.scene_id.clone(),
+            frame_idx: cam.frame_idx,
+            camera: cam.camera.clone(),
+            camera_frame_id: cam.camera_frame_id.clone(),
+            track_id: k.track_id.clone(),
+            annotation_id: k.annotation_id.clone(),
+            mark: l.mark,
+            anchor: [f64::from(a[0]) + 0.5, f64::from(a[1]) + 0.5],
+            anchor_rule: rule.as_str().to_string(),
+            label: l.rect,
+            bbox: d.bbox,
+            colour: mark_colour(l.mark),
         })
         .collect();
     Ok((rows, marked, overlapping))
-}
-
-/// Indices (into `w.objects`) of the objects the visibility table keeps in this image, in
-/// table order.
-fn kept_objects(w: &ImageWork<'_>, anns: &[String]) -> Result<Vec<usize>> {
-    let index: HashMap<&str, usize> = w
-        .objects
-        .iter()
-        .enumerate()
-        .map(|(k, (o, _))| (o.annotation_id.as_str(), k))
-        .collect();
-    anns.iter()
-        .map(|a| {
-            index.get(a.as_str()).copied().ok_or_else(|| {
-                Error::invalid(
-                    "--visibility",
-                    format!(
-                        "visibility table: kept row {a} in image {} does not project into it in \
-                         this store (wrong --store or --visibility?)",
-                        w.cam.camera_frame_id
-                    ),
-                )
-            })
-        })
-        .collect()
 }

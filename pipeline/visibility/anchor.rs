@@ -654,12 +654,19 @@ pub enum AnchorRule {
 }
 
 impl AnchorRule {
+    pub const ALL: [AnchorRule; 3] = [AnchorRule::Interior, AnchorRule::Ring, AnchorRule::Fallback];
+
     pub fn as_str(self) -> &'static str {
         match self {
             AnchorRule::Interior => "interior",
             AnchorRule::Ring => "ring",
             AnchorRule::Fallback => "fallback",
         }
+    }
+
+    /// The rule a table names, or `None` for a name it does not know.
+    pub fn parse(name: &str) -> Option<AnchorRule> {
+        AnchorRule::ALL.into_iter().find(|r| r.as_str() == name)
     }
 }
 

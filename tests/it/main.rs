@@ -8,6 +8,7 @@
 mod common;
 mod egomotion_support;
 
+mod anchor_rules;
 mod bad_images;
 mod balance;
 mod blind_one_scene;

@@ -227,16 +227,13 @@ fn som_tables_do_not_depend_on_the_files_and_draw_the_files() {
     let d = tempfile::tempdir().unwrap();
     let (store, vis) = corpus(d.path());
     let cfg = drivegen::som::SomConfig::default_config().unwrap();
-    let vis_cfg = drivegen::visibility::config::VisibilityConfig::load(None).unwrap();
-    let r = drivegen::visibility::rasteriser(&drivegen::gpu::Device::Cpu).unwrap();
     let run = |out: &Path, images: bool| {
         drivegen::som::run(&drivegen::som::Options {
             store: &store,
             visibility: &vis,
             out,
             config: &cfg,
-            visibility_config: &vis_cfg,
-            rasteriser: r.as_ref(),
+            device: &drivegen::gpu::Device::Cpu,
             scene: None,
             images,
         })

@@ -819,6 +819,19 @@ fn cli_marks_a_tiny_corpus() {
     )
     .unwrap();
     let out_amodal = p("som_amodal");
+    // Its anchors are placed by a visibility table made under the same config.
+    let vis_amodal = p("vis_amodal.arrow");
+    drivegen(&[
+        os("visibility"),
+        os("--device"),
+        os("cpu"),
+        os("--som-config"),
+        cfg_path.as_os_str(),
+        os("--store"),
+        store.as_os_str(),
+        os("--out"),
+        vis_amodal.as_os_str(),
+    ]);
     drivegen(&[
         os("som"),
         os("--device"),
@@ -828,7 +841,7 @@ fn cli_marks_a_tiny_corpus() {
         os("--store"),
         store.as_os_str(),
         os("--visibility"),
-        vis.as_os_str(),
+        vis_amodal.as_os_str(),
         os("--out"),
         out_amodal.as_os_str(),
     ]);

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::gpu::DeviceChoice;
+use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::som::SomConfig;
-use drivegen::visibility::config::VisibilityConfig;
 use drivegen::Result;
 
 use crate::args::device;
@@ -22,13 +21,11 @@ pub struct SomArgs {
     /// Output folder: `<scene_id>/<camera_frame_id>.png` and `marks.arrow`.
     #[arg(long)]
     pub out: PathBuf,
-    /// A Set-of-Mark config replacing `configs/som.toml`.
+    /// A Set-of-Mark config replacing `configs/som.toml`. Its anchor rules must be those the
+    /// visibility table was made with (`drivegen visibility --som-config`).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The visibility config the table was made with, when not the built-in one.
-    #[arg(long)]
-    pub visibility_config: Option<PathBuf>,
-    /// Where the z-buffer, distance transform and drawing run (as for `visibility`).
+    /// Where the marks are drawn (as for `visibility`); with `--no-images` nothing is drawn.
     #[arg(long, default_value = "auto", value_parser = device)]
     pub device: DeviceChoice,
     /// Only this scene.
@@ -43,16 +40,17 @@ pub struct SomArgs {
 impl SomArgs {
     pub fn run(self) -> Result<ExitCode> {
         let cfg = SomConfig::load(self.config.as_deref())?;
-        let vis_cfg = VisibilityConfig::load(self.visibility_config.as_deref())?;
-        let rasteriser =
-            drivegen::visibility::rasteriser(&drivegen::gpu::Device::open(self.device)?)?;
+        let device = if self.no_images {
+            Device::Cpu
+        } else {
+            Device::open(self.device)?
+        };
         let summary = drivegen::som::run(&drivegen::som::Options {
             store: &self.store,
             visibility: &self.visibility,
             out: &self.out,
             config: &cfg,
-            visibility_config: &vis_cfg,
-            rasteriser: rasteriser.as_ref(),
+            device: &device,
             scene: self.scene.as_deref(),
             images: !self.no_images,
         })?;
