@@ -1,7 +1,8 @@
-//! The built-in synthetic corpus, written in the exact nuScenes v1.0 layout.
+//! The built-in synthetic corpus, written in any source layout of [`crate::formats`] ([`write`]),
+//! by default the exact nuScenes v1.0 layout.
 //!
-//! `drivegen synth --out DIR --scenes N --seed S` calls [`write_nuscenes`]; the result loads in
-//! the official `nuscenes-devkit` (`NuScenes(version='v1.0-mini', dataroot=DIR)`) and in our own
+//! `drivegen synth --out DIR --scenes N --seed S` calls [`write`] ([`write_nuscenes`] for the
+//! nuScenes layout); the result loads in the official `nuscenes-devkit` (`NuScenes(version='v1.0-mini', dataroot=DIR)`) and in our own
 //! ingest. The pieces:
 //!
 //! * [`world`]: a format-free world per scene — roads with lanes and a junction, the ego's drive
