@@ -21,7 +21,7 @@ use rayon::prelude::*;
 const T0_US: i64 = 1_533_151_603_000_000;
 
 /// A random 3 s drive sampled at ~12 Hz with jitter (the generator of
-/// tests/it/egomotion_reference.rs).
+/// tests/it/egomotion/egomotion_reference.rs).
 fn random_clip(seed: u64) -> RawClip {
     let mut rng = SplitMix64::new(seed);
     let mut u = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;

@@ -1,6 +1,6 @@
 //! Every table drivegen writes, with the path of its published JSON schema under `schemas/`.
 //!
-//! `tests/it/schemas.rs` checks that each file equals the schema the code writes, so the
+//! `tests/it/release/schemas.rs` checks that each file equals the schema the code writes, so the
 //! published schemas can never drift from the data.
 
 use arrow::datatypes::SchemaRef;

@@ -60,9 +60,9 @@ venv() {
 if [ "${DRIVEGEN_SKIP_VENVS:-0}" != 1 ]; then
   venv devkit "nuscenes-devkit==1.2.0"
   venv oracles "numpy" "scipy" "pyarrow" "imagecorruptions-imaug==1.1.5"
-  # The readers a release must work with as it is (tests/it/release.rs).
+  # The readers a release must work with as it is (tests/it/release/end_to_end.rs).
   venv interop "pyarrow" "duckdb" "polars" "datasets" "pillow"
-  # lmms-eval's task manager (tests/it/export_lmms_eval.rs), without its model stack (torch,
+  # lmms-eval's task manager (tests/it/release/export_lmms_eval.rs), without its model stack (torch,
   # transformers, ...): the check stubs those at import and fails if one is used.
   venv lmms "datasets" "pillow" "pyyaml" "loguru" "pytz" "jinja2" "tenacity" "evaluate" "sacrebleu"
   if ! ".venv-lmms/bin/python" -c "import lmms_eval" 2>/dev/null; then

@@ -9,7 +9,7 @@ thresholds are read from configs/egodyn.toml, so both implementations always use
 Two uses:
   check  - reads {"clips": [{"ts_us": [...], "x": [...], "y": [...], "yaw": [...],
            "duration": float}]} on stdin and writes every clip's arrays, features and labels
-           as JSON (tests/it/egomotion_reference.rs compares them with drivegen's);
+           as JSON (tests/it/egomotion/egomotion_reference.rs compares them with drivegen's);
   bench  - reads the same JSON from a file and reports clips/s for kinematics + oracle
            (benches/egomotion.rs measures drivegen on the same clips).
 """

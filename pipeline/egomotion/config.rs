@@ -4,12 +4,23 @@
 //! The file in the repository is embedded as the default. A user's file replaces it whole and
 //! must name every key (unknown or missing keys are errors), so a recalibrated or α-scaled config
 //! written by [`crate::egomotion::calibrate`] is always complete and self-describing.
+//!
+//! The config is the bottom of the EgoDyn modules and depends on none of the others but
+//! `savgol`: the rules its questions name ([`rule`]), the inputs those read ([`inputs`]) and the
+//! checks that make a bad question fail at load ([`questions`]) are its own submodules. The
+//! oracle compiles from it, and the prompts show what the oracle compiled.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::oracle::{Oracle, Rule};
+pub(super) mod inputs;
+pub(super) mod questions;
+pub(super) mod rule;
+
+pub(super) use self::inputs::FEATURES;
+pub(super) use self::questions::{checked, Checked, Parsed};
+pub(super) use self::rule::Rule;
 use super::savgol::{EdgeMode, SavGol};
 use crate::{Error, Result};
 
@@ -334,9 +345,11 @@ impl EgodynConfig {
                 }
             }
         }
-        // Compiling the oracle checks every rule (inputs, class counts, threshold order) and
-        // every text template.
-        Oracle::new(self).map_err(bad)?;
+        // Every rule (inputs, class counts, threshold order) and every text template, as the
+        // oracle will compile them.
+        for q in &self.questions {
+            checked(q, self.alpha).map_err(bad)?;
+        }
         Ok(())
     }
 }

@@ -8,7 +8,7 @@
 //! planar velocity (unsigned), acceleration the rate of change of that norm, and the lateral
 //! acceleration the centripetal approximation v·ω.
 
-use super::config::{DerivativeScheme, KinematicsConfig};
+use super::config::{DerivativeScheme, KinematicsConfig, FEATURES};
 use super::savgol::SavGol;
 use crate::{Error, Result};
 
@@ -68,23 +68,8 @@ pub struct Features {
 }
 
 impl Features {
-    /// Feature names, in the order they are written.
-    pub const NAMES: [&'static str; 14] = [
-        "max_speed",
-        "mean_speed",
-        "min_accel",
-        "max_accel",
-        "mean_accel",
-        "max_abs_yaw_rate",
-        "signed_max_yaw_rate",
-        "max_abs_jerk",
-        "p95_abs_jerk",
-        "mean_abs_jerk",
-        "max_lateral_accel",
-        "total_heading_change",
-        "net_heading_change",
-        "max_abs_curvature",
-    ];
+    /// Feature names, in the order they are written (the config's list, since rules name them).
+    pub const NAMES: [&'static str; 14] = FEATURES;
 
     /// The values in [`Features::NAMES`] order.
     pub fn values(&self) -> [f64; 14] {

@@ -168,7 +168,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_fog_level.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/fog.rs",
         twin: "fog_level_element",
     },
     Shader {
@@ -178,7 +178,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_fog_stats.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/fog.rs",
         twin: "fog_cpu",
     },
     Shader {
@@ -188,7 +188,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_fog_composite.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/fog.rs",
         twin: "fog_value",
     },
     Shader {
@@ -198,7 +198,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_image_sum.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/rain.rs",
         twin: "mean_term",
     },
     Shader {
@@ -209,7 +209,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_snow_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_snow_noise.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/snow.rs",
         twin: "snow_noise",
     },
     Shader {
@@ -220,7 +220,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_snow_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_snow_zoom.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/snow.rs",
         twin: "snow_zoomed",
     },
     Shader {
@@ -231,7 +231,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_snow_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_snow_layer.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/snow.rs",
         twin: "snow_layer",
     },
     Shader {
@@ -242,7 +242,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_snow_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_snow_composite.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/snow.rs",
         twin: "snow_composite",
     },
     Shader {
@@ -253,7 +253,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_rain_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_rain_drops.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/rain.rs",
         twin: "rain_drop",
     },
     Shader {
@@ -264,7 +264,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_rain_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_rain_streak.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/rain.rs",
         twin: "rain_streak",
     },
     Shader {
@@ -275,7 +275,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_rain_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_rain_blend.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/rain.rs",
         twin: "rain_cpu",
     },
     Shader {
@@ -286,7 +286,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_rain_params.wgsl.inc"),
             include_str!("../../kernels/corrupt_rain_final.wgsl")
         ),
-        twin_file: "corrupt/weather.rs",
+        twin_file: "corrupt/weather/rain.rs",
         twin: "rain_final",
     },
 ];

@@ -25,7 +25,7 @@
 //! hides least of its own object), each shifted into the image. If none is free, every
 //! position of a `search_step_px` grid over the image is tried in raster order, nearest to the
 //! anchor first. Only when no grid position is free (with labels covering well under the
-//! whole image this does not happen; `tests/it/som.rs` checks it on random crowded scenes) is the
+//! whole image this does not happen; `tests/it/families/som/draw.rs` checks it on random crowded scenes) is the
 //! label left at its preferred place with `overlaps = true`, which the stage reports. Everything is integer arithmetic, so the layout is
 //! deterministic.
 

@@ -18,7 +18,7 @@
 //! Scene k drives [`world::SCRIPTS`]`[k mod 4]` (scene k is named `scene-{k+1:04}`). EgoDyn cuts
 //! a 3 s clip ending at every keyframe from 3.0 s on (34 clips per 20 s scene) and answers 14
 //! questions on it. The first three scenes together produce every answer class of all 14
-//! questions, each scalar class at least 10 % inside its thresholds; `tests/it/synth.rs` checks
+//! questions, each scalar class at least 10 % inside its thresholds; `tests/it/ingest/synth/egodyn.rs` checks
 //! this by recomputing the answers from the written `ego_pose` table. What each scene produces
 //! (it depends on the script only, not on the seed):
 //!

@@ -49,7 +49,7 @@
 //! raster tie rule), which is MetaVQA's rule. Inside a straight band the distance is at most
 //! `⌊ring/2⌋`, but in the corner squares the nearest non-ring point is the box's corner pixel
 //! diagonally, so the corners reach farther (about 0.59 × ring): for a 20-px ring the
-//! maximum is `d² = 144` at 12 px from both outer edges (`tests/it/som.rs` computes it by hand).
+//! maximum is `d² = 144` at 12 px from both outer edges (`tests/it/families/som/anchors.rs` computes it by hand).
 //! The first maximum in raster order is the top-left corner's, so the label (which grows right
 //! and up from its anchor) sits above and left of the box's top-left corner. When the image
 //! edge clips the ring, whatever part remains thickest wins. [`choose_anchor`] gives the

@@ -21,7 +21,7 @@
 //! * **Rolling shutter** is not modelled: every pixel is taken at the image's pose (the
 //!   global-shutter chain of `docs/formats.md` §2.3). Against Waymo's own `projected_lidar_box`,
 //!   computed with rolling shutter, expect a few pixels at speed (the tolerance is stated by
-//!   `tests/it/ingest_waymo.rs` on global-shutter synthetic data).
+//!   `tests/it/ingest/ingest_waymo.rs` on global-shutter synthetic data).
 
 use nalgebra::Vector3;
 

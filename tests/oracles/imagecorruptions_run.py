@@ -1,4 +1,4 @@
-"""Runs imagecorruptions-imaug 1.1.5 for tests/it/corrupt_reference.rs.
+"""Runs imagecorruptions-imaug 1.1.5 for tests/it/corrupt/corrupt_reference.rs.
 
 Usage: python imagecorruptions_run.py IN.png OUT_DIR JOBS_JSON
 JOBS_JSON: [{"name": "fog", "severity": 5, "seed": 0, "out": "fog_5_0.png",

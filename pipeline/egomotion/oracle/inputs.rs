@@ -1,59 +1,11 @@
-//! What a rule reads: a summary feature (`max_speed`) or an aggregate of a per-sample channel
-//! (`min(accel)`, `abs_max(yaw_rate)`, `p95(jerk)`).
+//! What a rule reads, measured on one clip: a channel's samples, an aggregate of them, or a
+//! summary feature. The names and their parsing are the config's (`config::inputs`), so a
+//! config can be checked without kinematics.
 
+pub use crate::egomotion::config::inputs::{Agg, Channel, Input};
 use crate::egomotion::kinematics::{percentile, Features, Kinematics};
 
-/// A per-sample channel of a clip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    T,
-    X,
-    Y,
-    Yaw,
-    Speed,
-    Accel,
-    Jerk,
-    YawRate,
-    /// Signed v·ω.
-    LatAccel,
-    /// v·|ω|, the reference's lateral acceleration.
-    LatAccelAbs,
-}
-
 impl Channel {
-    pub const ALL: [(&'static str, Channel); 10] = [
-        ("t", Channel::T),
-        ("x", Channel::X),
-        ("y", Channel::Y),
-        ("yaw", Channel::Yaw),
-        ("speed", Channel::Speed),
-        ("accel", Channel::Accel),
-        ("jerk", Channel::Jerk),
-        ("yaw_rate", Channel::YawRate),
-        ("lat_accel", Channel::LatAccel),
-        ("lat_accel_abs", Channel::LatAccelAbs),
-    ];
-
-    pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, c)| *c)
-            .ok_or_else(|| {
-                format!(
-                    "unknown channel {name:?} (known: {})",
-                    Self::ALL.map(|(n, _)| n).join(", ")
-                )
-            })
-    }
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, c)| *c == self)
-            .map_or("?", |(n, _)| n)
-    }
-
     pub fn of(self, k: &Kinematics) -> &[f64] {
         match self {
             Channel::T => &k.t,
@@ -70,49 +22,7 @@ impl Channel {
     }
 }
 
-/// How a channel is reduced to one number.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Agg {
-    Mean,
-    Min,
-    Max,
-    Rms,
-    /// The signed value of largest magnitude (first occurrence).
-    AbsMax,
-    /// The largest magnitude.
-    MaxAbs,
-    MeanAbs,
-    /// numpy-style linear percentile.
-    Percentile(f64),
-}
-
 impl Agg {
-    pub fn parse(name: &str) -> Result<Self, String> {
-        Ok(match name {
-            "mean" => Agg::Mean,
-            "min" => Agg::Min,
-            "max" => Agg::Max,
-            "rms" => Agg::Rms,
-            "abs_max" => Agg::AbsMax,
-            "max_abs" => Agg::MaxAbs,
-            "mean_abs" => Agg::MeanAbs,
-            p if p.starts_with('p') => {
-                let v: f64 = p[1..]
-                    .parse()
-                    .map_err(|_| format!("unknown aggregation {name:?}"))?;
-                if !(0.0..=100.0).contains(&v) {
-                    return Err(format!("percentile {name:?} outside p0–p100"));
-                }
-                Agg::Percentile(v)
-            }
-            _ => {
-                return Err(format!(
-                    "unknown aggregation {name:?} (known: mean, min, max, rms, abs_max, max_abs, mean_abs, pNN)"
-                ))
-            }
-        })
-    }
-
     /// The value and, for aggregations that pick a sample, its index.
     pub fn apply(self, v: &[f64]) -> (f64, Option<usize>) {
         if v.is_empty() {
@@ -153,13 +63,6 @@ impl Agg {
     }
 }
 
-/// A rule input.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Input {
-    Feature(&'static str),
-    Aggregate(Agg, Channel),
-}
-
 /// A measured input: the value, and the sample it came from when there is one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
@@ -168,30 +71,6 @@ pub struct Measured {
 }
 
 impl Input {
-    /// `feature` or `agg(channel)`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        if let Some(open) = s.find('(') {
-            let Some(inner) = s[open + 1..].strip_suffix(')') else {
-                return Err(format!("input {s:?}: expected agg(channel)"));
-            };
-            return Ok(Input::Aggregate(
-                Agg::parse(&s[..open])?,
-                Channel::parse(inner)?,
-            ));
-        }
-        Features::NAMES
-            .iter()
-            .find(|n| **n == s)
-            .map(|n| Input::Feature(n))
-            .ok_or_else(|| {
-                format!(
-                    "unknown feature {s:?} (known: {}; or agg(channel))",
-                    Features::NAMES.join(", ")
-                )
-            })
-    }
-
     pub fn measure(&self, k: &Kinematics, f: &Features) -> Measured {
         match self {
             Input::Feature(name) => Measured {

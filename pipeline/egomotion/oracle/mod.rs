@@ -1,18 +1,21 @@
 //! The deterministic oracle: the config's questions compiled against the rule registry.
 //!
-//! Every answer carries its rule type, the parameters it used (after α scaling) and the
-//! evidence (aggregated values, event indices and times), so each label can be re-derived by
-//! hand from the clip's arrays.
+//! The oracle sits above the config (whose checks it compiles from) and below the prompts
+//! (which show its question texts and definitions). Every answer carries its rule type, the
+//! parameters it used (after α scaling) and the evidence (aggregated values, event indices and
+//! times), so each label can be re-derived by hand from the clip's arrays.
 
 pub mod consistency;
 pub mod inputs;
 pub mod rules;
+pub(super) mod wording;
 
 use serde_json::Value;
 
 pub use rules::{Compiled, Condition, Event, Op, Rule};
 
-use super::config::{EgodynConfig, QuestionConfig};
+pub use super::config::questions::{fill_template, fmt_num};
+use super::config::{checked, Checked, EgodynConfig, QuestionConfig};
 use super::kinematics::{Features, Kinematics};
 
 /// One compiled question.
@@ -25,7 +28,7 @@ pub struct Question {
     /// The question text with its placeholders filled from the (α-scaled) thresholds.
     pub text: String,
     /// The sentence defining the answer words from the (α-scaled) rule, shown after the
-    /// options ([`crate::egomotion::prompt::definitions`]); empty when the text states it all.
+    /// options ([`wording::definitions`]); empty when the text states it all.
     pub definitions: String,
     pub choices: Vec<String>,
     /// The rule after α scaling.
@@ -50,70 +53,12 @@ pub struct Oracle {
     pub questions: Vec<Question>,
 }
 
-/// A number as question texts show it: at most two decimals, no trailing zeros
-/// (`5` , `18`, `15` for 15.0002°, `4.5`).
-pub fn fmt_num(v: f64) -> String {
-    let s = format!("{v:.2}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    if s == "-0" {
-        "0".into()
-    } else {
-        s
-    }
-}
-
-/// Fills `{name}`, `{name_kmh}` (m/s → km/h) and `{name_deg}` (rad → degrees) from `params`.
-pub fn fill_template(text: &str, params: &[(String, f64)]) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            return Err(format!("unclosed placeholder in {text:?}"));
-        };
-        let key = &after[..close];
-        let lookup = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
-        let value = if let Some(v) = lookup(key) {
-            v
-        } else if let Some(v) = key.strip_suffix("_kmh").and_then(lookup) {
-            v * 3.6
-        } else if let Some(v) = key.strip_suffix("_deg").and_then(lookup) {
-            v.to_degrees()
-        } else {
-            let known: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(format!(
-                "unknown placeholder {{{key}}} in {text:?} (parameters: {})",
-                known.join(", ")
-            ));
-        };
-        out.push_str(&fmt_num(value));
-        rest = &after[close + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 impl Question {
     fn compile(q: &QuestionConfig, alpha: f64) -> Result<Self, String> {
         let ctx = |e: String| format!("question {}: {e}", q.id);
-        let rule = q.rule.scaled(alpha);
-        let compiled = rule.compile().map_err(ctx)?;
-        if rule.num_classes() != q.choices.len() {
-            return Err(ctx(format!(
-                "rule {} gives {} classes but there are {} choices",
-                rule.type_name(),
-                rule.num_classes(),
-                q.choices.len()
-            )));
-        }
-        let text = fill_template(&q.text, &rule.named_params()).map_err(ctx)?;
-        let definitions =
-            crate::egomotion::prompt::definitions(&rule, &q.choices, q.text.contains('{'));
+        let Checked { rule, parsed, text } = checked(q, alpha)?;
+        let compiled = Compiled::from_parsed(&rule, parsed);
+        let definitions = wording::definitions(&rule, &q.choices, q.text.contains('{'));
         let mut params = serde_json::to_value(&rule).map_err(|e| ctx(e.to_string()))?;
         if let Some(o) = params.as_object_mut() {
             o.insert("alpha".into(), serde_json::json!(alpha));

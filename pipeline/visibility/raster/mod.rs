@@ -43,7 +43,7 @@
 //!    plane through the three vertices as given, `(x_k, y_k, 1/z_k)`, in `f64` (the snapped ones
 //!    only for a triangle too thin to fit a plane through): that is the surface's own plane, so
 //!    rounding the vertices to the sub-pixel grid moves outlines by at most half a step but
-//!    never the depth order of two surfaces (`tests/it/visibility_exact.rs` checks that every pixel
+//!    never the depth order of two surfaces (`tests/it/visibility/visibility_exact.rs` checks that every pixel
 //!    that differs from ray casting lies within snapping reach of an outline). It evaluates it
 //!    at the centre of pixel `(i0, j0)` (`w0`, rounded to `f32`; 0 if below `2^-100` in
 //!    magnitude) and splits its per-pixel steps along i and j into high and low parts of at most

@@ -3,7 +3,7 @@
 //!
 //! The lens projection and its adaptive tessellation run once, in f64, on the CPU; the CPU and
 //! GPU paths differ from there on (z-buffer, per-object counts, modal boxes, label anchors), so
-//! parity is asserted on those outputs, bit for bit, as `tests/it/kernels_zbuffer.rs` does for
+//! parity is asserted on those outputs, bit for bit, as `tests/it/gpu/kernels_zbuffer.rs` does for
 //! pinhole cameras. The shared geometry is checked against what this file computes itself:
 //! the corners against the camera model of `docs/formats.md` (§2.3, written in Waymo's
 //! camera axes), and the rasterised silhouette and amodal box of single boxes against dense

@@ -8,7 +8,7 @@
 //!
 //! Skipped with a message when the venv or the package is missing, unless
 //! `DRIVEGEN_REQUIRE_ORACLES=1`, where that fails. The CPU twins are compared (the GPU
-//! kernels equal them: tests/it/corrupt_kernels.rs).
+//! kernels equal them: tests/it/corrupt/corrupt_kernels.rs).
 
 use crate::common;
 

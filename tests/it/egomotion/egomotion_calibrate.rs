@@ -1,7 +1,7 @@
 //! Re-calibration: percentile thresholds recomputed from the pool, everything else kept, the
 //! written config accepted by `egomotion`, and the α sweep's flip fractions.
 
-use crate::egomotion_support as support;
+use super::support;
 
 use std::path::PathBuf;
 

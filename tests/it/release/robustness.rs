@@ -6,8 +6,8 @@
 //! catching repeats planted wrong; `trace` and the exports naming a repeat's setting and clean
 //! row.
 
+use super::validate::{copy, expect, manifest, read_shard, strings, with_strings, write_shard};
 use crate::common;
-use crate::validate::{copy, expect, manifest, read_shard, strings, with_strings, write_shard};
 
 use std::path::{Path, PathBuf};
 
@@ -289,7 +289,7 @@ fn the_release_command_writes_robustness_splits_too() {
         ])
     );
     assert_eq!(m["split_counts"]["test_zoom_blur_s5"]["sig"], 3);
-    let (code, v) = crate::validate::validate(&out);
+    let (code, v) = super::validate::validate(&out);
     assert_eq!(code, 0, "{}", serde_json::to_string_pretty(&v).unwrap());
 
     // What cannot be re-asked, or shown, is refused before anything is written.
@@ -318,7 +318,7 @@ fn the_release_command_writes_robustness_splits_too() {
 fn the_build_report_plots_the_scored_robustness_splits() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("b");
-    crate::validate::copy_dir(built(), &dir);
+    super::validate::copy_dir(built(), &dir);
     planted_predictions(&dir.join("release"), &dir.join("p.jsonl"));
     let cfg = std::fs::read_to_string(dir.join("build.toml")).unwrap();
     let cfg = cfg.replace("[report]\n", "[report]\npredictions = \"p.jsonl\"\n");

@@ -7,7 +7,7 @@
 //!    the oracle, with the kinematics and labels derived by hand below.
 //! 3. The oracle's own labels satisfy the ten consistency rules (its WPCR is 1).
 
-use crate::egomotion_support as support;
+use super::support;
 
 use std::collections::BTreeMap;
 

@@ -32,14 +32,14 @@ fn release() -> PathBuf {
 }
 
 /// A copy of the built release to plant a defect in.
-pub(crate) fn copy() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn copy() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let dst = t.path().join("release");
     copy_dir(&release(), &dst);
     (t, dst)
 }
 
-pub(crate) fn copy_dir(src: &Path, dst: &Path) {
+pub(super) fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let p = e.unwrap().path();
@@ -53,7 +53,7 @@ pub(crate) fn copy_dir(src: &Path, dst: &Path) {
 }
 
 /// `drivegen validate --json DIR`: (exit code, report).
-pub(crate) fn validate(dir: &Path) -> (i32, serde_json::Value) {
+pub(super) fn validate(dir: &Path) -> (i32, serde_json::Value) {
     let o = common::cli::bin()
         .args(["validate", "--json"])
         .arg(dir)
@@ -70,7 +70,7 @@ pub(crate) fn validate(dir: &Path) -> (i32, serde_json::Value) {
 }
 
 /// Requires a violation of `check` (naming `qa_id` and `shard` where given) and exit 1.
-pub(crate) fn expect(dir: &Path, check: &str, qa_id: Option<&str>, shard: Option<&str>) {
+pub(super) fn expect(dir: &Path, check: &str, qa_id: Option<&str>, shard: Option<&str>) {
     let (code, v) = validate(dir);
     assert_eq!(
         code, 1,
@@ -88,7 +88,7 @@ pub(crate) fn expect(dir: &Path, check: &str, qa_id: Option<&str>, shard: Option
     );
 }
 
-pub(crate) fn manifest(dir: &Path) -> serde_json::Value {
+pub(super) fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
@@ -111,7 +111,7 @@ fn main_shards(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-pub(crate) fn read_shard(path: &Path) -> Vec<RecordBatch> {
+pub(super) fn read_shard(path: &Path) -> Vec<RecordBatch> {
     let f = std::fs::File::open(path).unwrap();
     ParquetRecordBatchReaderBuilder::try_new(f)
         .unwrap()
@@ -123,7 +123,7 @@ pub(crate) fn read_shard(path: &Path) -> Vec<RecordBatch> {
 
 /// Rewrites a shard and its manifest entry (sha256, bytes), so only the planted defect is
 /// wrong.
-pub(crate) fn write_shard(dir: &Path, rel: &str, batches: &[RecordBatch]) {
+pub(super) fn write_shard(dir: &Path, rel: &str, batches: &[RecordBatch]) {
     let path = dir.join(rel);
     let f = std::fs::File::create(&path).unwrap();
     let mut w = ArrowWriter::try_new(f, batches[0].schema(), None).unwrap();
@@ -146,7 +146,7 @@ pub(crate) fn write_shard(dir: &Path, rel: &str, batches: &[RecordBatch]) {
     write_manifest(dir, &m);
 }
 
-pub(crate) fn strings(b: &RecordBatch, name: &str) -> Vec<String> {
+pub(super) fn strings(b: &RecordBatch, name: &str) -> Vec<String> {
     b.column_by_name(name)
         .unwrap()
         .as_string::<i32>()
@@ -155,7 +155,7 @@ pub(crate) fn strings(b: &RecordBatch, name: &str) -> Vec<String> {
         .collect()
 }
 
-pub(crate) fn with_strings(b: &RecordBatch, name: &str, values: Vec<String>) -> RecordBatch {
+pub(super) fn with_strings(b: &RecordBatch, name: &str, values: Vec<String>) -> RecordBatch {
     let i = b.schema().index_of(name).unwrap();
     let mut cols: Vec<ArrayRef> = b.columns().to_vec();
     cols[i] = Arc::new(StringArray::from(values));

@@ -115,7 +115,7 @@ fn anchors_follow_the_som_config_and_a_table_of_other_rules_is_refused() {
     ]);
     // Every object is "small" under this config, with a thin ring: each anchor must sit in the
     // 6-px ring outside its drawn box.
-    let builtin = include_str!("../../configs/som.toml");
+    let builtin = include_str!("../../../../configs/som.toml");
     let custom_text = builtin
         .replace(
             "small_object_pixels = 1600",

@@ -2,7 +2,7 @@
 //! published schemas, the common QA invariants, the prompts, rejects, determinism, sliding
 //! windows and config handling.
 
-use crate::egomotion_support as support;
+use super::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;

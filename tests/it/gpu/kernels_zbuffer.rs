@@ -1,7 +1,7 @@
 //! The GPU z-buffer (`kernels/zbuffer.wgsl`) against its CPU twin
 //! (`visibility::raster::raster_cpu`): instance-ID maps, depth keys and per-object counts must
 //! be identical, bit for bit, on fresh random scenes. The CPU twin itself is checked against
-//! hand-computed coverage in `tests/it/visibility_units.rs`.
+//! hand-computed coverage in `tests/it/visibility/visibility_units.rs`.
 //!
 //! Needs an adapter (lavapipe is enough); `DRIVEGEN_GPU_TESTS=no` skips. Random inputs are
 //! seeded from the clock; `DRIVEGEN_TEST_SEED` replays a printed seed.

@@ -1,0 +1,33 @@
+//! Weather: Snow (imagecorruptions' snow layer), Fog (diamond-square plasma fractal) and Rain
+//! (DriveBench's streak rasteriser), one file per kind as the kernels are named
+//! (`kernels/corrupt_snow_*`, `corrupt_fog_*`, `corrupt_rain_*`).
+//!
+//! Every stage here has a kernel of the same name in `kernels/corrupt_*.wgsl`; the f32
+//! arithmetic is written in the same order on both sides.
+
+mod fog;
+mod rain;
+mod snow;
+
+pub use fog::{fog_cpu, fog_level_element, fog_map_cpu, fog_value, FogLevel, FogPlan};
+pub use rain::{
+    mean_term, rain_cpu, rain_drop, rain_final, rain_mu, rain_streak, RainParams, RainPlan,
+};
+pub use snow::{
+    snow_composite, snow_cpu, snow_layer, snow_layer_rows, snow_noise, snow_zoomed, SnowParams,
+    SnowPlan,
+};
+
+/// Streams of the weather draws, kept in one table so that the kinds cannot share an id.
+pub const SNOW_NOISE: u32 = 0x0300;
+pub const SNOW_ANGLE: u32 = 0x0301;
+pub const FOG_NODE: u32 = 0x0400;
+pub const RAIN_SLANT: u32 = 0x0500;
+pub const RAIN_X: u32 = 0x0501;
+pub const RAIN_Y: u32 = 0x0502;
+
+/// The default config, for the tests of every kind.
+#[cfg(test)]
+fn test_config() -> super::config::CorruptConfig {
+    super::config::CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
+}
