@@ -19,6 +19,7 @@ pub mod memory;
 pub mod report;
 pub mod svg;
 
+use crate::config::StageConfig;
 use crate::store::lock::FolderLock;
 use crate::store::owner::Owned;
 use std::collections::BTreeMap;

@@ -890,6 +890,7 @@ fn rain_final_row_any(out: &mut [u8], blend: &[u32], mu: [f32; 3], contrast: f32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     /// The rain twin as first written: nine taps per pixel, one pixel at a time.
     fn rain_per_pixel(img: &RgbImage, plan: &RainPlan) -> RgbImage {

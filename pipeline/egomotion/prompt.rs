@@ -665,6 +665,7 @@ impl TrajectoryText {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn ten_of_thirty_one() {

@@ -1417,6 +1417,7 @@ pub fn definitions(q: Q, cfg: &MetavqaConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
     use crate::metavqa::graph::{ego_quad, KeptMark, Node};
     use crate::metavqa::relations::{bin, heading_sector, position, quad};
     use crate::metavqa::templates::render;

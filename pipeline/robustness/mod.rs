@@ -259,6 +259,7 @@ pub fn corrupt_view(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn settings_are_named_after_the_corruption_or_its_severity() {

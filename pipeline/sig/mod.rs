@@ -21,6 +21,7 @@ use arrow::ipc::reader::FileReader;
 pub use config::SigConfig;
 pub use frame::{SigFrame, SigObject};
 
+use crate::config::StageConfig;
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 

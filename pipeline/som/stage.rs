@@ -33,6 +33,7 @@ use super::draw::DrawMark;
 use super::font::mark_colour;
 use super::layout::{layout, MarkIn};
 use super::recipe::{self, MarkedImage};
+use crate::config::StageConfig;
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{self, IngestOptions, IngestSummary, SceneRules};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{carla, frenetix, waymo};
