@@ -22,9 +22,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array};
+use arrow::array::{ArrayRef, Float64Array, StringArray, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::ipc::reader::FileReader;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
@@ -190,41 +189,11 @@ enum Marked {
 type Kept = HashMap<(String, String), Vec<String>>;
 
 fn read_kept(path: &Path) -> Result<Kept> {
-    let file = crate::store::input::open(path)?;
-    let reader = FileReader::try_new(file, None)?;
-    let bad = |detail: String| Error::input(path, "visibility table", detail);
     let mut kept = Kept::new();
-    for batch in reader {
-        let batch = batch?;
-        let col = |name: &str| {
-            batch
-                .column_by_name(name)
-                .ok_or_else(|| bad(format!("no column {name}: not a visibility table")))
-        };
-        let strs = |name: &str| -> Result<StringArray> {
-            col(name)?
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .cloned()
-                .ok_or_else(|| bad(format!("column {name} is not a string column")))
-        };
-        let (scene, image, ann) = (
-            strs("scene_id")?,
-            strs("camera_frame_id")?,
-            strs("annotation_id")?,
-        );
-        let flags = col("kept")?
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .cloned()
-            .ok_or_else(|| bad("column kept is not boolean".into()))?;
-        for i in 0..batch.num_rows() {
-            if flags.is_valid(i) && flags.value(i) {
-                kept.entry((scene.value(i).to_string(), image.value(i).to_string()))
-                    .or_default()
-                    .push(ann.value(i).to_string());
-            }
-        }
+    for r in crate::visibility::table::read_kept(path)? {
+        kept.entry((r.scene_id, r.camera_frame_id))
+            .or_default()
+            .push(r.annotation_id);
     }
     Ok(kept)
 }

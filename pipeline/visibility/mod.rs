@@ -39,6 +39,7 @@ pub mod gpu;
 pub mod output;
 pub mod project;
 pub mod raster;
+pub mod table;
 
 pub use gpu::GpuRasteriser;
 
