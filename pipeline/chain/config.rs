@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::qa::record::Family;
 use crate::{Error, Result};
 
 /// The everything-config, embedded: what `drivegen demo` builds.
@@ -283,12 +284,12 @@ pub struct Stages {
 }
 
 /// Each QA family and the `[stages]` key (and step) that writes it, in family name order.
-const FAMILY_STAGES: [(&str, &str); 5] = [
-    ("drivebench", "corrupt"),
-    ("egodyn", "egomotion"),
-    ("metavqa", "metavqa"),
-    ("sig", "sig"),
-    ("stsbench", "stsbench"),
+const FAMILY_STAGES: [(Family, &str); 5] = [
+    (Family::Drivebench, "corrupt"),
+    (Family::Egodyn, "egomotion"),
+    (Family::Metavqa, "metavqa"),
+    (Family::Sig, "sig"),
+    (Family::Stsbench, "stsbench"),
 ];
 
 impl Stages {
@@ -309,7 +310,7 @@ impl Stages {
         FAMILY_STAGES
             .iter()
             .filter(|(_, stage)| self.on(stage))
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f.name())
             .collect()
     }
 
@@ -317,7 +318,7 @@ impl Stages {
     pub fn stage_of(&self, family: &str) -> &'static str {
         FAMILY_STAGES
             .iter()
-            .find(|(f, _)| *f == family)
+            .find(|(f, _)| f.name() == family)
             .map_or("unknown", |(_, stage)| stage)
     }
 }
@@ -570,7 +571,7 @@ impl BuildConfig {
             ));
         }
         for (family, b) in &self.balance {
-            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+            if Family::parse(family).is_none() {
                 return bad(format!(
                     "[balance.{family}]: unknown family (known: {})",
                     crate::qa::record::FAMILIES.join(", ")
@@ -615,7 +616,7 @@ impl BuildConfig {
             }
         }
         for (family, f) in &self.families {
-            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+            if Family::parse(family).is_none() {
                 return bad(format!(
                     "[families.{family}]: unknown family (known: {})",
                     crate::qa::record::FAMILIES.join(", ")
