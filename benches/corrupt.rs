@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, Throughput};
+use drivegen::config::StageConfig;
 use drivegen::corrupt::bench::test_image;
 use drivegen::corrupt::weather::{fog_map_cpu, FogPlan};
 use drivegen::corrupt::{apply_cpu, plan_frame, CorruptConfig, Corruption, View};

@@ -11,6 +11,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{criterion_group, Criterion, Throughput};
+use drivegen::config::StageConfig;
 use drivegen::egomotion::clips::{PoseSample, RawClip};
 use drivegen::egomotion::config::EgodynConfig;
 use drivegen::egomotion::Engine;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
+use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{IngestOptions, SceneRules};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{carla, frenetix, waymo};

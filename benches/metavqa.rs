@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput};
+use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
 use drivegen::metavqa::input::read_kept;
 use drivegen::metavqa::rollout::Rollouts;

@@ -10,6 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, Criterion, Throughput};
+use drivegen::config::StageConfig;
 use drivegen::qa::record::SplitMix64;
 use drivegen::stsbench::mine::mine_scene;
 use drivegen::stsbench::StsConfig;

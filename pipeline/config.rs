@@ -143,6 +143,70 @@ pub fn toml_hash<T: Serialize>(cfg: &T, what: &str) -> Result<String> {
     Ok(short_hash(&text))
 }
 
+/// How a stage config is serialised before [`short_hash`] hashes it. The form is part of the
+/// hash a config records, so each config keeps the one it has always used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashForm {
+    /// `toml::to_string` (see [`toml_hash`]).
+    Toml,
+    /// `toml::to_string_pretty`: the text `egomotion calibrate` writes.
+    PrettyToml,
+    /// `serde_json::to_string`.
+    Json,
+}
+
+/// A stage config: one file of `configs/`, embedded as the default, replaced whole by a user's
+/// file, validated after parsing, and hashed into every checkpoint, QA row and manifest that
+/// depends on it. Implementors name their file and errors and write [`StageConfig::validate`];
+/// loading, parsing and hashing are the same for all of them.
+pub trait StageConfig: Serialize + DeserializeOwned + Sized {
+    /// The embedded default (the file of `configs/`).
+    const DEFAULT_TOML: &'static str;
+    /// The name errors give the embedded default, e.g. `configs/som.toml (built in)`.
+    const DEFAULT_NAME: &'static str;
+    /// Names the config in errors of [`StageConfig::hash`], e.g. `som config`.
+    const WHAT: &'static str;
+    /// How [`StageConfig::hash`] serialises the config.
+    const HASH_FORM: HashForm = HashForm::Toml;
+
+    /// Fails with a message naming the bad key; `file` names the config in the error.
+    fn validate(&self, _file: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    /// Loads `path`, or the built-in default, and validates it.
+    fn load(path: Option<&Path>) -> Result<Self> {
+        load_validated(path, Self::DEFAULT_TOML, Self::DEFAULT_NAME, Self::validate)
+    }
+
+    /// The built-in default.
+    fn default_config() -> Result<Self> {
+        Self::load(None)
+    }
+
+    /// Parses and validates TOML text; `name` is shown in errors.
+    fn from_toml(text: &str, name: &Path) -> Result<Self> {
+        parse_validated(text, name, Self::validate)
+    }
+
+    /// A short stable hash of the config ([`short_hash`] of its [`StageConfig::HASH_FORM`]).
+    fn hash(&self) -> Result<String> {
+        let err = |detail: String| Error::Config {
+            file: Self::WHAT.into(),
+            detail,
+        };
+        match Self::HASH_FORM {
+            HashForm::Toml => toml_hash(self, Self::WHAT),
+            HashForm::PrettyToml => toml::to_string_pretty(self)
+                .map(|t| short_hash(&t))
+                .map_err(|e| err(e.to_string())),
+            HashForm::Json => serde_json::to_string(self)
+                .map(|t| short_hash(&t))
+                .map_err(|e| err(e.to_string())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +216,82 @@ mod tests {
     struct T {
         a: f64,
         sub: std::collections::BTreeMap<String, Vec<f64>>,
+    }
+
+    /// The hash of every stage config's built-in default, pinned: checkpoint keys, QA rows and
+    /// manifests record these, so a change here is a change of behaviour, not a refactor.
+    #[test]
+    fn default_config_hashes_are_pinned() {
+        let got = [
+            (
+                "egodyn",
+                crate::egomotion::config::EgodynConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "stsbench",
+                crate::stsbench::config::StsConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "metavqa",
+                crate::metavqa::config::MetavqaConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "som",
+                crate::som::config::SomConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "sig",
+                crate::sig::config::SigConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "corrupt",
+                crate::corrupt::config::CorruptConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "visibility",
+                crate::visibility::config::VisibilityConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+            (
+                "sources",
+                crate::ingest::sources::SourcesConfig::load(None)
+                    .unwrap()
+                    .hash()
+                    .unwrap(),
+            ),
+        ];
+        let want: [(&str, &str); 8] = [
+            ("egodyn", "20c0f260a71660b2"),
+            ("stsbench", "524fddfe401b759d"),
+            ("metavqa", "dc8b501588ed2940"),
+            ("som", "7d4a7015837590e9"),
+            ("sig", "7ab536343b837038"),
+            ("corrupt", "9d1a219015c40519"),
+            ("visibility", "18f37dd3f979ba85"),
+            ("sources", "fa98beb4a2c41057"),
+        ];
+        let got: Vec<(&str, &str)> = got.iter().map(|(k, h)| (*k, h.as_str())).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

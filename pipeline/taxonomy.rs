@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
@@ -12,7 +12,7 @@ use crate::{Error, Result};
 pub const DEFAULT_TOML: &str = include_str!("../configs/taxonomy.toml");
 
 /// Category → class maps per source.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Taxonomy {
     pub classes: Vec<String>,
@@ -25,14 +25,10 @@ pub struct Taxonomy {
     pub carla: BTreeMap<String, String>,
 }
 
-impl Taxonomy {
-    /// Loads `path`, or the embedded default.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        let t: Taxonomy =
-            crate::config::load_or_default(path, DEFAULT_TOML, "configs/taxonomy.toml")?;
-        t.validate(path.unwrap_or(Path::new("configs/taxonomy.toml")))?;
-        Ok(t)
-    }
+impl crate::config::StageConfig for Taxonomy {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = "configs/taxonomy.toml";
+    const WHAT: &'static str = "configs/taxonomy.toml";
 
     fn validate(&self, file: &Path) -> Result<()> {
         let known = |c: &String| self.classes.contains(c);
@@ -50,7 +46,9 @@ impl Taxonomy {
             None => Ok(()),
         }
     }
+}
 
+impl Taxonomy {
     fn map(&self, table: &BTreeMap<String, String>, category: &str) -> (String, bool) {
         match table.get(category) {
             Some(c) => (c.clone(), true),
@@ -90,6 +88,7 @@ impl Taxonomy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn default_covers_all_23_nuscenes_categories() {

@@ -15,6 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::config::StageConfig;
 use crate::geometry::{quat_from_yaw, wxyz};
 use crate::store::Pose;
 use crate::synth::rig::CAMERAS;

@@ -2,6 +2,7 @@
 //! release with its audit, the contact sheet, the viewer, `validate` and the manifest's build
 //! record.
 
+use crate::config::StageConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

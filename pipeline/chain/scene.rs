@@ -1,6 +1,7 @@
 //! The per-scene steps: their keys and folders (planned before anything runs, so a merge can
 //! find every shard's outputs) and the steps themselves, one stage each, over one store.
 
+use crate::config::StageConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! Where a build's scenes come from: the synthetic corpus written in a source layout, or a
 //! dataset root, ingested into the store (one checkpointed step each), or a store as it is.
 
+use crate::config::StageConfig;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;

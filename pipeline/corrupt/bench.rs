@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::photometric::HsvParams;
 use super::run::encode_like;
 use super::{apply_cpu, plan_frame, CorruptConfig, Corruption, Plan, View};
+use crate::config::StageConfig;
 use crate::gpu::Gpu;
 use crate::{Error, Result};
 

@@ -513,6 +513,7 @@ fn round_row_any(out: &mut [u8], from: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     fn random_image(w: u32, h: u32, seed: u64) -> RgbImage {
         let mut state = seed | 1;

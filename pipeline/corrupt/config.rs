@@ -253,21 +253,6 @@ impl Check<'_> {
 }
 
 impl CorruptConfig {
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// The built-in default.
-    pub fn default_config() -> Result<Self> {
-        Self::load(None)
-    }
-
-    /// Parses and validates TOML text; `name` is shown in errors.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
     /// The default severity of every corruption, by [`super::Corruption`].
     pub fn default_severity(&self, c: super::Corruption) -> u8 {
         use super::Corruption as C;
@@ -288,30 +273,6 @@ impl CorruptConfig {
             C::ColorQuant => self.color_quant.default_severity,
             C::H265 => self.h265.default_severity,
         }
-    }
-
-    /// Refuses the first value the algorithms cannot use, naming its key. The checks go
-    /// through the tables in the file's order, one helper per group of corruptions, so the
-    /// key reported for a file with several bad values stays the same.
-    pub fn validate(&self, file: &Path) -> Result<()> {
-        let c = Check { file };
-        for k in super::Corruption::ALL {
-            c.severity(
-                &format!("{}.default_severity", k.name()),
-                self.default_severity(k),
-            )?;
-        }
-        c.ok(
-            (1..=100).contains(&self.output.jpeg_quality),
-            "output.jpeg_quality",
-            "must be in 1..=100",
-        )?;
-        self.check_light(&c)?;
-        self.check_weather(&c)?;
-        self.check_lens(&c)?;
-        self.check_sensor_and_colour(&c)?;
-        self.check_blur(&c)?;
-        self.check_digital(&c)
     }
 
     /// The checks of brightness and dark.
@@ -516,5 +477,35 @@ impl CorruptConfig {
             1_000_000,
         )?;
         Ok(())
+    }
+}
+
+impl crate::config::StageConfig for CorruptConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "corrupt config";
+
+    /// Refuses the first value the algorithms cannot use, naming its key. The checks go
+    /// through the tables in the file's order, one helper per group of corruptions, so the
+    /// key reported for a file with several bad values stays the same.
+    fn validate(&self, file: &Path) -> Result<()> {
+        let c = Check { file };
+        for k in super::Corruption::ALL {
+            c.severity(
+                &format!("{}.default_severity", k.name()),
+                self.default_severity(k),
+            )?;
+        }
+        c.ok(
+            (1..=100).contains(&self.output.jpeg_quality),
+            "output.jpeg_quality",
+            "must be in 1..=100",
+        )?;
+        self.check_light(&c)?;
+        self.check_weather(&c)?;
+        self.check_lens(&c)?;
+        self.check_sensor_and_colour(&c)?;
+        self.check_blur(&c)?;
+        self.check_digital(&c)
     }
 }

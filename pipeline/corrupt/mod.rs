@@ -469,6 +469,7 @@ pub fn apply_cpu(img: &RgbImage, plan: &Plan) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn to_u8_truncates_clamps_and_maps_nan_to_zero() {

@@ -323,6 +323,7 @@ pub fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn view_choices() {

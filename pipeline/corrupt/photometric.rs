@@ -543,6 +543,7 @@ fn dark_finish(plan: &DarkPlan, key: Key, count: u32, counter: u32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     fn cfg() -> CorruptConfig {
         CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))

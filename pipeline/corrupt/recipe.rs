@@ -20,6 +20,7 @@ use super::config::CorruptConfig;
 use super::output::{schema, to_batch, CorruptionRow};
 use super::rng::Key;
 use super::{apply_cpu, check_severity, view_plan, Corruption, Plan, View};
+use crate::config::StageConfig;
 use crate::gpu::Gpu;
 use crate::{Error, Result};
 

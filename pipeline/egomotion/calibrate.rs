@@ -21,6 +21,7 @@ use super::oracle::consistency::{violations, RULES};
 use super::oracle::inputs::Input;
 use super::oracle::{Oracle, Rule};
 use super::Engine;
+use crate::config::StageConfig;
 use crate::store::atomic::write_atomic;
 use crate::store::Store;
 use crate::{Error, Result};

@@ -206,21 +206,6 @@ pub struct QuestionConfig {
 }
 
 impl EgodynConfig {
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// The built-in default.
-    pub fn default_config() -> Result<Self> {
-        Self::load(None)
-    }
-
-    /// Parses and validates TOML text.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
     /// The config as TOML (what `calibrate` writes).
     pub fn to_toml(&self) -> Result<String> {
         toml::to_string_pretty(self).map_err(|e| Error::Config {
@@ -229,21 +214,22 @@ impl EgodynConfig {
         })
     }
 
-    /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form),
-    /// recorded in every QA row so labels can be traced to their thresholds.
-    pub fn hash(&self) -> Result<String> {
-        Ok(crate::config::short_hash(&self.to_toml()?))
-    }
-
     /// The number of grid samples for a clip of `duration` seconds: ceil(duration·rate) + 1,
     /// where a product within 1e-9 of an integer counts as that integer (so float noise in the
     /// duration cannot add a sample).
     pub fn grid_samples(&self, duration: f64) -> usize {
         grid_samples(duration, self.clips.sampling_hz)
     }
+}
+
+impl crate::config::StageConfig for EgodynConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "egodyn config";
+    const HASH_FORM: crate::config::HashForm = crate::config::HashForm::PrettyToml;
 
     /// Fails with a message naming the bad key.
-    pub fn validate(&self, file: &Path) -> Result<()> {
+    fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| Error::Config {
             file: file.to_path_buf(),
             detail,

@@ -32,6 +32,7 @@ use self::config::EgodynConfig;
 use self::kinematics::{Features, Kinematics, Processor};
 use self::oracle::Oracle;
 use self::prompt::TrajectoryText;
+use crate::config::StageConfig;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{SceneData, Store};
 use crate::{Error, Result};

@@ -200,6 +200,7 @@ impl TrajectoryText {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn ten_of_thirty_one() {

@@ -50,13 +50,12 @@ pub struct FrenetixRules {
     pub velocity_column: String,
 }
 
-impl SourcesConfig {
-    /// Loads `path`, or the embedded default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        let c: Self = crate::config::load_or_default(path, DEFAULT_TOML, "configs/sources.toml")?;
-        c.validate(path.unwrap_or(Path::new("configs/sources.toml")))?;
-        Ok(c)
-    }
+impl crate::config::StageConfig for SourcesConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = "configs/sources.toml";
+    const WHAT: &'static str = "configs/sources.toml";
+    /// A short hash of the effective rules (first 8 bytes of SHA-256 of their JSON form).
+    const HASH_FORM: crate::config::HashForm = crate::config::HashForm::Json;
 
     fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| {
@@ -92,20 +91,12 @@ impl SourcesConfig {
         }
         Ok(())
     }
-
-    /// A short hash of the effective rules (first 8 bytes of SHA-256 of their JSON form).
-    pub fn hash(&self) -> Result<String> {
-        let text = serde_json::to_string(self).map_err(|e| Error::Config {
-            file: "configs/sources.toml".into(),
-            detail: e.to_string(),
-        })?;
-        Ok(crate::config::short_hash(&text))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn default_loads_and_bad_values_are_refused() {

@@ -93,26 +93,6 @@ pub struct ActionConfig {
 }
 
 impl MetavqaConfig {
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// The built-in default.
-    pub fn default_config() -> Result<Self> {
-        Self::load(None)
-    }
-
-    /// Parses and validates TOML text.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
-    /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
-    pub fn hash(&self) -> Result<String> {
-        crate::config::toml_hash(self, "metavqa config")
-    }
-
     /// The weight of a question type (present for every type after validation).
     pub fn weight(&self, t: QuestionType) -> f64 {
         self.weights.get(t.name()).copied().unwrap_or(0.0)
@@ -121,19 +101,6 @@ impl MetavqaConfig {
     /// The display name of a unified class (the class itself when unnamed).
     pub fn class_name<'a>(&'a self, class: &'a str) -> &'a str {
         self.class_names.get(class).map_or(class, String::as_str)
-    }
-
-    /// Fails with a message naming the bad key.
-    pub fn validate(&self, file: &Path) -> Result<()> {
-        self.check_numbers()
-            .and_then(|()| self.check_bins())
-            .and_then(|()| self.check_rules())
-            .and_then(|()| self.check_rollout())
-            .and_then(|()| self.check_weights())
-            .map_err(|detail| Error::Config {
-                file: file.to_path_buf(),
-                detail,
-            })
     }
 
     /// The scalar lengths, thresholds and rollout limits: positive, or at least finite and ≥ 0
@@ -308,6 +275,25 @@ impl MetavqaConfig {
     }
 }
 
+impl crate::config::StageConfig for MetavqaConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "metavqa config";
+
+    /// Fails with a message naming the bad key.
+    fn validate(&self, file: &Path) -> Result<()> {
+        self.check_numbers()
+            .and_then(|()| self.check_bins())
+            .and_then(|()| self.check_rules())
+            .and_then(|()| self.check_rollout())
+            .and_then(|()| self.check_weights())
+            .map_err(|detail| Error::Config {
+                file: file.to_path_buf(),
+                detail,
+            })
+    }
+}
+
 /// One group of checks: the detail of the first failure.
 type Check = std::result::Result<(), String>;
 
@@ -319,6 +305,7 @@ fn positive(v: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn default_loads_and_bad_values_are_named() {

@@ -268,6 +268,7 @@ pub fn simulate(cfg: &MetavqaConfig, steer: f64, throttle: f64, v0: f64, max_ste
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn straight_rollout_by_hand() {

@@ -43,6 +43,7 @@ use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
 use super::templates::{refs, render};
 use super::types::QuestionType;
+use crate::config::StageConfig;
 use crate::gpu::Device;
 use crate::images::ImageReader;
 use crate::qa::record::{self, QaRecord, SplitMix64};

@@ -19,8 +19,55 @@ use super::prompt::{Layout, Prompt};
 use crate::store::schema::list_utf8;
 use crate::{Error, Result};
 
-/// The families of questions.
+/// The families of questions, by name ([`Family::name`], in [`Family::ALL`]'s order).
 pub const FAMILIES: [&str; 5] = ["egodyn", "metavqa", "stsbench", "sig", "drivebench"];
+
+/// A family of questions: the `family` column of every QA row and the family keys of a build
+/// config. Serialised as its snake_case name (the strings of [`FAMILIES`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Egodyn,
+    Metavqa,
+    Stsbench,
+    Sig,
+    Drivebench,
+}
+
+impl Family {
+    /// Every family, in [`FAMILIES`]'s order.
+    pub const ALL: [Family; 5] = [
+        Family::Egodyn,
+        Family::Metavqa,
+        Family::Stsbench,
+        Family::Sig,
+        Family::Drivebench,
+    ];
+
+    /// The name rows, configs and folders use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Egodyn => "egodyn",
+            Family::Metavqa => "metavqa",
+            Family::Stsbench => "stsbench",
+            Family::Sig => "sig",
+            Family::Drivebench => "drivebench",
+        }
+    }
+
+    /// The family named `name` (exactly, as [`Family::name`] spells it).
+    pub fn parse(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One question, in the columns every family shares.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -622,6 +669,18 @@ pub fn check_invariants(records: &[QaRecord]) -> std::result::Result<(), Vec<Str
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn family_names_are_the_family_list() {
+        assert_eq!(Family::ALL.map(Family::name), FAMILIES);
+        for f in Family::ALL {
+            assert_eq!(Family::parse(f.name()), Some(f));
+            let json = serde_json::to_string(&f).unwrap();
+            assert_eq!(json, format!("\"{}\"", f.name()));
+            assert_eq!(serde_json::from_str::<Family>(&json).unwrap(), f);
+        }
+        assert_eq!(Family::parse("EgoDyn"), None);
+    }
 
     fn rec(i: usize) -> QaRecord {
         let mut r = QaRecord {

@@ -116,20 +116,19 @@ impl RobustnessOptions {
 
 /// Refuses a family that cannot be re-asked, saying why.
 pub fn check_family(f: &str) -> std::result::Result<(), String> {
-    if f == "drivebench" {
-        return Err(
+    use crate::qa::record::Family;
+    match Family::parse(f) {
+        Some(Family::Drivebench) => Err(
             "drivebench questions ask which corruption an image shows; they cannot be \
                     asked again under another one"
                 .into(),
-        );
-    }
-    if !FAMILIES.contains(&f) {
-        return Err(format!(
+        ),
+        Some(k) if FAMILIES.contains(&k.name()) => Ok(()),
+        _ => Err(format!(
             "unknown family {f:?} (known: {})",
             FAMILIES.join(", ")
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// `all` or a comma-separated list of families (each checked by [`check_family`]).
@@ -259,6 +258,7 @@ pub fn corrupt_view(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn settings_are_named_after_the_corruption_or_its_severity() {

@@ -77,20 +77,12 @@ pub struct SigConfig {
     pub metrics: Metrics,
 }
 
-impl SigConfig {
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
+impl crate::config::StageConfig for SigConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "sig config";
 
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
-    pub fn hash(&self) -> Result<String> {
-        crate::config::toml_hash(self, "sig config")
-    }
-
-    pub fn validate(&self, file: &Path) -> Result<()> {
+    fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| Error::Config {
             file: file.to_path_buf(),
             detail,

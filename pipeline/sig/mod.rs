@@ -15,12 +15,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
-use arrow::ipc::reader::FileReader;
-
 pub use config::SigConfig;
 pub use frame::{SigFrame, SigObject};
 
+use crate::config::StageConfig;
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 
@@ -81,64 +79,17 @@ struct Kept {
 }
 
 fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
-    let file = crate::store::input::open(path)?;
-    let reader =
-        FileReader::try_new(file, None).map_err(|e| Error::input(path, "arrow", e.to_string()))?;
-    let bad = |d: String| Error::input(path, "schema", d);
     let mut out: HashMap<String, Vec<Kept>> = HashMap::new();
-    for batch in reader {
-        let batch = batch?;
-        fn col<'a, A: 'static>(
-            b: &'a arrow::array::RecordBatch,
-            n: &str,
-        ) -> std::result::Result<&'a A, String> {
-            b.column_by_name(n)
-                .ok_or_else(|| format!("no column {n}: not a visibility table"))?
-                .as_any()
-                .downcast_ref::<A>()
-                .ok_or_else(|| format!("column {n} has the wrong type"))
-        }
-        let s = |n: &str| col::<StringArray>(&batch, n).map_err(bad);
-        let f = |n: &str| col::<Float64Array>(&batch, n).map_err(bad);
-        let (scene, camera, image, ann) = (
-            s("scene_id")?,
-            s("camera")?,
-            s("camera_frame_id")?,
-            s("annotation_id")?,
-        );
-        let frame = col::<UInt32Array>(&batch, "frame_idx").map_err(bad)?;
-        let kept = col::<BooleanArray>(&batch, "kept").map_err(bad)?;
-        let am = [
-            f("amodal_x0")?,
-            f("amodal_y0")?,
-            f("amodal_x1")?,
-            f("amodal_y1")?,
-        ];
-        let mo = [
-            f("modal_x0")?,
-            f("modal_y0")?,
-            f("modal_x1")?,
-            f("modal_y1")?,
-        ];
-        for i in 0..batch.num_rows() {
-            if !(kept.is_valid(i) && kept.value(i)) {
-                continue;
-            }
-            let bbox = if mo.iter().all(|c| c.is_valid(i)) {
-                mo.map(|c| c.value(i))
-            } else {
-                am.map(|c| c.value(i))
-            };
-            out.entry(scene.value(i).to_string())
-                .or_default()
-                .push(Kept {
-                    frame_idx: frame.value(i),
-                    camera: camera.value(i).to_string(),
-                    camera_frame_id: image.value(i).to_string(),
-                    annotation_id: ann.value(i).to_string(),
-                    bbox,
-                });
-        }
+    for r in crate::visibility::table::read_kept(path)? {
+        // A null in the (non-nullable) amodal box reads as 0, as the table's null slots do.
+        let bbox = r.modal.or(r.amodal).unwrap_or_default();
+        out.entry(r.scene_id).or_default().push(Kept {
+            frame_idx: r.frame_idx,
+            camera: r.camera,
+            camera_frame_id: r.camera_frame_id,
+            annotation_id: r.annotation_id,
+            bbox,
+        });
     }
     Ok(out)
 }

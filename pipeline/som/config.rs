@@ -50,29 +50,15 @@ impl SomConfig {
             box_kind: self.draw.box_kind,
         }
     }
+}
 
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// The built-in default.
-    pub fn default_config() -> Result<Self> {
-        Self::load(None)
-    }
-
-    /// Parses and validates TOML text.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
-    /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
-    pub fn hash(&self) -> Result<String> {
-        crate::config::toml_hash(self, "som config")
-    }
+impl crate::config::StageConfig for SomConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "som config";
 
     /// Fails with a message naming the bad key.
-    pub fn validate(&self, file: &Path) -> Result<()> {
+    fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| {
             Err(Error::Config {
                 file: file.to_path_buf(),
@@ -115,6 +101,7 @@ impl DrawConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn default_loads_and_bad_values_are_named() {

@@ -234,6 +234,7 @@ fn grid_search(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
     use crate::som::SomConfig;
 
     #[test]

@@ -34,6 +34,7 @@ use super::font::mark_colour;
 use super::kept;
 use super::layout::{layout, MarkIn};
 use super::recipe::{self, MarkedImage};
+use crate::config::StageConfig;
 use crate::gpu::{Device, Gpu};
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;

@@ -157,21 +157,6 @@ pub struct StsConfig {
 }
 
 impl StsConfig {
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// Parses and validates TOML text.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
-    /// A short stable hash (first 16 hex digits of SHA-256 of the TOML form).
-    pub fn hash(&self) -> Result<String> {
-        crate::config::toml_hash(self, "stsbench config")
-    }
-
     /// The coarse class of a unified class.
     pub fn kind_of(&self, class: &str) -> Kind {
         if self.classes.vehicle.iter().any(|c| c == class) {
@@ -201,9 +186,15 @@ impl StsConfig {
         .into_iter()
         .fold(0.0, f64::max)
     }
+}
+
+impl crate::config::StageConfig for StsConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "stsbench config";
 
     /// Fails with a message naming the bad key.
-    pub fn validate(&self, file: &Path) -> Result<()> {
+    fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| Error::Config {
             file: file.to_path_buf(),
             detail,

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use catalog::{Role, Scenario};
 pub use config::StsConfig;
 
+use crate::config::StageConfig;
 use crate::maplayers::MapLayers;
 use crate::store::{CameraRow, Store};
 use crate::tracks::{scene_tracks, Track};

@@ -61,29 +61,13 @@ pub struct FilterConfig {
     pub min_visible_fraction: f64,
 }
 
-impl VisibilityConfig {
-    /// Loads `path`, or the built-in default, and validates it.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        crate::config::load_validated(path, DEFAULT_TOML, DEFAULT_NAME, Self::validate)
-    }
-
-    /// The built-in default.
-    pub fn default_config() -> Result<Self> {
-        Self::load(None)
-    }
-
-    /// Parses and validates TOML text.
-    pub fn from_toml(text: &str, name: &Path) -> Result<Self> {
-        crate::config::parse_validated(text, name, Self::validate)
-    }
-
-    /// A short stable hash of the config (first 16 hex digits of SHA-256 of its TOML form).
-    pub fn hash(&self) -> Result<String> {
-        crate::config::toml_hash(self, "visibility config")
-    }
+impl crate::config::StageConfig for VisibilityConfig {
+    const DEFAULT_TOML: &'static str = DEFAULT_TOML;
+    const DEFAULT_NAME: &'static str = DEFAULT_NAME;
+    const WHAT: &'static str = "visibility config";
 
     /// Fails with a message naming the bad key.
-    pub fn validate(&self, file: &Path) -> Result<()> {
+    fn validate(&self, file: &Path) -> Result<()> {
         let bad = |detail: String| Error::Config {
             file: file.to_path_buf(),
             detail,

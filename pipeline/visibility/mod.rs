@@ -39,6 +39,7 @@ pub mod gpu;
 pub mod output;
 pub mod project;
 pub mod raster;
+pub mod table;
 
 pub use gpu::GpuRasteriser;
 
@@ -54,6 +55,7 @@ use self::filters::{FilterInput, RejectReason};
 use self::output::VisRow;
 use self::project::{project_box_into, BoxGeom, Camera, Projection};
 use self::raster::{CpuRasteriser, Grid, RasterJob, RasterOut, Rasteriser, Tri, MAX_SIDE};
+use crate::config::StageConfig;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};

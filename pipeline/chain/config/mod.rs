@@ -179,7 +179,7 @@ impl BuildConfig {
             ));
         }
         for (family, b) in &self.balance {
-            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+            if crate::qa::record::Family::parse(family).is_none() {
                 return bad(format!(
                     "[balance.{family}]: unknown family (known: {})",
                     crate::qa::record::FAMILIES.join(", ")
@@ -224,7 +224,7 @@ impl BuildConfig {
             }
         }
         for (family, f) in &self.families {
-            if !crate::qa::record::FAMILIES.contains(&family.as_str()) {
+            if crate::qa::record::Family::parse(family).is_none() {
                 return bad(format!(
                     "[families.{family}]: unknown family (known: {})",
                     crate::qa::record::FAMILIES.join(", ")

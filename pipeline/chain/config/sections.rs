@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::formats::Format;
 use crate::gpu::DeviceChoice;
+use crate::qa::record::Family;
 use crate::Result;
 /// `[robustness]`: which families' questions are asked again, under which corruptions and
 /// severities, and how many per family. The release also writes the text-only control, the
@@ -224,12 +225,12 @@ pub struct Stages {
 }
 
 /// Each QA family and the `[stages]` key (and step) that writes it, in family name order.
-const FAMILY_STAGES: [(&str, &str); 5] = [
-    ("drivebench", "corrupt"),
-    ("egodyn", "egomotion"),
-    ("metavqa", "metavqa"),
-    ("sig", "sig"),
-    ("stsbench", "stsbench"),
+const FAMILY_STAGES: [(Family, &str); 5] = [
+    (Family::Drivebench, "corrupt"),
+    (Family::Egodyn, "egomotion"),
+    (Family::Metavqa, "metavqa"),
+    (Family::Sig, "sig"),
+    (Family::Stsbench, "stsbench"),
 ];
 
 impl Stages {
@@ -250,7 +251,7 @@ impl Stages {
         FAMILY_STAGES
             .iter()
             .filter(|(_, stage)| self.on(stage))
-            .map(|(f, _)| *f)
+            .map(|(f, _)| f.name())
             .collect()
     }
 
@@ -258,7 +259,7 @@ impl Stages {
     pub fn stage_of(&self, family: &str) -> &'static str {
         FAMILY_STAGES
             .iter()
-            .find(|(f, _)| *f == family)
+            .find(|(f, _)| f.name() == family)
             .map_or("unknown", |(_, stage)| stage)
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::corrupt::run::{self as corrupt_run, CorruptOptions, Input};
 use drivegen::corrupt::CorruptConfig;
 use drivegen::gpu::{Device, DeviceChoice};

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::formats::Format;
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{IngestSummary, Request};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::som::SomConfig;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
 use drivegen::release::{
     self, ImageMode, ReleaseOptions, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,

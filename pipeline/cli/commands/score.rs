@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::{score, Error, Result};
 
 #[derive(Debug, Args)]

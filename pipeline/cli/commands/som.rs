@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::som::SomConfig;
 use drivegen::Result;

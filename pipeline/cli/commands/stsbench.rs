@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use drivegen::config::StageConfig;
 use drivegen::stsbench::{StsConfig, StsOptions};
 use drivegen::Result;
 

@@ -1,6 +1,7 @@
 //! `drivegen visibility`: project every box into every keyframe camera and measure its
 //! z-buffer visibility.
 
+use drivegen::config::StageConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -29,5 +29,6 @@ pub const RAIN_Y: u32 = 0x0502;
 /// The default config, for the tests of every kind.
 #[cfg(test)]
 fn test_config() -> super::config::CorruptConfig {
+    use crate::config::StageConfig;
     super::config::CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
 }

@@ -298,6 +298,7 @@ impl Gen<'_> {
 mod tests {
     use super::words::action_words;
     use super::*;
+    use crate::config::StageConfig;
     use crate::metavqa::graph::{ego_quad, KeptMark, Node};
     use crate::metavqa::relations::{bin, heading_sector, position, quad};
     use crate::metavqa::templates::render;

@@ -269,6 +269,7 @@ pub fn definitions(q: Q, cfg: &MetavqaConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::StageConfig;
 
     #[test]
     fn definitions_state_the_config_values() {

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+
 pub mod build_config;
 pub mod built;
 pub mod cli;
@@ -7,6 +8,8 @@ pub mod nusc_fixture;
 pub mod oracle;
 pub mod random;
 pub mod raster;
+
+use drivegen::config::StageConfig;
 
 /// The 12 edges of a box, by corner index (`Box.corners()` order: the four corners of one end,
 /// then the other end's in the same order).

@@ -2,6 +2,7 @@
 //! bitstream filter). Skipped with a message when ffmpeg is missing, unless
 //! `DRIVEGEN_REQUIRE_ORACLES=1`.
 
+use drivegen::config::StageConfig;
 use drivegen::corrupt::codec::{apply_codec, apply_codec_with, find_ffmpeg};
 use drivegen::corrupt::{CorruptConfig, Corruption};
 use image::RgbImage;

@@ -10,6 +10,7 @@ use crate::common;
 
 use common::gpu::gpu;
 use common::random::{seed, Rng};
+use drivegen::config::StageConfig;
 use drivegen::corrupt::gpu::apply_gpu;
 use drivegen::corrupt::{apply_cpu, plan_frame, CorruptConfig, Corruption, View};
 use image::RgbImage;

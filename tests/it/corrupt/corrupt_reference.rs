@@ -15,6 +15,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use drivegen::config::StageConfig;
 use drivegen::corrupt::{apply_cpu, plan_frame, CorruptConfig, Corruption, View};
 use image::RgbImage;
 

@@ -5,6 +5,7 @@ use super::support;
 
 use std::path::PathBuf;
 
+use drivegen::config::StageConfig;
 use drivegen::egomotion::calibrate::{self, alpha_levels};
 use drivegen::egomotion::config::EgodynConfig;
 use drivegen::egomotion::kinematics::percentile;

@@ -11,6 +11,7 @@ use super::support;
 
 use std::collections::BTreeMap;
 
+use drivegen::config::StageConfig;
 use drivegen::egomotion::clips::grid;
 use drivegen::egomotion::config::EgodynConfig;
 use drivegen::egomotion::kinematics::{features, Features, Kinematics};

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, Float64Array, ListArray, RecordBatch, StringArray, StructArray};
 use arrow::ipc::reader::FileReader;
+use drivegen::config::StageConfig;
 use drivegen::egomotion::config::{Anchoring, EgodynConfig};
 use drivegen::egomotion::{self, output, CLIPS_FILE, QA_FILE, REJECTS_FILE};
 use drivegen::qa::{check_invariants, from_batch, QaRecord};

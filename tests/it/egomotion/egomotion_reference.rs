@@ -7,6 +7,7 @@ use crate::common::oracle;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use drivegen::config::StageConfig;
 use drivegen::egomotion::clips::{PoseSample, RawClip};
 use drivegen::egomotion::config::EgodynConfig;
 use drivegen::egomotion::kinematics::Features;

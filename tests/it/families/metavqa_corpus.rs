@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use arrow::array::StringArray;
 use arrow::ipc::reader::FileReader;
+use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
 use drivegen::metavqa::graph::KeptMark;
 use drivegen::metavqa::input::KeptRow;

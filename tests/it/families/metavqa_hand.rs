@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use drivegen::config::StageConfig;
 use drivegen::metavqa::graph::{ego_quad, KeptMark, Node, SceneGraph};
 use drivegen::metavqa::rollout::Rollouts;
 use drivegen::metavqa::stage::image_questions;

@@ -8,6 +8,7 @@ use std::io::Write;
 
 use arrow::array::{Array, StringArray};
 use arrow::ipc::reader::FileReader;
+use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::sig::{run, SigConfig, SigOptions, FRAMES_FILE, QA_FILE};
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};

@@ -3,6 +3,7 @@
 
 use crate::common;
 
+use drivegen::config::StageConfig;
 use drivegen::score::sig::{hungarian, mlsm, parse_key, parse_sig, srd, srgs};
 use drivegen::sig::config::Binning;
 use drivegen::sig::frame::{build, Candidate};

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, StringArray};
 use arrow::ipc::reader::FileReader;
+use drivegen::config::StageConfig;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use drivegen::stsbench::{run, StsConfig, StsOptions, QA_FILE};
 

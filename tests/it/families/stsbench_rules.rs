@@ -2,6 +2,7 @@
 //! its thresholds (the default `configs/stsbench.toml`), with the expected verdicts derived by
 //! hand in the comments, including the three published bugs that are fixed.
 
+use drivegen::config::StageConfig;
 use drivegen::maplayers::{MapLayers, Polygon};
 use drivegen::stsbench::catalog::Scenario::{self, *};
 use drivegen::stsbench::mine::{merge_runs, mine_scene, verified_negatives, window_starts};

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
+use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
 use drivegen::store::Store;
 

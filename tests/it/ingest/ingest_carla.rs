@@ -6,6 +6,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use drivegen::config::StageConfig;
 use drivegen::geometry::{box_corners, wrap_pi, yaw_of};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{carla, frenetix};

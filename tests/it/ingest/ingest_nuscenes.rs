@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use common::cli::bin;
 use common::nusc_fixture::*;
+use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions, SceneRules};
 use drivegen::ingest::IngestSummary;
 use drivegen::store::paths::Links;

@@ -7,6 +7,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use drivegen::config::StageConfig;
 use drivegen::geometry::{wrap_pi, yaw_of};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::waymo;

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use drivegen::config::StageConfig;
 use drivegen::corrupt::run as cr;
 use drivegen::release::ReleaseOptions;
 use drivegen::visibility::VisibilityOptions;

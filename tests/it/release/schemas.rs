@@ -6,6 +6,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use drivegen::config::StageConfig;
 use drivegen::store::schema::schema_json;
 use drivegen::store::{Store, Table};
 

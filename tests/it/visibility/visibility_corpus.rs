@@ -13,6 +13,7 @@ use arrow::array::{Array, BooleanArray, Float64Array, ListArray, StringArray, UI
 use arrow::ipc::reader::FileReader;
 use common::gpu::gpu;
 use common::oracle;
+use drivegen::config::StageConfig;
 use drivegen::store::rejects::RejectLog;
 use drivegen::store::schema::schema_json;
 use drivegen::store::{ObjectRow, Store, StoreWriter};

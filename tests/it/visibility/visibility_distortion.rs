@@ -18,6 +18,7 @@ use crate::common;
 use common::gpu::gpu;
 use common::random::{seed, Rng};
 use common::raster::assert_same;
+use drivegen::config::StageConfig;
 use drivegen::geometry::{quat_wxyz, wxyz};
 use drivegen::som::SomConfig;
 use drivegen::store::Pose;

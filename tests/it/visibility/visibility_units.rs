@@ -7,6 +7,7 @@ use crate::common;
 use std::path::Path;
 
 use common::random::Rng;
+use drivegen::config::StageConfig;
 use drivegen::store::Pose;
 use drivegen::visibility::config::VisibilityConfig;
 use drivegen::visibility::filters::{evaluate, FilterInput, RejectReason};

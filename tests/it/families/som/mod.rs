@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use common::gpu::gpu;
 use common::random::{seed, Rng};
+use drivegen::config::StageConfig;
 use drivegen::som::config::DrawConfig;
 use drivegen::som::draw::{draw_cpu, draw_gpu, pack, DrawMark, BLACK};
 use drivegen::som::font::{mark_colour, DIGITS};

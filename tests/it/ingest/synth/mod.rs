@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use drivegen::config::StageConfig;
 use drivegen::formats::nuscenes::*;
 use drivegen::geometry::{pose, yaw_of};
 use drivegen::synth::render::{nearest_class, saturation_of};

@@ -75,6 +75,7 @@ use std::path::{Path, PathBuf};
 use arrow::array::{Array, BooleanArray, Float64Array, StringArray, UInt32Array};
 use arrow::ipc::reader::FileReader;
 
+use drivegen::config::StageConfig;
 use drivegen::egomotion::config::{Anchoring, EgodynConfig, PoseSource};
 use drivegen::geometry::{wrap_pi, yaw_of};
 use drivegen::ingest::nuscenes::{IngestOptions, SceneRules};
