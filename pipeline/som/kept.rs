@@ -61,13 +61,13 @@ fn convert(r: &KeptRow) -> std::result::Result<Kept, &'static str> {
         .filter(|b| b.iter().all(|v| v.is_finite()))
         .ok_or("kept row without a finite amodal box")?;
     let modal = match r.modal {
-        Some(m) => {
-            let p = m.map(pixel);
-            Some(p.map(|v| v.unwrap_or(0)))
-                .filter(|_| p.iter().all(Option::is_some))
-                .map(Some)
-                .ok_or("modal box off the pixel grid")?
-        }
+        Some([x0, y0, x1, y1]) => Some(
+            [pixel(x0), pixel(y0), pixel(x1), pixel(y1)]
+                .into_iter()
+                .collect::<Option<Vec<u32>>>()
+                .map(|v| [v[0], v[1], v[2], v[3]])
+                .ok_or("modal box off the pixel grid")?,
+        ),
         None => None,
     };
     let anchor = match r.anchor {
