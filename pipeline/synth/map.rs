@@ -17,7 +17,7 @@ use crate::Result;
 /// Length of one lane segment (m): lanes change id along the road, as nuScenes lanes do.
 pub const LANE_SEGMENT_M: f64 = 20.0;
 /// Crosswalk extent along the road relative to where the first pedestrian starts (m); the
-/// pedestrians of a crosswalk start 0.8 m apart (see `world.rs`, junctions).
+/// pedestrians of a crosswalk start 0.8 m apart (see `world/cast/street.rs`, junctions).
 pub const CROSSWALK_BEFORE_M: f64 = 1.0;
 pub const CROSSWALK_AFTER_M: f64 = 2.4;
 /// Where a crosswalk starts beyond the cross road's kerb (m), as the pedestrians are placed.
