@@ -54,146 +54,19 @@
 //! and up from its anchor) sits above and left of the box's top-left corner. When the image
 //! edge clips the ring, whatever part remains thickest wins. [`choose_anchor`] gives the
 //! precedence between interior, ring and fallback anchors.
+//!
+//! What decides the anchors of a table (the `[anchor]` rules and the drawn box of the
+//! Set-of-Mark config) is in [`rules`].
+
+mod rules;
+
+pub use rules::{AnchorConfig, AnchorRules, BoxKind, RULES_KEY};
 
 use bytemuck::{Pod, Zeroable};
-use serde::{Deserialize, Serialize};
 
 use crate::gpu::{Gpu, KernelId};
 use crate::visibility::raster::{RasterOut, Rasteriser, EMPTY};
 use crate::{Error, Result};
-
-/// Where Set-of-Mark labels are anchored: the `[anchor]` section of `configs/som.toml`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AnchorConfig {
-    /// Pixels within this distance of the image border count as outside every mask.
-    pub border_px: u32,
-    /// Objects with fewer visible pixels get a ring anchor outside their box.
-    pub small_object_pixels: u32,
-    /// Thickness of that ring (px).
-    pub ring_px: u32,
-}
-
-/// Which rectangle of an object is drawn, and ringed for small objects (`[draw] box` of
-/// `configs/som.toml`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BoxKind {
-    /// The tight box of the visible pixels (`modal_*` of the visibility table).
-    Modal,
-    /// The projected box clamped to the image (`amodal_*`).
-    Amodal,
-}
-
-/// Everything that decides where a label is anchored: the `[anchor]` section and the box kind
-/// of the effective Set-of-Mark config. The visibility stage anchors every object under these
-/// rules and records them in its table's metadata ([`RULES_KEY`]); the Set-of-Mark and MetaVQA
-/// stages read the anchors from the table and refuse one made under other rules
-/// ([`AnchorRules::check_table`]), so both always mark the same pixel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AnchorRules {
-    pub anchor: AnchorConfig,
-    #[serde(rename = "box")]
-    pub box_kind: BoxKind,
-}
-
-/// The visibility table's metadata key holding the [`AnchorRules`] (JSON) of its anchors.
-pub const RULES_KEY: &str = "drivegen:anchor_rules";
-
-impl AnchorRules {
-    /// The rules of the built-in `configs/som.toml`.
-    pub fn built_in() -> Result<AnchorRules> {
-        #[derive(Deserialize)]
-        struct Draw {
-            #[serde(rename = "box")]
-            box_kind: BoxKind,
-        }
-        #[derive(Deserialize)]
-        struct File {
-            anchor: AnchorConfig,
-            draw: Draw,
-        }
-        let text = include_str!("../../configs/som.toml");
-        toml::from_str::<File>(text)
-            .map(|f| AnchorRules {
-                anchor: f.anchor,
-                box_kind: f.draw.box_kind,
-            })
-            .map_err(|e| Error::Config {
-                file: "configs/som.toml (built in)".into(),
-                detail: e.to_string(),
-            })
-    }
-
-    /// The rules as the table's metadata records them.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    /// Refuses the visibility table at `path` when its anchors were placed under other rules
-    /// than `self`, naming both and the way out.
-    pub fn check_table(&self, path: &std::path::Path) -> Result<()> {
-        let file = crate::store::input::open(path)?;
-        let reader = arrow::ipc::reader::FileReader::try_new(file, None)
-            .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
-        let schema = reader.schema();
-        if schema.column_with_name("anchor_x").is_none() {
-            return Err(Error::input(
-                path,
-                "column anchor_x",
-                "missing: not a visibility table",
-            ));
-        }
-        let Some(text) = schema.metadata().get(RULES_KEY) else {
-            return Err(Error::input(
-                path,
-                "visibility table",
-                "it records no anchor rules (made by an older drivegen): run `drivegen \
-                 visibility` again",
-            ));
-        };
-        let theirs: AnchorRules = serde_json::from_str(text)
-            .map_err(|e| Error::input(path, "visibility table", format!("{RULES_KEY}: {e}")))?;
-        if &theirs != self {
-            return Err(Error::input(
-                path,
-                "visibility table",
-                format!(
-                    "its anchors were placed under {}, this Set-of-Mark config asks for {}: run \
-                     `drivegen visibility --som-config` with the same config",
-                    theirs.to_json(),
-                    self.to_json()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The box of an object that is drawn and ringed, pixel edges inside the image: the modal
-    /// box (the amodal one when nothing is visible) or the amodal box clamped to the image.
-    pub fn object_box(
-        &self,
-        amodal: [f64; 4],
-        modal: Option<[u32; 4]>,
-        width: u32,
-        height: u32,
-    ) -> [u32; 4] {
-        let clamped = || {
-            let clamp = |v: f64, n: u32| v.clamp(0.0, f64::from(n));
-            [
-                clamp(amodal[0].floor(), width) as u32,
-                clamp(amodal[1].floor(), height) as u32,
-                clamp(amodal[2].ceil(), width) as u32,
-                clamp(amodal[3].ceil(), height) as u32,
-            ]
-        };
-        match self.box_kind {
-            BoxKind::Modal => modal.unwrap_or_else(clamped),
-            BoxKind::Amodal => clamped(),
-        }
-    }
-}
-
 /// The largest width or height accepted (the rasteriser's limit; keeps the EDT in `i32`).
 pub const MAX_SIDE: u32 = crate::visibility::raster::MAX_SIDE;
 
