@@ -20,7 +20,7 @@
 //!    re-asks), [`release`] (Parquet shards, manifest, card).
 //! 6. **Readers of a release**: [`validate`], [`score`], [`export`], [`view`], [`inspect`].
 //! 7. **The build**: [`chain`] runs all of it as one checkpointed, resumable, shardable build
-//!    with its report; [`bench`] times the stages.
+//!    with its report; [`bench`](mod@bench) times the stages.
 
 pub mod audit;
 pub mod balance;

@@ -11,6 +11,8 @@ export DRIVEGEN_PROGRESS=0
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${DRIVEGEN_CACHE:-$HOME/.cache/drivegen}/target}"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+# The library's docs build with no broken or private intra-doc link and no other rustdoc warning.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
 cargo test --all-targets --locked
 scripts/wheel_check.sh
 scripts/slurm/selftest.sh

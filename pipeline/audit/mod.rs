@@ -132,7 +132,7 @@ pub fn audit(records: &[QaRecord]) -> Audit {
 }
 
 /// Rows for [`Collector::finish`] or [`Collector::filter`], added a record at a time: only a
-/// few ids per row are kept (see [`rows`]), so the records themselves can be dropped as they
+/// few ids per row are kept (see `rows`), so the records themselves can be dropped as they
 /// are read and memory follows the number of rows, not their text.
 #[derive(Default)]
 pub struct Collector {
@@ -218,7 +218,7 @@ pub struct Removed {
 
 /// Drops rows that blind baselines answer from the text alone until every family's best blind
 /// baseline is within `margin` of chance. Each template's answers are first flattened
-/// ([`flatten_templates`]); then each round refits the baselines (scenes held out, or a
+/// (`flatten_templates`); then each round refits the baselines (scenes held out, or a
 /// single scene's clips and keyframes; rows that cannot be held out are not judged),
 /// and in every family still over the margin drops, among the rows its best baseline gets
 /// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a

@@ -12,8 +12,8 @@
 //! global steps over all N shards' tables. Global steps order rows canonically, so the merged
 //! release has the bytes of an unsharded one.
 //!
-//! The rooms: [`source`] (the corpus and the ingest), [`scene`] (the per-scene steps),
-//! [`release`] (per-family tables, the release, its audit and checks), [`config`] (the TOML),
+//! The rooms: `source` (the corpus and the ingest), `scene` (the per-scene steps),
+//! `release` (per-family tables, the release, its audit and checks), [`config`] (the TOML),
 //! [`checkpoint`] (keys and resume), [`honesty`] (the per-family promises), [`report`] and
 //! [`svg`] (the report and its plots), [`memory`] (peak-RSS probes).
 

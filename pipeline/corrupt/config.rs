@@ -1,7 +1,7 @@
 //! `configs/corruptions.toml`: the severity tables of the 15 corruptions.
 //!
 //! The file in the repository is embedded as the default. A user's file replaces it whole and
-//! must name every key (unknown or missing keys are errors); [`CorruptConfig::load`] refuses
+//! must name every key (unknown or missing keys are errors); [`load`](crate::config::StageConfig::load) refuses
 //! values the algorithms cannot use, naming the key.
 
 use std::path::Path;

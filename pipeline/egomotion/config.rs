@@ -6,8 +6,8 @@
 //! written by [`crate::egomotion::calibrate`] is always complete and self-describing.
 //!
 //! The config is the bottom of the EgoDyn modules and depends on none of the others but
-//! `savgol`: the rules its questions name ([`rule`]), the inputs those read ([`inputs`]) and the
-//! checks that make a bad question fail at load ([`questions`]) are its own submodules. The
+//! `savgol`: the rules its questions name (`rule`), the inputs those read (`inputs`) and the
+//! checks that make a bad question fail at load (`questions`) are its own submodules. The
 //! oracle compiles from it, and the prompts show what the oracle compiled.
 
 use std::path::{Path, PathBuf};

@@ -28,7 +28,7 @@ pub struct SigObject {
     pub u: f64,
 }
 
-/// A directed relation "subject is <directional> / <proximal> object".
+/// A directed relation "subject is `<directional>` / `<proximal>` object".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Relation {
     pub subject: String,

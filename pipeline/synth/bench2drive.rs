@@ -176,7 +176,7 @@ pub fn write(out: &Path, opts: &SynthOptions) -> Result<FormatSummary> {
     write_with_rig(out, opts, Rig::Carla)
 }
 
-/// [`write`] with a chosen camera rig.
+/// [`write`](fn@write) with a chosen camera rig.
 pub fn write_with_rig(out: &Path, opts: &SynthOptions, rig: Rig) -> Result<FormatSummary> {
     opts.validate()?;
     let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;

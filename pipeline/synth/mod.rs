@@ -1,7 +1,7 @@
-//! The built-in synthetic corpus, written in any source layout of [`crate::formats`] ([`write`]),
+//! The built-in synthetic corpus, written in any source layout of [`crate::formats`] ([`write`](fn@write)),
 //! by default the exact nuScenes v1.0 layout.
 //!
-//! `drivegen synth --out DIR --scenes N --seed S` calls [`write`] ([`write_nuscenes`] for the
+//! `drivegen synth --out DIR --scenes N --seed S` calls [`write`](fn@write) ([`write_nuscenes`] for the
 //! nuScenes layout); the result loads in the official `nuscenes-devkit` (`NuScenes(version='v1.0-mini', dataroot=DIR)`) and in our own
 //! ingest. The pieces:
 //!

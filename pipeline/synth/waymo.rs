@@ -67,7 +67,7 @@ impl Default for WaymoSynthOptions {
     }
 }
 
-/// What [`write`] wrote.
+/// What [`write`](fn@write) wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FormatSummary {
     pub format: String,

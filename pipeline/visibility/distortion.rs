@@ -33,7 +33,7 @@ use super::project::{
 pub const MAX_DEPTH: u32 = 10;
 /// Halvings spent looking for the valid part of a piece with a vertex where the model is
 /// invalid. Faces are clipped to the valid disk first, so this only guards against a lens
-/// whose invalid range is a ring too thin for [`reach`]'s scan to see.
+/// whose invalid range is a ring too thin for `reach`'s scan to see.
 pub const MAX_INVALID_DEPTH: u32 = 4;
 /// The radial factor range where Waymo's model is valid.
 pub const VALID_RADIAL: (f64, f64) = (0.8, 1.2);
@@ -181,7 +181,7 @@ fn reach(cam: &Camera, lens: &Lens) -> f64 {
     }
 }
 
-/// Sides of the polygon inscribed in the circle of [`reach`] that stands in for it: at 256
+/// Sides of the polygon inscribed in the circle of `reach` that stands in for it: at 256
 /// the polygon's edges come within 0.008 % of the radius of the circle.
 pub const CONE_SIDES: usize = 256;
 

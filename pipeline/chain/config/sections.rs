@@ -270,11 +270,11 @@ impl Stages {
 pub struct FamilyChecks {
     /// The fewest rows the release may publish; fewer stops the build, naming the step that
     /// dropped them (0 lets the family vanish). Default
-    /// [`DEFAULT_MIN_ROWS`](super::honesty::DEFAULT_MIN_ROWS).
+    /// [`DEFAULT_MIN_ROWS`](crate::chain::honesty::DEFAULT_MIN_ROWS).
     pub min_rows: Option<usize>,
     /// How far above chance the family's best held-out blind baseline may be; more stops the
     /// build with the audit table. Default
-    /// [`DEFAULT_BLIND_MARGIN`](super::honesty::DEFAULT_BLIND_MARGIN).
+    /// [`DEFAULT_BLIND_MARGIN`](crate::chain::honesty::DEFAULT_BLIND_MARGIN).
     pub blind_margin: Option<f64>,
 }
 

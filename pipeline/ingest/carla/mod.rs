@@ -7,7 +7,7 @@
 //! the top-level GNSS `x`, `y` are noisy), each camera's intrinsics and `cam2ego`, and the
 //! vehicles and walkers as objects (`center`, `extent` × 2, rotation from `world2vehicle` /
 //! `world2ped`, because static vehicles carry a wrong `location`/`rotation`). Everything is
-//! converted to the right-handed store frame ([`convert`]); the world frame is the town's own.
+//! converted to the right-handed store frame ([`crate::formats::carla`]); the world frame is the town's own.
 //! A frame's time is its index over `frame_rate_hz` (Bench2Drive stores no timestamps).
 //! A route with a malformed file (named with the JSON path of the bad value), a missing image
 //! or a missing ego box is rejected and logged; the others are ingested.

@@ -1,7 +1,7 @@
 //! The query programs of the 30 question types (`docs/metavqa.md` §5) on one image's scene
 //! graph.
 //!
-//! [`generate`] walks the types in [`QuestionType::ALL`] order and draws objects, parameters
+//! [`generate`] walks the types in [`QuestionType::ALL`](crate::metavqa::types::QuestionType::ALL) order and draws objects, parameters
 //! and distractors from one seeded generator per image, so an image's questions depend only on
 //! its graph, the config and the seed. Each question is a [`Draft`]: text with object
 //! references ([`super::templates`]), canonical options with the index of the correct one, the

@@ -7,7 +7,7 @@
 //! nearest the sample; a sweep belongs to the sample that follows it. Every sample_data has its
 //! own ego_pose at its own timestamp.
 //!
-//! The parts: this file holds the corpus-wide constants, [`write`] and the map masks;
+//! The parts: this file holds the corpus-wide constants, [`write`](fn@write) and the map masks;
 //! `plan` fixes every scene's timestamps and files, `images` builds, renders and measures the
 //! scenes a chunk at a time, `rows` turns a scene into its table rows, `lidar` makes the point
 //! clouds and `tables` holds the rows and streams them to the JSON files.

@@ -56,7 +56,7 @@
 //! precedence between interior, ring and fallback anchors.
 //!
 //! What decides the anchors of a table (the `[anchor]` rules and the drawn box of the
-//! Set-of-Mark config) is in [`rules`].
+//! Set-of-Mark config) is in `rules`.
 
 mod rules;
 

@@ -21,7 +21,7 @@ const SEG: u32 = 32;
 /// among equally near ones, the lowest object, which is what the two passes of rules 9 and 10
 /// give. That minimum does not depend on the order triangles are drawn in, so each band draws
 /// them nearest first and skips a row segment whose every pixel already holds something
-/// strictly nearer than anything the triangle can reach there ([`DepthBound`]). Projected
+/// strictly nearer than anything the triangle can reach there (`DepthBound`). Projected
 /// pixels (the union of an object's own triangles) are counted from row spans, never per
 /// pixel, so skipping changes no count.
 pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {

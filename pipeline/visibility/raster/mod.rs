@@ -75,8 +75,8 @@
 //! * `sum_i`, `sum_j`: sums of the visible pixels' column and row indices (for the centroid).
 
 //!
-//! The rooms: [`triangle`] (fixed point, setup and the per-pixel rules, shared with the GPU
-//! driver) and [`cpu`] (the CPU rasteriser, banded and span-based, and its chunk merge).
+//! The rooms: `triangle` (fixed point, setup and the per-pixel rules, shared with the GPU
+//! driver) and `cpu` (the CPU rasteriser, banded and span-based, and its chunk merge).
 
 mod cpu;
 mod triangle;
