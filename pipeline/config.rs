@@ -37,7 +37,7 @@ fn non_finite(v: &toml::Value, at: &str) -> Option<String> {
 
 /// Parses `text` as TOML; `file` names it in errors. A non-finite number is refused with its
 /// key, whatever the setting.
-pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
+pub(crate) fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Ok(v) = text.parse::<toml::Table>() {
         if let Some(bad) = non_finite(&toml::Value::Table(v), "") {
@@ -54,7 +54,7 @@ pub fn parse_toml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T> {
 }
 
 /// Reads and parses a TOML file.
-pub fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T> {
+pub(crate) fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T> {
     let text = crate::store::input::read_to_string(path, crate::store::input::CONFIG)?;
     parse_toml(&text, path)
 }
@@ -88,7 +88,7 @@ pub fn load_limits(path: &Path) -> Result<()> {
 }
 
 /// Loads `path` when given, else parses the embedded default (`default_name` is shown in errors).
-pub fn load_or_default<T: DeserializeOwned>(
+pub(crate) fn load_or_default<T: DeserializeOwned>(
     path: Option<&Path>,
     default_text: &str,
     default_name: &str,
@@ -101,7 +101,7 @@ pub fn load_or_default<T: DeserializeOwned>(
 
 /// [`load_or_default`], then `validate` with the file errors should name (the built-in
 /// default's `default_name` when no path is given): how every stage config loads.
-pub fn load_validated<T: DeserializeOwned>(
+pub(crate) fn load_validated<T: DeserializeOwned>(
     path: Option<&Path>,
     default_text: &str,
     default_name: &str,
@@ -114,7 +114,7 @@ pub fn load_validated<T: DeserializeOwned>(
 }
 
 /// [`parse_toml`], then `validate`.
-pub fn parse_validated<T: DeserializeOwned>(
+pub(crate) fn parse_validated<T: DeserializeOwned>(
     text: &str,
     name: &Path,
     validate: impl FnOnce(&T, &Path) -> Result<()>,

@@ -115,7 +115,7 @@ impl Error {
     }
 
     /// `place` does not hold `what`.
-    pub fn not_found(place: impl Into<PathBuf>, what: impl Into<String>) -> Self {
+    pub(crate) fn not_found(place: impl Into<PathBuf>, what: impl Into<String>) -> Self {
         Error::NotFound {
             place: place.into(),
             what: what.into(),

@@ -34,7 +34,7 @@ pub fn pose(t: [f64; 3], q: [f64; 4]) -> Isometry3<f64> {
 }
 
 /// How far a quaternion's norm is from 1.
-pub fn quat_norm_error(q: [f64; 4]) -> f64 {
+pub(crate) fn quat_norm_error(q: [f64; 4]) -> f64 {
     (q.iter().map(|c| c * c).sum::<f64>().sqrt() - 1.0).abs()
 }
 
@@ -51,7 +51,7 @@ pub fn wrap_pi(a: f64) -> f64 {
 /// The eight corners of a box in its own frame, in the devkit's `Box.corners` order:
 /// x = ±l/2 (forward), y = ±w/2 (left), z = ±h/2, signs
 /// `(+,+,+), (+,−,+), (+,−,−), (+,+,−), (−,+,+), (−,−,+), (−,−,−), (−,+,−)`.
-pub fn box_corners_local(w: f64, l: f64, h: f64) -> [Vector3<f64>; 8] {
+pub(crate) fn box_corners_local(w: f64, l: f64, h: f64) -> [Vector3<f64>; 8] {
     const SIGNS: [[f64; 3]; 8] = [
         [1.0, 1.0, 1.0],
         [1.0, -1.0, 1.0],

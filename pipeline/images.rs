@@ -120,7 +120,7 @@ impl ImageReader {
     }
 
     /// Images relative to `root`, links under it followed.
-    pub fn with_root(root: PathBuf) -> Self {
+    pub(crate) fn with_root(root: PathBuf) -> Self {
         Self::with_root_links(root, crate::store::paths::Links::Follow)
     }
 
@@ -146,12 +146,12 @@ impl ImageReader {
     }
 
     /// Whether `cam`'s image is a row of a Waymo `camera_image` file rather than a file.
-    pub fn is_parquet_row(cam: &CameraRow) -> bool {
+    pub(crate) fn is_parquet_row(cam: &CameraRow) -> bool {
         cam.image_path.to_ascii_lowercase().ends_with(".parquet")
     }
 
     /// The file holding `cam`'s image (for Waymo, the segment's `camera_image` file).
-    pub fn source_path(&self, cam: &CameraRow) -> PathBuf {
+    pub(crate) fn source_path(&self, cam: &CameraRow) -> PathBuf {
         self.root.join(&cam.image_path)
     }
 
@@ -313,7 +313,7 @@ impl ImageReader {
 
 /// The most pixels an image may have before it is decoded, in pixels (see
 /// [`crate::store::input::DEFAULT_MAX_MPIX`]).
-pub fn max_pixels() -> u64 {
+pub(crate) fn max_pixels() -> u64 {
     crate::store::input::setting("image_mpix", crate::store::input::DEFAULT_MAX_MPIX)
         .saturating_mul(1_000_000)
 }
@@ -322,7 +322,7 @@ pub fn max_pixels() -> u64 {
 /// caller knows it, and within [`max_pixels`], before a pixel buffer is allocated (a 20000×20000
 /// JPEG would take 1.5 GiB per thread otherwise). The decoder's allocations are capped at that
 /// size too, whatever the header claims.
-pub fn decode_checked(
+pub(crate) fn decode_checked(
     bytes: &[u8],
     expect: Option<(u32, u32)>,
 ) -> std::result::Result<RgbImage, String> {

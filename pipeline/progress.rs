@@ -92,7 +92,7 @@ impl Bar {
 
     /// Ends the step: the bar disappears; plain lines end with one saying so, unless the
     /// last line already reported all of the work.
-    pub fn finish_and_clear(&self) {
+    pub(crate) fn finish_and_clear(&self) {
         self.pb.finish_and_clear();
         if let Some(l) = &self.lines {
             let mut l = l.lock().unwrap_or_else(|e| e.into_inner());

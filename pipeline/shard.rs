@@ -54,7 +54,7 @@ pub struct SceneCost {
 /// How many box rows cost as much as one camera image: an estimate from the demo's step
 /// times, where a camera image takes tens of milliseconds across its marks, corruptions and
 /// encoding, and a box row a fraction of a millisecond in visibility and the questions.
-pub const BOXES_PER_IMAGE_COST: u64 = 256;
+pub(crate) const BOXES_PER_IMAGE_COST: u64 = 256;
 
 impl SceneCost {
     /// The cost in box units.
@@ -105,7 +105,7 @@ impl ShardPlan {
     }
 
     /// The shard a scene goes to.
-    pub fn shard_of(&self, scene_id: &str) -> u32 {
+    pub(crate) fn shard_of(&self, scene_id: &str) -> u32 {
         match self.owner.get(scene_id) {
             Some(&i) => i,
             None => Shard::by_hash(scene_id, self.count),
@@ -113,7 +113,7 @@ impl ShardPlan {
     }
 
     /// Whether `shard` owns the scene (every scene when the build is not sharded).
-    pub fn owns(&self, shard: Shard, scene_id: &str) -> bool {
+    pub(crate) fn owns(&self, shard: Shard, scene_id: &str) -> bool {
         shard.count <= 1 || self.shard_of(scene_id) == shard.index
     }
 

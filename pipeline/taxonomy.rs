@@ -62,7 +62,7 @@ impl Taxonomy {
     }
 
     /// The class of a Waymo label type name (`TYPE_VEHICLE`, …).
-    pub fn waymo_class(&self, type_name: &str) -> (String, bool) {
+    pub(crate) fn waymo_class(&self, type_name: &str) -> (String, bool) {
         self.map(&self.waymo, type_name)
     }
 

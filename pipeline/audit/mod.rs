@@ -23,7 +23,7 @@ use crate::qa::QaRecord;
 
 /// Folds at most (fewer when the release has fewer scenes, or a single scene fewer clips and
 /// keyframes; never fewer than 2).
-pub const MAX_FOLDS: usize = 5;
+pub(crate) const MAX_FOLDS: usize = 5;
 
 /// What the folds are drawn over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -135,7 +135,7 @@ pub fn audit(records: &[QaRecord]) -> Audit {
 /// few ids per row are kept (see `rows`), so the records themselves can be dropped as they
 /// are read and memory follows the number of rows, not their text.
 #[derive(Default)]
-pub struct Collector {
+pub(crate) struct Collector {
     rows: Rows,
     /// Per scorable row, its position among the records added.
     index: Vec<usize>,
@@ -149,7 +149,7 @@ impl Collector {
     }
 
     /// Adds the record at `position` among the records (in any order; each position once).
-    pub fn add_at(&mut self, position: usize, r: &QaRecord) {
+    pub(crate) fn add_at(&mut self, position: usize, r: &QaRecord) {
         if self.rows.add(r) {
             self.index.push(position);
         }

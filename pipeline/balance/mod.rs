@@ -50,7 +50,7 @@ pub struct BalanceOptions {
 }
 
 /// The item a QA row belongs to.
-pub fn item_key(r: &QaRecord) -> String {
+pub(crate) fn item_key(r: &QaRecord) -> String {
     match (&r.clip_id, r.frame_idx) {
         (Some(c), _) => c.clone(),
         (None, Some(f)) => format!("{}#{f:06}", r.scene_id),

@@ -117,7 +117,7 @@ impl Facts {
         self.rows.is_empty()
     }
 
-    pub fn loc(&self, row: usize) -> Loc {
+    pub(crate) fn loc(&self, row: usize) -> Loc {
         self.rows[row].loc
     }
 
@@ -272,7 +272,7 @@ pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
 
 /// Per `family/type` (an id into the facts' strings): the answers of its rows, the only
 /// options its rows offer once pruned.
-pub type Offered = BTreeMap<u32, BTreeSet<u32>>;
+pub(crate) type Offered = BTreeMap<u32, BTreeSet<u32>>;
 
 /// Takes out of every row the options no row of its (family, type) has as its answer: a model
 /// that has seen some of the type's questions rules them out without looking, so they only
@@ -306,7 +306,7 @@ fn offered_count(facts: &Facts, k: usize, offered: Option<&Offered>) -> u8 {
 
 /// Applies the pruning `offered` decided to a record read back: the options its type never
 /// has as an answer go, with their notes, and the answer's position follows.
-pub fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
+pub(crate) fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
     let key = format!("{}/{}", r.family, r.question_type);
     let Some(set) = facts.strings.get(&key).and_then(|k| offered.get(&k)) else {
         return;

@@ -49,7 +49,7 @@ impl Distribution {
     }
 
     /// The accuracy of always answering the most common answer of `q`.
-    pub fn majority_accuracy(&self, q: &str) -> f64 {
+    pub(crate) fn majority_accuracy(&self, q: &str) -> f64 {
         let n = self.total(q);
         let top = self
             .answers
@@ -78,7 +78,7 @@ impl Distribution {
 
     /// `max |share − target|` over the classes of `q`; `classes` are the classes the target
     /// is spread over (uniform unless `targets` names them).
-    pub fn max_deviation(
+    pub(crate) fn max_deviation(
         &self,
         q: &str,
         classes: &[String],
@@ -107,7 +107,7 @@ fn classes_of(d: &Distribution, q: &str) -> Vec<String> {
 }
 
 /// The Markdown report.
-pub fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> String {
+pub(crate) fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> String {
     let mut s = String::new();
     let spec = &opts.spec;
     let _ = writeln!(s, "# Balancing report\n");
@@ -180,7 +180,7 @@ pub fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> String {
 }
 
 /// The same figures as JSON.
-pub fn report_json(o: &BalanceOutcome, opts: &BalanceOptions) -> serde_json::Value {
+pub(crate) fn report_json(o: &BalanceOutcome, opts: &BalanceOptions) -> serde_json::Value {
     let per_type: serde_json::Map<String, serde_json::Value> = o
         .before
         .answers

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result};
 
 /// The Pillow side (`benches/reference/codecs.py`).
-pub const REFERENCE_PY: &str = include_str!("../../benches/reference/codecs.py");
+pub(crate) const REFERENCE_PY: &str = include_str!("../../benches/reference/codecs.py");
 
 pub struct CodecBench {
     pub width: u32,
@@ -24,7 +24,7 @@ pub struct CodecBench {
 }
 
 /// A flat-shaded picture like the synthetic corpus's: sky and road gradients, solid boxes.
-pub fn flat_image(w: u32, h: u32) -> RgbImage {
+pub(crate) fn flat_image(w: u32, h: u32) -> RgbImage {
     RgbImage::from_fn(w, h, |x, y| {
         let horizon = h / 2;
         let boxed = (0..6u32).any(|k| {

@@ -169,7 +169,7 @@ impl Timing {
         self.frames as f64 / self.total_s.max(1e-12)
     }
 
-    pub fn raster_frames_per_s(&self) -> f64 {
+    pub(crate) fn raster_frames_per_s(&self) -> f64 {
         self.frames as f64 / self.raster_s.max(1e-12)
     }
 }
@@ -365,7 +365,7 @@ pub struct ManyBoxesRun {
 }
 
 /// The many-box scene (one frame) as store rows.
-pub fn many_boxes_scene(m: &ManyBoxes) -> Result<crate::store::SceneData> {
+pub(crate) fn many_boxes_scene(m: &ManyBoxes) -> Result<crate::store::SceneData> {
     use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, SceneRow};
     use crate::synth::rig::CAMERAS as RIG;
     let sid = "many-boxes".to_string();

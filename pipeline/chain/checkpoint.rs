@@ -17,7 +17,7 @@ use crate::{Error, Result};
 
 /// What a checkpoint file records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     pub step: String,
     pub key: String,
     /// Seconds the step took when it ran.
@@ -70,7 +70,7 @@ pub fn key(step: &str, params: &serde_json::Value, upstream: &[&str]) -> String 
 
 /// The checkpoints of one work folder.
 #[derive(Debug, Clone)]
-pub struct Checkpoints {
+pub(crate) struct Checkpoints {
     dir: PathBuf,
     pub records: Vec<StepRecord>,
 }
@@ -89,7 +89,7 @@ impl Checkpoints {
 
     /// The checkpoint of `step` when it matches `key`.
     /// Drops `step`'s record: another step is about to write where it wrote.
-    pub fn forget(&self, step: &str) -> Result<()> {
+    pub(crate) fn forget(&self, step: &str) -> Result<()> {
         let f = self.file(step);
         match std::fs::remove_file(&f) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&f, e)),

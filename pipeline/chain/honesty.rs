@@ -64,7 +64,7 @@ pub fn count(
 
 /// Stops the build when an enabled family has fewer rows than its `min_rows` after its stage
 /// or its family step: names the family, the step and why.
-pub fn check_kept(
+pub(crate) fn check_kept(
     c: &BuildConfig,
     release: &Path,
     rows: &BTreeMap<String, FamilyRows>,
@@ -103,7 +103,7 @@ pub fn check_kept(
 
 /// Stops the build when the release published fewer than `min_rows` of an enabled family
 /// (its screen pass drops rows whose images cannot be shown).
-pub fn check_released(
+pub(crate) fn check_released(
     c: &BuildConfig,
     release: &Path,
     counts: &BTreeMap<String, BTreeMap<String, usize>>,
@@ -169,7 +169,7 @@ fn why_dropped(r: &FamilyRows) -> String {
 /// Reads the release's blind audit (`manifest.json`), writes every enabled family's rows,
 /// audit and margin at the end of the card, and stops the build with the audit table when a
 /// family is over its margin.
-pub fn check_margins(c: &BuildConfig, release: &Path) -> Result<()> {
+pub(crate) fn check_margins(c: &BuildConfig, release: &Path) -> Result<()> {
     let manifest = release.join("manifest.json");
     let text = crate::store::input::read_to_string(&manifest, crate::store::input::METADATA)?;
     let v: serde_json::Value =

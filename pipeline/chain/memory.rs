@@ -7,18 +7,18 @@
 //! largest step peak.
 
 /// Starts a new peak at the current resident size.
-pub fn reset_peak() {
+pub(crate) fn reset_peak() {
     // "5" resets the peak RSS (Linux ≥ 4.0); failure only loses the figure.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// The peak resident size since the last reset, in MiB.
-pub fn peak_mib() -> Option<f64> {
+pub(crate) fn peak_mib() -> Option<f64> {
     status_mib("VmHWM:")
 }
 
 /// The resident size now, in MiB.
-pub fn current_mib() -> Option<f64> {
+pub(crate) fn current_mib() -> Option<f64> {
     status_mib("VmRSS:")
 }
 

@@ -109,7 +109,7 @@ pub struct Inputs {
 /// The contact sheet's subject: a store camera image, decoded once (choosing it needs the
 /// pixels anyway).
 #[derive(Debug, Clone)]
-pub struct SheetSubject {
+pub(crate) struct SheetSubject {
     /// Where the store's `image_path`s are relative to.
     pub root: PathBuf,
     pub cam: CameraRow,
@@ -140,7 +140,7 @@ impl SheetSubject {
 /// The first keyframe front-camera image of the stores that decodes (the contact sheet's
 /// subject): an unusable image, which the image stages skip and record, is passed over here
 /// too.
-pub fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
+pub(crate) fn sheet_subject(stores: &[PathBuf]) -> Result<Option<SheetSubject>> {
     for s in stores {
         let store = crate::store::Store::open(s)?;
         let root = crate::store::subset::absolute_source_root(&store);

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 /// Escapes text for SVG/HTML.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -12,14 +12,14 @@ pub fn esc(s: &str) -> String {
 }
 
 /// One series of a grouped bar chart.
-pub struct Series<'a> {
+pub(crate) struct Series<'a> {
     pub name: &'a str,
     pub colour: &'a str,
     pub values: Vec<f64>,
 }
 
 /// Grouped vertical bars: one group per category, one bar per series.
-pub fn grouped_bars(title: &str, categories: &[String], series: &[Series<'_>]) -> String {
+pub(crate) fn grouped_bars(title: &str, categories: &[String], series: &[Series<'_>]) -> String {
     let (group_w, bar_gap, left, top, plot_h, bottom) = (64.0, 4.0, 48.0, 28.0, 160.0, 70.0);
     let n = series.len().max(1) as f64;
     let width = left + group_w * categories.len().max(1) as f64 + 16.0;
@@ -89,7 +89,7 @@ pub fn grouped_bars(title: &str, categories: &[String], series: &[Series<'_>]) -
 }
 
 /// Horizontal bars, one per labelled value.
-pub fn hbars(title: &str, items: &[(String, f64)], unit: &str) -> String {
+pub(crate) fn hbars(title: &str, items: &[(String, f64)], unit: &str) -> String {
     let (left, row_h, top, plot_w) = (150.0, 18.0, 26.0, 360.0);
     let height = top + row_h * items.len() as f64 + 8.0;
     let max = items.iter().map(|i| i.1).fold(0.0_f64, f64::max).max(1e-9);

@@ -19,7 +19,7 @@ use crate::gpu::Gpu;
 use crate::{Error, Result};
 
 /// The reference script, embedded so the binary runs it from anywhere.
-pub const REFERENCE_PY: &str = include_str!("../../benches/reference/corrupt.py");
+pub(crate) const REFERENCE_PY: &str = include_str!("../../benches/reference/corrupt.py");
 
 #[derive(Debug, Clone)]
 pub struct BenchOptions {

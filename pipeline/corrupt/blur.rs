@@ -13,7 +13,7 @@ use super::rng::Key;
 use super::{sev_index, to_u8};
 
 /// Stream of the motion-blur angle.
-pub const MOTION_ANGLE: u32 = 0x0200;
+pub(crate) const MOTION_ANGLE: u32 = 0x0200;
 
 /// One tap of a 1-D directional gather: integer offset and weight.
 #[repr(C)]
@@ -28,7 +28,13 @@ pub struct Tap {
 /// The taps of imagecorruptions' `_motion_blur`: weights Gaussian(i; 0, sigma) normalised
 /// over i = 0..2r, offsets (ceil(i·cosθ − ½), ceil(i·sinθ − ½)); the list stops at the first
 /// offset as large as the image (`height`, `width`), as the reference does.
-pub fn motion_taps(radius: u32, sigma: f64, angle_deg: f64, width: u32, height: u32) -> Vec<Tap> {
+pub(crate) fn motion_taps(
+    radius: u32,
+    sigma: f64,
+    angle_deg: f64,
+    width: u32,
+    height: u32,
+) -> Vec<Tap> {
     let n = 2 * radius + 1;
     let g: Vec<f64> = (0..n)
         .map(|i| {
@@ -74,7 +80,7 @@ impl MotionPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"angle_deg": self.angle_deg, "taps": self.taps.len()})
     }
 }
@@ -97,7 +103,7 @@ pub fn gather<F: Fn(usize) -> f32>(taps: &[Tap], x: i32, y: i32, w: i32, h: i32,
 /// Each pixel adds its taps in the kernel's order ([`gather`]); the loops run tap by tap over
 /// whole rows instead of pixel by pixel, which gives every pixel the same additions in the
 /// same order and lets the inner loop vectorise. Rows run in parallel.
-pub fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
+pub(crate) fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
     let mut out = vec![0u8; w * h * 3];
@@ -144,7 +150,7 @@ pub(crate) fn add_shifted(acc: &mut [f32], row: &[f32], ch: usize, dx: i32, wt: 
 }
 
 /// numpy's `arange(start, stop, step)` length: ceil((stop − start) / step), at least 0.
-pub fn arange_len(start: f64, stop: f64, step: f64) -> usize {
+pub(crate) fn arange_len(start: f64, stop: f64, step: f64) -> usize {
     let n = ((stop - start) / step).ceil();
     if n.is_finite() && n > 0.0 {
         n as usize
@@ -198,7 +204,7 @@ impl ZoomLayer {
 
 /// Bilinear sample of the crop of `layer` at output (x, y), values from `get(x, y)`.
 #[inline]
-pub fn zoom_sample<F: Fn(u32, u32) -> f32>(l: &ZoomLayer, x: u32, y: u32, get: F) -> f32 {
+pub(crate) fn zoom_sample<F: Fn(u32, u32) -> f32>(l: &ZoomLayer, x: u32, y: u32, get: F) -> f32 {
     let sy = y as f32 * l.ratio_y;
     let sx = x as f32 * l.ratio_x;
     let y0 = (sy.floor() as u32).min(l.crop_h - 1);
@@ -236,7 +242,7 @@ impl ZoomPlan {
         ZoomPlan { factors, layers }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"factors": self.factors})
     }
 }
@@ -248,7 +254,7 @@ impl ZoomPlan {
 /// `bot`, the lerp along x) of every source row it reads, once, then each output row lerps
 /// two of those rows along y, which runs over contiguous memory. The same operations in the
 /// same order as one sample at a time, so the same bits. Blocks run in parallel.
-pub fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
+pub(crate) fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v) / 255.0).collect();
     let inv = 1.0f32 / (layers.len() as f32 + 1.0);
@@ -349,7 +355,7 @@ fn zoom_finish_any(out: &mut [u8], acc: &[f32], own: &[f32], inv: f32) {
 }
 
 /// OpenCV's Gaussian: sigma = 0.3·((k − 1)/2 − 1) + 0.8 for sigma 0, weights normalised.
-pub fn gaussian_weights(k: u32) -> Vec<f32> {
+pub(crate) fn gaussian_weights(k: u32) -> Vec<f32> {
     let sigma = 0.3 * ((f64::from(k) - 1.0) * 0.5 - 1.0) + 0.8;
     let r = f64::from(k / 2);
     let g: Vec<f64> = (0..k)
@@ -364,7 +370,7 @@ pub fn gaussian_weights(k: u32) -> Vec<f32> {
 
 /// OpenCV's BORDER_REFLECT_101 index (`gfedcb|abcdefgh|gfedcba`), any distance out.
 #[inline]
-pub fn reflect101(i: i32, n: i32) -> i32 {
+pub(crate) fn reflect101(i: i32, n: i32) -> i32 {
     if n <= 1 {
         return 0;
     }
@@ -380,14 +386,14 @@ pub fn reflect101(i: i32, n: i32) -> i32 {
 /// Separable Gaussian blur, reflect-101 borders, of the interleaved RGB values `src`
 /// (0..255 as f32) — horizontal pass into f32, vertical pass back; the twin of the two
 /// passes of `corrupt_gauss_h.wgsl` / `corrupt_gauss_v.wgsl` (before their final step).
-pub fn gaussian_blur_f32(src: &[f32], w: u32, h: u32, weights: &[f32]) -> Vec<f32> {
+pub(crate) fn gaussian_blur_f32(src: &[f32], w: u32, h: u32, weights: &[f32]) -> Vec<f32> {
     gaussian_blur_rows(src, w, h, weights, 0..h)
 }
 
 /// [`gaussian_blur_f32`] for the output rows `rows` only (the others are 0): each value is
 /// still the sum of its taps in kernel order, as the kernels add them, so the bytes match.
 /// Rows run in parallel, and each tap is one pass over a padded row, which vectorises.
-pub fn gaussian_blur_rows(
+pub(crate) fn gaussian_blur_rows(
     src: &[f32],
     w: u32,
     h: u32,
@@ -494,13 +500,13 @@ fn add_row_any(out: &mut [f32], w: f32, row: &[f32]) {
 
 /// Rounds a blurred 0..255 value to u8 as OpenCV's saturate_cast does (half to even).
 #[inline]
-pub fn round_u8(v: f32) -> u8 {
+pub(crate) fn round_u8(v: f32) -> u8 {
     v.round_ties_even().clamp(0.0, 255.0) as u8
 }
 
 crate::cpu::avx2_clone! {
     /// [`round_u8`] over a slice (with AVX2 the rounding is one instruction, not a call).
-    pub fn round_row(out: &mut [u8], from: &[f32]) = round_row_any;
+    pub(crate) fn round_row(out: &mut [u8], from: &[f32]) = round_row_any;
 }
 
 #[inline(always)]

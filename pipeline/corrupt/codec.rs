@@ -223,7 +223,7 @@ pub fn apply_codec_with(
 /// Every `(corruption, severity)` of `jobs` on each of `views` (`(image, image_id)`): per
 /// view, per job, the corrupted image and its metadata. The views go in one [`Sources`]
 /// batch per worker, run side by side (an ffmpeg run codes its streams one after another).
-pub fn apply_batches(
+pub(crate) fn apply_batches(
     ffmpeg: &Path,
     cfg: &CorruptConfig,
     jobs: &[(Corruption, u8)],

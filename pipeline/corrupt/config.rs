@@ -16,7 +16,7 @@ pub const DEFAULT_TOML: &str = include_str!("../../configs/corruptions.toml");
 pub const DEFAULT_NAME: &str = "configs/corruptions.toml (built in)";
 
 /// One value per severity 1..=5.
-pub type Sev<T> = [T; 5];
+pub(crate) type Sev<T> = [T; 5];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -383,7 +383,7 @@ pub fn apply_gpu(gpu: &Gpu, jobs: &[(&RgbImage, &Plan)]) -> Result<Vec<RgbImage>
 /// Seconds per image of the kernels alone: `plan` on `img` run `images` times in one
 /// submission, the input already on the device, no read-back (scratch buffers are still
 /// allocated per image, as in [`apply_gpu`]).
-pub fn time_kernels(gpu: &Gpu, img: &RgbImage, plan: &Plan, images: usize) -> Result<f64> {
+pub(crate) fn time_kernels(gpu: &Gpu, img: &RgbImage, plan: &Plan, images: usize) -> Result<f64> {
     let src = gpu.storage_buffer("corrupt src", &pack(img))?;
     let run = |count: usize| -> Result<f64> {
         let t = std::time::Instant::now();

@@ -154,7 +154,7 @@ pub(crate) fn sev_index(severity: u8) -> usize {
 }
 
 /// Checks a user-given severity.
-pub fn check_severity(severity: u8) -> Result<u8> {
+pub(crate) fn check_severity(severity: u8) -> Result<u8> {
     if (1..=5).contains(&severity) {
         Ok(severity)
     } else {
@@ -241,7 +241,7 @@ pub fn plan_frame(
 /// views are `cameras` (every camera of the frame, in any order): the frame-level choices
 /// (which views are splashed, obstructed, crashed or lost) depend only on the frame's cameras,
 /// not on their pixels, so one view can be corrupted alone and match the whole frame's run.
-pub fn plan_view(
+pub(crate) fn plan_view(
     cfg: &CorruptConfig,
     corruption: Corruption,
     severity: u8,
@@ -428,7 +428,7 @@ pub const CAMERA_ORDER: [&str; 6] = [
 ];
 
 /// A camera's place in [`CAMERA_ORDER`] (other cameras after those six).
-pub fn camera_rank(camera: &str) -> usize {
+pub(crate) fn camera_rank(camera: &str) -> usize {
     CAMERA_ORDER
         .iter()
         .position(|o| *o == camera)

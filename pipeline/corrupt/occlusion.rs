@@ -16,22 +16,22 @@ use super::rng::Key;
 use super::sev_index;
 
 /// Streams of the occlusion draws.
-pub const VIEWS_COUNT: u32 = 0x0600;
-pub const VIEWS_PICK: u32 = 0x0601;
-pub const SPLASH_R: u32 = 0x0610;
-pub const SPLASH_X: u32 = 0x0611;
-pub const SPLASH_Y: u32 = 0x0612;
-pub const LENS_CX: u32 = 0x0620;
-pub const LENS_CY: u32 = 0x0621;
-pub const LENS_A: u32 = 0x0622;
-pub const LENS_B: u32 = 0x0623;
-pub const LENS_ANGLE: u32 = 0x0624;
-pub const CRASH_DRAW: u32 = 0x0630;
-pub const LOST_DRAW: u32 = 0x0640;
+pub(crate) const VIEWS_COUNT: u32 = 0x0600;
+pub(crate) const VIEWS_PICK: u32 = 0x0601;
+pub(crate) const SPLASH_R: u32 = 0x0610;
+pub(crate) const SPLASH_X: u32 = 0x0611;
+pub(crate) const SPLASH_Y: u32 = 0x0612;
+pub(crate) const LENS_CX: u32 = 0x0620;
+pub(crate) const LENS_CY: u32 = 0x0621;
+pub(crate) const LENS_A: u32 = 0x0622;
+pub(crate) const LENS_B: u32 = 0x0623;
+pub(crate) const LENS_ANGLE: u32 = 0x0624;
+pub(crate) const CRASH_DRAW: u32 = 0x0630;
+pub(crate) const LOST_DRAW: u32 = 0x0640;
 
 /// The views of a frame that a view-selective corruption touches: the front view (index
 /// `front`) and `extra` (uniform in [lo, hi], at most the other views) distinct others.
-pub fn select_views(key: Key, n_views: usize, front: usize, extra: [u32; 2]) -> Vec<usize> {
+pub(crate) fn select_views(key: Key, n_views: usize, front: usize, extra: [u32; 2]) -> Vec<usize> {
     if n_views == 0 {
         return Vec::new();
     }
@@ -50,7 +50,7 @@ pub fn select_views(key: Key, n_views: usize, front: usize, extra: [u32; 2]) -> 
 }
 
 /// The views Camera Crash blacks out: `draws` indices drawn with replacement, deduplicated.
-pub fn crash_views(key: Key, n_views: usize, draws: u32) -> Vec<usize> {
+pub(crate) fn crash_views(key: Key, n_views: usize, draws: u32) -> Vec<usize> {
     if n_views == 0 {
         return Vec::new();
     }
@@ -63,7 +63,7 @@ pub fn crash_views(key: Key, n_views: usize, draws: u32) -> Vec<usize> {
 }
 
 /// The views Frame Lost blacks out: each independently with probability `p`.
-pub fn lost_views(key: Key, n_views: usize, p: f64) -> Vec<usize> {
+pub(crate) fn lost_views(key: Key, n_views: usize, p: f64) -> Vec<usize> {
     (0..n_views)
         .filter(|v| key.unit_f64(LOST_DRAW, *v as u32) < p)
         .collect()
@@ -144,7 +144,7 @@ impl SplashPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"discs": self.discs, "kernel": self.kernel, "alpha": super::j32(self.params.alpha)})
     }
 }
@@ -167,7 +167,7 @@ pub fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i32) -> 
 /// blended row by row over the columns each covers (the x with dx² ≤ r² − dy², an integer
 /// square root away from its centre), in disc order: per value the blends of
 /// [`splash_value`], in its order, without testing every disc at every value.
-pub fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
+pub(crate) fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
     let w = img.width() as usize;
     let mut src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
     if w > 0 {
@@ -222,7 +222,7 @@ pub struct LensPlan {
 /// Inside spans of the filled ellipse centred (cx, cy) with semi-axes (a, b) rotated by
 /// `angle_deg` (clockwise on screen, y down, as OpenCV draws it), one per row of `height`,
 /// clipped to `width`.
-pub fn ellipse_spans(
+pub(crate) fn ellipse_spans(
     cx: i32,
     cy: i32,
     a: i32,
@@ -286,14 +286,14 @@ impl LensPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"cx": self.cx, "cy": self.cy, "a": self.a, "b": self.b,
                "angle_deg": self.angle_deg, "kernel": self.kernel})
     }
 }
 
 /// The CPU twin of the lens kernels: blurred inside the ellipse, the original outside.
-pub fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
+pub(crate) fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
     let src: Vec<f32> = img.as_raw().iter().map(|v| f32::from(*v)).collect();
     // Only the rows the ellipse crosses are blurred: the rest of the image is kept as it is.
     let mut inside = plan.spans.iter().enumerate().filter(|(_, [a, b])| a <= b);

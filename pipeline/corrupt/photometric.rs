@@ -15,7 +15,7 @@ use super::{j32, sev_index, to_u8};
 /// RGB in [0, 1] to HSV in [0, 1]³ with skimage's conventions (hue 0 for greys, blue wins
 /// ties over green over red).
 #[inline]
-pub fn rgb_to_hsv(r: f32, g: f32, b: f32) -> (f32, f32, f32) {
+pub(crate) fn rgb_to_hsv(r: f32, g: f32, b: f32) -> (f32, f32, f32) {
     let v = r.max(g).max(b);
     let delta = v - r.min(g).min(b);
     let s = if delta == 0.0 { 0.0 } else { delta / v };
@@ -38,7 +38,7 @@ pub fn rgb_to_hsv(r: f32, g: f32, b: f32) -> (f32, f32, f32) {
 
 /// HSV in [0, 1]³ back to RGB (skimage's sector formulas).
 #[inline]
-pub fn hsv_to_rgb(h: f32, s: f32, v: f32) -> (f32, f32, f32) {
+pub(crate) fn hsv_to_rgb(h: f32, s: f32, v: f32) -> (f32, f32, f32) {
     let h6 = h * 6.0;
     let fl = h6.floor();
     let f = h6 - fl;
@@ -69,8 +69,8 @@ pub struct HsvParams {
 }
 
 /// Mode values of [`HsvParams::mode`] for the non-HSV per-pixel corruptions.
-pub const MODE_HSV: u32 = 0;
-pub const MODE_BLACK: u32 = 100;
+pub(crate) const MODE_HSV: u32 = 0;
+pub(crate) const MODE_BLACK: u32 = 100;
 
 impl HsvParams {
     pub fn brightness(cfg: &CorruptConfig, severity: u8) -> Self {
@@ -125,7 +125,7 @@ impl HsvParams {
 
 /// One pixel through [`HsvParams`].
 #[inline]
-pub fn pixel_op(p: &HsvParams, rgb: [u8; 3]) -> [u8; 3] {
+pub(crate) fn pixel_op(p: &HsvParams, rgb: [u8; 3]) -> [u8; 3] {
     match p.mode {
         MODE_HSV => {
             let r = f32::from(rgb[0]) / 255.0;
@@ -147,7 +147,7 @@ pub fn pixel_op(p: &HsvParams, rgb: [u8; 3]) -> [u8; 3] {
 }
 
 /// The CPU twin of `corrupt_pixel.wgsl`, chunks of pixels in parallel.
-pub fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
+pub(crate) fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
     let mut out = img.clone();
     out.par_chunks_mut(3 << 12).for_each(|chunk| {
         if p.mode == MODE_HSV {
@@ -252,8 +252,8 @@ fn hsv_lanes(p: &HsvParams, [r, g, b]: [[f32; HSV_LANES]; 3]) -> [[f32; HSV_LANE
 
 /// Streams of the Dark noise: the Poisson draw uses `DARK_POISSON`, the Gaussian
 /// `DARK_GAUSS`.
-pub const DARK_POISSON: u32 = 0x0100;
-pub const DARK_GAUSS: u32 = 0x0010;
+pub(crate) const DARK_POISSON: u32 = 0x0100;
+pub(crate) const DARK_GAUSS: u32 = 0x0010;
 
 /// One in units of the 24-bit uniforms the Poisson draw inverts.
 const DARK_ONE: u32 = 1 << 24;
@@ -349,7 +349,7 @@ impl DarkPlan {
         }
     }
 
-    pub fn of_image(cfg: &CorruptConfig, severity: u8, key: Key, img: &RgbImage) -> Self {
+    pub(crate) fn of_image(cfg: &CorruptConfig, severity: u8, key: Key, img: &RgbImage) -> Self {
         let (mut lo, mut hi) = (255u8, 0u8);
         for v in img.as_raw() {
             lo = lo.min(*v);
@@ -361,7 +361,7 @@ impl DarkPlan {
         Self::new(cfg, severity, key, lo, hi)
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"min": self.min, "max": self.max, "c_max": j32(self.c_max),
                "lambda": j32(self.lambda), "sigma": j32(self.params.sigma)})
     }
@@ -473,7 +473,7 @@ fn guide_of(steps: &[u32]) -> impl Iterator<Item = u16> + '_ {
 
 /// Dark on one channel value `x` at flat channel index `counter`.
 #[inline]
-pub fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
+pub(crate) fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
     let r = key.u32(DARK_POISSON, counter) >> 8;
     dark_finish(plan, key, plan.count(x, r), counter)
 }
@@ -481,7 +481,7 @@ pub fn dark_value(plan: &DarkPlan, key: Key, x: u8, counter: u32) -> u8 {
 /// The CPU twin of `corrupt_dark.wgsl`: [`dark_value`] at every channel value, with the
 /// Poisson stream's part computed once per image and the search started from the plan's
 /// guide (the same counts), chunks of the image in parallel.
-pub fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
+pub(crate) fn dark_cpu(img: &RgbImage, plan: &DarkPlan, key: Key) -> RgbImage {
     let stream = key.stream(DARK_POISSON);
     let mut out = img.clone();
     const CHUNK: usize = 1 << 14;

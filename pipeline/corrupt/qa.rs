@@ -27,8 +27,8 @@ pub struct FrameRef {
     pub frame_id: String,
 }
 
-pub const TYPE_QUESTION: &str = "What is the current type of corruption?";
-pub const COUNT_QUESTION: &str = "How many cameras don't have any images?";
+pub(crate) const TYPE_QUESTION: &str = "What is the current type of corruption?";
+pub(crate) const COUNT_QUESTION: &str = "How many cameras don't have any images?";
 
 #[allow(clippy::too_many_arguments)]
 fn record(

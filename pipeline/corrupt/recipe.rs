@@ -28,7 +28,7 @@ use crate::{Error, Result};
 pub const CONFIG_KEY: &str = "drivegen:corrupt_config";
 
 /// The schema as written: the published columns with `cfg` in the metadata.
-pub fn schema_with(cfg: &CorruptConfig) -> Result<SchemaRef> {
+pub(crate) fn schema_with(cfg: &CorruptConfig) -> Result<SchemaRef> {
     let meta = serde_json::to_string(cfg)
         .map_err(|e| Error::Internal(format!("the corruption settings as JSON: {e}")))?;
     Ok(Arc::new(schema().as_ref().clone().with_metadata(
@@ -56,7 +56,7 @@ pub fn write(path: &Path, rows: &[CorruptionRow], cfg: &CorruptConfig) -> Result
 }
 
 /// The corruption settings a table's schema carries.
-pub fn config_of(file: &Path, schema: &Schema) -> Result<CorruptConfig> {
+pub(crate) fn config_of(file: &Path, schema: &Schema) -> Result<CorruptConfig> {
     let text = schema
         .metadata()
         .get(CONFIG_KEY)

@@ -74,7 +74,7 @@ impl Key {
     }
 
     /// A uniform f64 in [0, 1) with 24 random bits, for host-side parameter draws.
-    pub fn unit_f64(&self, stream: u32, counter: u32) -> f64 {
+    pub(crate) fn unit_f64(&self, stream: u32, counter: u32) -> f64 {
         f64::from(self.u32(stream, counter) >> 8) / 16_777_216.0
     }
 
@@ -84,7 +84,7 @@ impl Key {
     }
 
     /// A uniform integer in [lo, hi] (inclusive, like Python's `random.randint`).
-    pub fn int_incl(&self, stream: u32, counter: u32, lo: i64, hi: i64) -> i64 {
+    pub(crate) fn int_incl(&self, stream: u32, counter: u32, lo: i64, hi: i64) -> i64 {
         if hi <= lo {
             return lo;
         }
@@ -94,7 +94,7 @@ impl Key {
     }
 
     /// A standard normal draw for host-side parameters (Box–Muller in f64).
-    pub fn normal_f64(&self, stream: u32, counter: u32) -> f64 {
+    pub(crate) fn normal_f64(&self, stream: u32, counter: u32) -> f64 {
         let u1 = (f64::from(self.u32(stream, counter) >> 8) + 1.0) / 16_777_216.0;
         let u2 = self.unit_f64(stream ^ 0x8000_0000, counter);
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
@@ -104,7 +104,7 @@ impl Key {
     /// cosine: the same draws, within a few units in the last place of it, and a loop of them
     /// vectorises.
     #[inline(always)]
-    pub fn normal_poly(&self, stream: u32, counter: u32) -> f32 {
+    pub(crate) fn normal_poly(&self, stream: u32, counter: u32) -> f32 {
         let u1 = ((self.u32(stream, counter) >> 8) as f32 + 1.0) * (1.0 / 16_777_216.0);
         let u2 = self.unit(stream ^ 0x8000_0000, counter);
         (-2.0 * ln_unit(u1)).sqrt() * cos_turn(u2)
@@ -125,7 +125,7 @@ impl Key {
 /// a degree-9 polynomial (Cephes `logf`'s coefficients), written without branches or library
 /// calls so that a loop of them runs as vector instructions.
 #[inline(always)]
-pub fn ln_unit(x: f32) -> f32 {
+pub(crate) fn ln_unit(x: f32) -> f32 {
     let bits = x.to_bits();
     // x = m·2^e with m in [0.5, 1).
     let e = ((bits >> 23) & 0xff) as i32 - 126;
@@ -158,7 +158,7 @@ pub fn ln_unit(x: f32) -> f32 {
 /// [−π/4, π/4] come from short polynomials (Cephes `sinf`/`cosf`'s coefficients); without
 /// branches or library calls, like [`ln_unit`].
 #[inline(always)]
-pub fn cos_turn(u: f32) -> f32 {
+pub(crate) fn cos_turn(u: f32) -> f32 {
     let q = (u * 4.0 + 0.5) as i32;
     let a = (u - q as f32 * 0.25) * std::f32::consts::TAU;
     let z = a * a;
@@ -175,7 +175,7 @@ pub fn cos_turn(u: f32) -> f32 {
 
 /// The top 24 bits of `x` as an f32 in [0, 1).
 #[inline]
-pub fn unit24(x: u32) -> f32 {
+pub(crate) fn unit24(x: u32) -> f32 {
     (x >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 

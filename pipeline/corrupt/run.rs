@@ -141,7 +141,7 @@ impl fmt::Display for CorruptSummary {
 }
 
 /// The stage name in reject logs.
-pub const STAGE: &str = "corrupt";
+pub(crate) const STAGE: &str = "corrupt";
 
 /// A decoded frame: its views' images, or why it is skipped.
 type Decoded = std::result::Result<Vec<RgbImage>, Reject>;
@@ -273,13 +273,13 @@ fn severities(opts: &CorruptOptions, c: Corruption) -> Vec<u8> {
 }
 
 /// Reads an image as RGB8.
-pub fn load_rgb(path: &Path) -> Result<RgbImage> {
+pub(crate) fn load_rgb(path: &Path) -> Result<RgbImage> {
     let bytes = crate::store::input::read(path, crate::store::input::IMAGE)?;
     crate::images::decode_checked(&bytes, None).map_err(|why| Error::input(path, "image", why))
 }
 
 /// Encodes `img` in the format `like`'s extension names (PNG, or JPEG at `quality`).
-pub fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> {
+pub(crate) fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> {
     let ext = like
         .extension()
         .and_then(|e| e.to_str())
@@ -304,7 +304,7 @@ pub fn encode_like(img: &RgbImage, like: &Path, quality: u8) -> Result<Vec<u8>> 
 
 /// Applies one corruption at one severity to a frame's decoded views: the images and their
 /// recorded plans (`applied`, params JSON), plus the frame-level record.
-pub fn corrupt_frame(
+pub(crate) fn corrupt_frame(
     cfg: &CorruptConfig,
     gpu: Option<&Gpu>,
     c: Corruption,

@@ -69,7 +69,7 @@ fn codec_cells(
 /// Draws the sheet of a decoded image: `id` keys the random draws, `source` is where the
 /// legend says the image came from.
 #[allow(clippy::too_many_arguments)]
-pub fn contact_sheet_of(
+pub(crate) fn contact_sheet_of(
     cfg: &CorruptConfig,
     img: &RgbImage,
     id: &str,

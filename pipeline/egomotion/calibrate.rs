@@ -428,7 +428,7 @@ fn fmt_params(p: &[(String, f64)]) -> String {
 }
 
 /// The config with its percentile questions recomputed on `pool`.
-pub fn recalibrate(
+pub(crate) fn recalibrate(
     cfg: &EgodynConfig,
     pool: &[(Kinematics, Features)],
 ) -> Result<(EgodynConfig, Vec<ThresholdChange>)> {

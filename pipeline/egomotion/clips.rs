@@ -55,7 +55,7 @@ pub struct RawClip {
 
 /// A candidate clip that could not be cut, with the reason.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClipReject {
+pub(crate) struct ClipReject {
     pub clip_id: String,
     /// A short category for counting (`too_few_poses`, `short_span`, `no_anchor_image`).
     pub kind: &'static str,
@@ -72,7 +72,7 @@ fn pose_sample(timestamp_us: i64, t: [f64; 3], q: [f64; 4]) -> PoseSample {
 }
 
 /// The clips of one scene (and the candidates that were refused), in time order.
-pub fn extract(
+pub(crate) fn extract(
     scene: &SceneData,
     source: &str,
     cfg: &ClipConfig,
@@ -313,7 +313,7 @@ pub fn unwrap(p: &[f64]) -> Vec<f64> {
 
 /// Linear interpolation of `(xs, ys)` at `x`, extrapolating with the first/last segment, with
 /// scipy `interp1d`'s choice of segment (`searchsorted` left, clipped to the valid range).
-pub fn interp_extrapolate(xs: &[f64], ys: &[f64], x: f64) -> f64 {
+pub(crate) fn interp_extrapolate(xs: &[f64], ys: &[f64], x: f64) -> f64 {
     let n = xs.len().min(ys.len());
     match n {
         0 => f64::NAN,
@@ -342,7 +342,7 @@ pub fn grid(duration: f64, n: usize) -> Vec<f64> {
 }
 
 /// Resamples a raw clip onto its grid, after checking its raw poses; `Err` is the reason.
-pub fn resample(clip: &RawClip, cfg: &EgodynConfig) -> Result<Trajectory, String> {
+pub(crate) fn resample(clip: &RawClip, cfg: &EgodynConfig) -> Result<Trajectory, String> {
     let s = &clip.samples;
     if s.len() < 2 {
         return Err(format!("{} raw poses, need at least 2", s.len()));

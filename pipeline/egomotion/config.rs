@@ -217,7 +217,7 @@ impl EgodynConfig {
     /// The number of grid samples for a clip of `duration` seconds: ceil(duration·rate) + 1,
     /// where a product within 1e-9 of an integer counts as that integer (so float noise in the
     /// duration cannot add a sample).
-    pub fn grid_samples(&self, duration: f64) -> usize {
+    pub(crate) fn grid_samples(&self, duration: f64) -> usize {
         grid_samples(duration, self.clips.sampling_hz)
     }
 }
@@ -341,7 +341,7 @@ impl crate::config::StageConfig for EgodynConfig {
 }
 
 /// ceil(duration·rate) + 1, tolerant of float noise (see [`EgodynConfig::grid_samples`]).
-pub fn grid_samples(duration: f64, rate: f64) -> usize {
+pub(crate) fn grid_samples(duration: f64, rate: f64) -> usize {
     let x = duration * rate;
     if !(x.is_finite() && x >= 0.0) {
         return 0;

@@ -237,7 +237,7 @@ pub fn gradient(t: &[f64], v: &[f64]) -> Vec<f64> {
 }
 
 /// The planar speed |d(x, y)/dt| with the same difference scheme as [`gradient`].
-pub fn planar_speed(t: &[f64], x: &[f64], y: &[f64]) -> Vec<f64> {
+pub(crate) fn planar_speed(t: &[f64], x: &[f64], y: &[f64]) -> Vec<f64> {
     let n = t.len().min(x.len()).min(y.len());
     let mut out = vec![0.0; n];
     if n < 2 {
@@ -272,7 +272,7 @@ pub fn percentile(v: &[f64], p: f64) -> f64 {
 }
 
 /// [`percentile`] of an already sorted slice.
-pub fn percentile_sorted(s: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile_sorted(s: &[f64], p: f64) -> f64 {
     let n = s.len();
     if n == 0 {
         return f64::NAN;
@@ -293,7 +293,7 @@ pub fn percentile_sorted(s: &[f64], p: f64) -> f64 {
 }
 
 /// Index of the first maximum of `f(v[i])` (None for an empty slice).
-pub fn argmax_by(v: &[f64], f: impl Fn(f64) -> f64) -> Option<usize> {
+pub(crate) fn argmax_by(v: &[f64], f: impl Fn(f64) -> f64) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for (i, &x) in v.iter().enumerate() {
         let y = f(x);

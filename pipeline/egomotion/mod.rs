@@ -41,7 +41,7 @@ use crate::{Error, Result};
 const OUTPUT: &str = "ego-motion output";
 
 /// The stage name in reject logs.
-pub const STAGE: &str = "egomotion";
+pub(crate) const STAGE: &str = "egomotion";
 /// File names inside the output folder.
 pub const CLIPS_FILE: &str = "clips.arrow";
 pub const QA_FILE: &str = "egodyn_qa.arrow";

@@ -18,7 +18,7 @@ use crate::qa::record::{qa_id, set_answer, QaRecord};
 use crate::Result;
 
 /// The family name of EgoDyn questions.
-pub const FAMILY: &str = "egodyn";
+pub(crate) const FAMILY: &str = "egodyn";
 
 /// The per-sample channels of `clips.arrow`, in column order.
 pub const CHANNELS: [&str; 9] = [
@@ -34,7 +34,7 @@ pub const CHANNELS: [&str; 9] = [
 ];
 
 /// The encodings in the `trajectory_text` struct, in field order.
-pub const ENCODINGS: [&str; 4] = ["summary", "timeseries", "coordinates", "full"];
+pub(crate) const ENCODINGS: [&str; 4] = ["summary", "timeseries", "coordinates", "full"];
 
 fn list_f64_field(name: &str) -> Field {
     Field::new(
@@ -78,7 +78,7 @@ pub fn clips_schema() -> SchemaRef {
 }
 
 /// The `clips.arrow` rows of `clips`, with their trajectory encodings.
-pub fn clips_batch(clips: &[ClipResult], texts: &[TrajectoryText]) -> Result<RecordBatch> {
+pub(crate) fn clips_batch(clips: &[ClipResult], texts: &[TrajectoryText]) -> Result<RecordBatch> {
     let strs = |f: &dyn Fn(&ClipResult) -> &str| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(clips.iter().map(f)))
     };
@@ -148,7 +148,7 @@ pub fn clips_batch(clips: &[ClipResult], texts: &[TrajectoryText]) -> Result<Rec
 }
 
 /// The QA records of one clip: one per question, in config order.
-pub fn qa_records(
+pub(crate) fn qa_records(
     c: &ClipResult,
     oracle: &Oracle,
     cfg: &EgodynConfig,

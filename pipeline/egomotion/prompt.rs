@@ -14,7 +14,7 @@ use crate::qa::{Layout, Prompt};
 
 /// `k` indices spread evenly over `n` items: round(i·(n−1)/(k−1)) (Python's round, half to
 /// even), the middle item when k = 1, every item when k ≥ n.
-pub fn select_indices(n: usize, k: usize) -> Vec<usize> {
+pub(crate) fn select_indices(n: usize, k: usize) -> Vec<usize> {
     if n == 0 || k == 0 {
         return Vec::new();
     }
@@ -37,7 +37,7 @@ pub fn select_indices(n: usize, k: usize) -> Vec<usize> {
 
 /// The first prompt line, for `frames` images of a clip of `duration_s` seconds (None when no
 /// image is shown).
-pub fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
+pub(crate) fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
     let d = fmt_num(duration_s);
     match frames {
         0 => None,
@@ -52,7 +52,7 @@ pub fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
 /// the sentence defining its answer words ([`definitions`]; nothing when empty) and the answer
 /// instruction, rendered from `choices` by [`crate::qa::Prompt`]. The definitions open the
 /// postamble, on their own line, so the question line keeps the paper's form.
-pub fn question_prompt(
+pub(crate) fn question_prompt(
     frame_line: Option<&str>,
     text: &str,
     definitions: &str,
@@ -176,7 +176,7 @@ pub fn coordinates(k: &Kinematics, points: usize, frame: CoordinatesFrame) -> St
 
 /// The four encodings of one clip.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TrajectoryText {
+pub(crate) struct TrajectoryText {
     pub summary: String,
     pub timeseries: String,
     pub coordinates: String,

@@ -197,7 +197,12 @@ impl SavGol {
     }
 
     /// A smoother (derivative 0, unit spacing).
-    pub fn smoother(window: usize, polyorder: usize, mode: EdgeMode, cval: f64) -> Result<Self> {
+    pub(crate) fn smoother(
+        window: usize,
+        polyorder: usize,
+        mode: EdgeMode,
+        cval: f64,
+    ) -> Result<Self> {
         Self::new(window, polyorder, 0, 1.0, mode, cval)
     }
 
@@ -229,7 +234,7 @@ impl SavGol {
     }
 
     /// Filters `x` into `out` (same length) without allocating.
-    pub fn apply_into(&self, x: &[f64], out: &mut [f64]) -> Result<()> {
+    pub(crate) fn apply_into(&self, x: &[f64], out: &mut [f64]) -> Result<()> {
         let n = x.len();
         if out.len() != n {
             return Err(invalid(format!(

@@ -6,7 +6,7 @@
 use nalgebra::{Isometry3, Matrix3, Matrix4, Rotation3, Translation3, UnitQuaternion};
 
 /// CARLA's transform matrix of a location and a `[pitch, roll, yaw]` rotation in degrees.
-pub fn carla_matrix(loc: [f64; 3], rot_deg: [f64; 3]) -> Matrix4<f64> {
+pub(crate) fn carla_matrix(loc: [f64; 3], rot_deg: [f64; 3]) -> Matrix4<f64> {
     let [p, r, y] = rot_deg.map(f64::to_radians);
     let (cp, sp, cr, sr, cy, sy) = (p.cos(), p.sin(), r.cos(), r.sin(), y.cos(), y.sin());
     // Rows of UE4's FRotationMatrix, with the location in the last column.
@@ -30,13 +30,13 @@ pub fn carla_matrix(loc: [f64; 3], rot_deg: [f64; 3]) -> Matrix4<f64> {
 }
 
 /// A left-handed point in the right-handed frame.
-pub fn point_rh(p: [f64; 3]) -> [f64; 3] {
+pub(crate) fn point_rh(p: [f64; 3]) -> [f64; 3] {
     [p[0], -p[1], p[2]]
 }
 
 /// A left-handed rigid transform in the right-handed frame (`F·M·F`), refusing matrices that are
 /// not rigid within `tol`.
-pub fn isometry_rh(m: &Matrix4<f64>, tol: f64) -> Result<Isometry3<f64>, String> {
+pub(crate) fn isometry_rh(m: &Matrix4<f64>, tol: f64) -> Result<Isometry3<f64>, String> {
     let f = Matrix4::from_diagonal(&nalgebra::Vector4::new(1.0, -1.0, 1.0, 1.0));
     let m = f * m * f;
     let r: Matrix3<f64> = m.fixed_view::<3, 3>(0, 0).into_owned();
@@ -61,7 +61,7 @@ pub fn isometry_rh(m: &Matrix4<f64>, tol: f64) -> Result<Isometry3<f64>, String>
 }
 
 /// OpenCV camera axes in a right-handed CARLA camera actor's axes (x forward, y left, z up).
-pub fn opencv_in_actor() -> UnitQuaternion<f64> {
+pub(crate) fn opencv_in_actor() -> UnitQuaternion<f64> {
     UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(Matrix3::new(
         0.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0, -1.0, 0.0,
     )))

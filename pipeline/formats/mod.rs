@@ -59,7 +59,7 @@ impl Format {
     }
 
     /// Whether the layout has camera images (every stage past ego motion needs them).
-    pub fn has_cameras(self) -> bool {
+    pub(crate) fn has_cameras(self) -> bool {
         self != Format::Frenetix
     }
 }

@@ -35,8 +35,14 @@ pub const PB: &str = "[ProjectedLiDARBoxComponent]";
 pub const CB: &str = "[CameraBoxComponent]";
 pub const ST: &str = "[StatsComponent]";
 
+/// An isometry as the row-major 4×4 the v2 transform columns hold.
+pub(crate) fn row_major(iso: &nalgebra::Isometry3<f64>) -> [f64; 16] {
+    let h = iso.to_homogeneous();
+    std::array::from_fn(|k| h[(k / 4, k % 4)])
+}
+
 /// The v2 camera names (`CameraName`); 6–8 are the v1 rear cameras, unused in perception.
-pub const CAMERA_NAMES: [&str; 9] = [
+pub(crate) const CAMERA_NAMES: [&str; 9] = [
     "UNKNOWN",
     "FRONT",
     "FRONT_LEFT",
@@ -49,7 +55,7 @@ pub const CAMERA_NAMES: [&str; 9] = [
 ];
 
 /// The label types of `lidar_box`, `camera_box` and `projected_lidar_box`.
-pub const BOX_TYPES: [&str; 5] = [
+pub(crate) const BOX_TYPES: [&str; 5] = [
     "TYPE_UNKNOWN",
     "TYPE_VEHICLE",
     "TYPE_PEDESTRIAN",
@@ -58,12 +64,12 @@ pub const BOX_TYPES: [&str; 5] = [
 ];
 
 /// The file of one component of one segment.
-pub fn component_path(root: &Path, component: &str, segment: &str) -> PathBuf {
+pub(crate) fn component_path(root: &Path, component: &str, segment: &str) -> PathBuf {
     root.join(component).join(format!("{segment}.parquet"))
 }
 
 /// The columns of one component file that a reader asked for, all rows in one batch.
-pub struct Component {
+pub(crate) struct Component {
     pub path: PathBuf,
     batch: RecordBatch,
 }
@@ -145,14 +151,14 @@ impl Component {
     }
 
     /// A numeric column as f64 (any float or integer type).
-    pub fn f64s(&self, name: &str) -> Result<Vec<Option<f64>>> {
+    pub(crate) fn f64s(&self, name: &str) -> Result<Vec<Option<f64>>> {
         let a = self.cast_to(name, &DataType::Float64)?;
         let a = a.as_primitive::<arrow::datatypes::Float64Type>();
         Ok(a.iter().collect())
     }
 
     /// A numeric column as f64 where every value must be present and finite.
-    pub fn f64s_required(&self, name: &str) -> Result<Vec<f64>> {
+    pub(crate) fn f64s_required(&self, name: &str) -> Result<Vec<f64>> {
         self.f64s(name)?
             .into_iter()
             .enumerate()
@@ -165,7 +171,7 @@ impl Component {
     }
 
     /// An optional numeric column: all nulls when the file lacks it.
-    pub fn f64s_or_null(&self, name: &str) -> Result<Vec<Option<f64>>> {
+    pub(crate) fn f64s_or_null(&self, name: &str) -> Result<Vec<Option<f64>>> {
         if self.has(name) {
             self.f64s(name)
         } else {
@@ -174,7 +180,7 @@ impl Component {
     }
 
     /// An integer column (any integer type) where every value must be present.
-    pub fn i64s_required(&self, name: &str) -> Result<Vec<i64>> {
+    pub(crate) fn i64s_required(&self, name: &str) -> Result<Vec<i64>> {
         let c = self.col(name)?;
         if !c.data_type().is_integer() {
             return Err(Error::input(
@@ -200,7 +206,7 @@ impl Component {
     }
 
     /// A string column (utf8, large utf8 or dictionary) where every value must be present.
-    pub fn strings_required(&self, name: &str) -> Result<Vec<String>> {
+    pub(crate) fn strings_required(&self, name: &str) -> Result<Vec<String>> {
         let a = self.cast_to(name, &DataType::Utf8)?;
         let a: &StringArray = a.as_string();
         (0..a.len())
@@ -215,7 +221,7 @@ impl Component {
     }
 
     /// An optional string column: the first non-null value, if any.
-    pub fn first_string(&self, name: &str) -> Result<Option<String>> {
+    pub(crate) fn first_string(&self, name: &str) -> Result<Option<String>> {
         if !self.has(name) {
             return Ok(None);
         }
@@ -326,7 +332,7 @@ impl Component {
     }
 
     /// Checks that the segment key column holds only `segment`.
-    pub fn check_segment(&self, segment: &str) -> Result<()> {
+    pub(crate) fn check_segment(&self, segment: &str) -> Result<()> {
         let names = self.strings_required("key.segment_context_name")?;
         match names.iter().position(|n| n != segment) {
             Some(i) => Err(row_err(
@@ -362,7 +368,7 @@ fn check_chunk_sizes(path: &Path, meta: &parquet::file::metadata::ParquetMetaDat
 
 /// Streams the image column of `camera_image` a few rows at a time and returns the rows whose
 /// image is null or empty, so that a segment's JPEGs are never all in memory.
-pub fn empty_image_rows(path: &Path, column: &str, batch_rows: usize) -> Result<Vec<usize>> {
+pub(crate) fn empty_image_rows(path: &Path, column: &str, batch_rows: usize) -> Result<Vec<usize>> {
     let file = crate::store::input::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::input(path, "footer", format!("not a readable Parquet file: {e}")))?;

@@ -18,7 +18,7 @@ use wgpu::{Backend, Backends, DeviceType, DownlevelFlags};
 use crate::{Error, Result};
 
 /// The environment variable that picks an adapter by name.
-pub const ADAPTER_ENV: &str = "DRIVEGEN_ADAPTER";
+pub(crate) const ADAPTER_ENV: &str = "DRIVEGEN_ADAPTER";
 
 /// What drivegen reports about an adapter.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -80,7 +80,7 @@ impl Gpu {
     }
 
     /// The wgpu queue.
-    pub fn queue(&self) -> &wgpu::Queue {
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
         &self.queue
     }
 

@@ -293,7 +293,7 @@ pub const KERNELS: &[Shader] = &[
 
 impl KernelId {
     /// The kernel's row of [`KERNELS`].
-    pub fn shader(self) -> &'static Shader {
+    pub(crate) fn shader(self) -> &'static Shader {
         &KERNELS[self as usize]
     }
 

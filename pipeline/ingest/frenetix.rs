@@ -81,11 +81,11 @@ pub fn logs(root: &Path) -> Result<Vec<LogFile>> {
 
 /// The column holding a row's simulation step (Frenetix's logger writes the time step there);
 /// a log without it is read one step per row.
-pub const STEP_COLUMN: &str = "trajectory_number";
+pub(crate) const STEP_COLUMN: &str = "trajectory_number";
 
 /// One row of a log: where it is, its simulation step and the ego state `(x, y, theta)`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LogRow {
+pub(crate) struct LogRow {
     /// The line in the file (1-based).
     pub line: usize,
     /// The `trajectory_number` cell, when the log has the column.
@@ -94,7 +94,7 @@ pub struct LogRow {
 }
 
 /// The rows of one log.
-pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<LogRow>> {
+pub(crate) fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<LogRow>> {
     let text = crate::store::input::read_to_string(path, crate::store::input::TABLE)?;
     let delim = rules.delimiter.chars().next().unwrap_or(';');
     let mut lines = text
@@ -179,7 +179,7 @@ pub fn read_log(path: &Path, rules: &FrenetixRules) -> Result<Vec<LogRow>> {
 /// Each row's time (µs) from the log's start: its step counted from the first row's (or its
 /// index) times `dt_s`. A row that is not later than the one before it (two frames sharing a
 /// timestamp, or time going back) rejects the log, naming the row.
-pub fn frame_times(path: &Path, rows: &[LogRow], dt_s: f64) -> Result<Vec<i64>> {
+pub(crate) fn frame_times(path: &Path, rows: &[LogRow], dt_s: f64) -> Result<Vec<i64>> {
     let first = rows.first().and_then(|r| r.step).unwrap_or(0);
     let mut out: Vec<i64> = Vec::with_capacity(rows.len());
     for (k, r) in rows.iter().enumerate() {

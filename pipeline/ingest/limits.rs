@@ -12,11 +12,11 @@ use crate::{Error, Result};
 
 /// Largest |coordinate| of a position (m): a city-scale map frame stays far below (UTM
 /// northings are under 1e7 m).
-pub const MAX_POSITION_M: f64 = 1e7;
+pub(crate) const MAX_POSITION_M: f64 = 1e7;
 /// A box side must lie in (0, MAX_BOX_SIZE_M] (m): the longest road vehicles are ~30 m.
-pub const MAX_BOX_SIZE_M: f64 = 100.0;
+pub(crate) const MAX_BOX_SIZE_M: f64 = 100.0;
 /// Largest box speed (m/s): 150 m/s is 540 km/h.
-pub const MAX_SPEED_MPS: f64 = 150.0;
+pub(crate) const MAX_SPEED_MPS: f64 = 150.0;
 
 /// The kind of record at fault, so that the caller names the source file holding it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

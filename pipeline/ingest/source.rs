@@ -21,7 +21,7 @@ use crate::{Error, Result};
 
 /// Why a unit was refused before it was assembled: the scene id its reject carries, and the
 /// error naming the file.
-pub type Refusal = (String, Error);
+pub(crate) type Refusal = (String, Error);
 
 /// What an ingest did.
 #[derive(Debug, Clone, Default)]
@@ -200,7 +200,7 @@ pub struct SceneIds(HashMap<String, String>);
 
 impl SceneIds {
     /// Admits `id`, which comes from `origin` (a path), or says which scene already has it.
-    pub fn admit(&mut self, id: &str, origin: &Path) -> std::result::Result<(), String> {
+    pub(crate) fn admit(&mut self, id: &str, origin: &Path) -> std::result::Result<(), String> {
         let here = origin.display().to_string();
         match self.0.get(id) {
             Some(first) => Err(format!(

@@ -65,7 +65,7 @@ impl MapLayers {
 
     /// The index of the first polygon of `l` containing `p`: `None` when the layer is missing,
     /// `Some(None)` when no polygon contains the point.
-    pub fn polygon_at(&self, l: Layer, p: [f64; 2]) -> Option<Option<usize>> {
+    pub(crate) fn polygon_at(&self, l: Layer, p: [f64; 2]) -> Option<Option<usize>> {
         self.layer(l)
             .map(|polys| polys.iter().position(|poly| poly.contains(p)))
     }
@@ -81,7 +81,7 @@ impl MapLayers {
     /// lane's successor) is no change, but the walk continues in the lane entered, so a lane
     /// change in the same step as a segment change is still found. `None` when the segment
     /// leaves no lane.
-    pub fn leaves_laterally(
+    pub(crate) fn leaves_laterally(
         &self,
         lane: usize,
         p0: [f64; 2],
@@ -122,13 +122,13 @@ impl MapLayers {
 }
 
 /// The expansion file of `location` under `maps_dir` (`<maps_dir>/<location>.json`).
-pub fn expansion_path(maps_dir: &Path, location: &str) -> PathBuf {
+pub(crate) fn expansion_path(maps_dir: &Path, location: &str) -> PathBuf {
     maps_dir.join(format!("{location}.json"))
 }
 
 /// Reads the map of `location` from `maps_dir`, or returns an empty map when the file is not
 /// there (a source without a map expansion). A file that exists but is malformed is an error.
-pub fn load_location(maps_dir: &Path, location: &str) -> crate::Result<MapLayers> {
+pub(crate) fn load_location(maps_dir: &Path, location: &str) -> crate::Result<MapLayers> {
     let path = expansion_path(maps_dir, location);
     if !path.is_file() {
         return Ok(MapLayers::none());

@@ -46,14 +46,13 @@ impl Polygon {
         point_in_ring(&self.exterior, p) && !self.holes.iter().any(|h| point_in_ring(h, p))
     }
 
-    /// The exterior edge that the segment `p0 → p1` crosses first (closest to `p0`).
-    pub fn first_edge_crossed(&self, p0: [f64; 2], p1: [f64; 2]) -> Option<[[f64; 2]; 2]> {
-        self.first_crossing(p0, p1).map(|(_, e)| e)
-    }
-
     /// The first exterior edge the segment `p0 → p1` crosses and where, as the fraction along
     /// the segment.
-    pub fn first_crossing(&self, p0: [f64; 2], p1: [f64; 2]) -> Option<(f64, [[f64; 2]; 2])> {
+    pub(crate) fn first_crossing(
+        &self,
+        p0: [f64; 2],
+        p1: [f64; 2],
+    ) -> Option<(f64, [[f64; 2]; 2])> {
         let n = self.exterior.len();
         let mut best: Option<(f64, [[f64; 2]; 2])> = None;
         for i in 0..n {
@@ -138,10 +137,8 @@ mod tests {
     fn first_crossed_edge() {
         let p = Polygon::new("a".into(), square(0.0, 0.0, 10.0, 2.0), vec![]);
         // Leaves through the top (y = 2) edge before reaching x = 10.
-        let e = p
-            .first_edge_crossed([5.0, 1.0], [12.0, 3.0])
-            .unwrap_or_default();
-        assert_eq!(e, [[10.0, 2.0], [0.0, 2.0]]);
+        let e = p.first_crossing([5.0, 1.0], [12.0, 3.0]).map(|(_, e)| e);
+        assert_eq!(e, Some([[10.0, 2.0], [0.0, 2.0]]));
         assert_eq!(
             segment_hit([0.0, 0.0], [2.0, 0.0], [1.0, -1.0], [1.0, 1.0]),
             Some(0.5)

@@ -99,7 +99,7 @@ impl MetavqaConfig {
     }
 
     /// The display name of a unified class (the class itself when unnamed).
-    pub fn class_name<'a>(&'a self, class: &'a str) -> &'a str {
+    pub(crate) fn class_name<'a>(&'a self, class: &'a str) -> &'a str {
         self.class_names.get(class).map_or(class, String::as_str)
     }
 

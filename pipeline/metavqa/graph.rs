@@ -79,7 +79,7 @@ pub struct SceneGraph {
 }
 
 /// The yaw of a `[w, x, y, z]` rotation about z.
-pub fn quat_yaw(q: [f64; 4]) -> f64 {
+pub(crate) fn quat_yaw(q: [f64; 4]) -> f64 {
     let [w, x, y, z] = q;
     (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
 }
@@ -168,7 +168,7 @@ impl SceneGraph {
     }
 
     /// Nodes with a heading.
-    pub fn with_heading(&self) -> Vec<usize> {
+    pub(crate) fn with_heading(&self) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&i| self.nodes[i].has_heading)
             .collect()

@@ -17,7 +17,7 @@ pub struct KeptRow {
 }
 
 /// Kept rows by scene, in table order.
-pub type KeptByScene = HashMap<String, Vec<KeptRow>>;
+pub(crate) type KeptByScene = HashMap<String, Vec<KeptRow>>;
 
 /// Reads every kept row of the visibility table at `path`.
 pub fn read_kept(path: &Path) -> Result<KeptByScene> {

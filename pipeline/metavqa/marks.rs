@@ -17,7 +17,7 @@ use crate::visibility::anchor::BoxKind;
 use crate::Result;
 
 /// White, the grounding target's box.
-pub const WHITE: u32 = 0xff_ffff;
+pub(crate) const WHITE: u32 = 0xff_ffff;
 
 /// One label to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct MarkSpec {
 }
 
 /// The drawn rectangle of a node, pixel edges inside the image.
-pub fn node_box(nd: &Node, kind: BoxKind, width: u32, height: u32) -> Rect {
+pub(crate) fn node_box(nd: &Node, kind: BoxKind, width: u32, height: u32) -> Rect {
     let m = &nd.mark;
     let r = match (kind, m.modal) {
         (BoxKind::Modal, Some(b)) => b,

@@ -15,10 +15,10 @@
 use serde::Serialize;
 
 /// A point or vector in the BEV plane.
-pub type P2 = [f64; 2];
+pub(crate) type P2 = [f64; 2];
 
 /// A BEV box: its 4 corners, counter-clockwise.
-pub type Quad = [P2; 4];
+pub(crate) type Quad = [P2; 4];
 
 /// The corners of a `length × width` box centred at `c` facing `yaw` (rad, from +x towards +y).
 pub fn quad(c: P2, yaw: f64, length: f64, width: f64) -> Quad {
@@ -67,7 +67,7 @@ impl Pos {
     ];
 
     /// From (side, front): side −1 left, +1 right; front +1 front, −1 back.
-    pub fn from_axes(side: i8, front: i8) -> Pos {
+    pub(crate) fn from_axes(side: i8, front: i8) -> Pos {
         match (side, front) {
             (-1, 0) => Pos::L,
             (-1, -1) => Pos::Lb,
@@ -95,7 +95,7 @@ impl Pos {
         }
     }
 
-    pub fn from_code(s: &str) -> Option<Pos> {
+    pub(crate) fn from_code(s: &str) -> Option<Pos> {
         Pos::ALL.into_iter().find(|p| p.code() == s)
     }
 
@@ -115,7 +115,7 @@ impl Pos {
     }
 
     /// Diagonal sectors (two axes set).
-    pub fn is_diagonal(self) -> bool {
+    pub(crate) fn is_diagonal(self) -> bool {
         matches!(self, Pos::Lb | Pos::Lf | Pos::Rb | Pos::Rf)
     }
 }
@@ -148,7 +148,7 @@ pub fn position(a: &Quad, b: &Quad) -> Pos {
 }
 
 /// `a − b` in degrees wrapped to (−180, 180].
-pub fn wrap_deg(d: f64) -> f64 {
+pub(crate) fn wrap_deg(d: f64) -> f64 {
     let w = d.rem_euclid(360.0);
     if w > 180.0 {
         w - 360.0
@@ -158,7 +158,7 @@ pub fn wrap_deg(d: f64) -> f64 {
 }
 
 /// Clockwise degrees in [0, 360) of a yaw (rad, counter-clockwise from our front).
-pub fn clockwise_deg(yaw: f64) -> f64 {
+pub(crate) fn clockwise_deg(yaw: f64) -> f64 {
     // Rounded to 1e-9° so that a heading given in whole degrees (15° through radians and
     // back is 14.999999999999998°) lands in the sector its degrees name.
     let d = ((-yaw.to_degrees()).rem_euclid(360.0) * 1e9).round() / 1e9;
@@ -172,7 +172,8 @@ pub fn clockwise_deg(yaw: f64) -> f64 {
 
 /// The heading sectors `[edge_k, edge_k+1)` for k = 0..7 of the 8 clockwise edges; the rest
 /// (from the last edge round to the first) is [`Pos::F`].
-pub const HEADING_SECTORS: [Pos; 7] = [Pos::Rf, Pos::R, Pos::Rb, Pos::B, Pos::Lb, Pos::L, Pos::Lf];
+pub(crate) const HEADING_SECTORS: [Pos; 7] =
+    [Pos::Rf, Pos::R, Pos::Rb, Pos::B, Pos::Lb, Pos::L, Pos::Lf];
 
 /// The heading sector of a relative heading `yaw` (rad) under the 8 clockwise `edges`.
 pub fn heading_sector(yaw: f64, edges: &[f64]) -> Pos {

@@ -86,7 +86,7 @@ fn mode(v: &[usize], n: usize) -> Option<usize> {
 }
 
 /// Folds a position (`docs/metavqa.md` §4.1) to an index into [`SIDENESS`].
-pub fn fold_side(p: Pos) -> usize {
+pub(crate) fn fold_side(p: Pos) -> usize {
     match p {
         Pos::L | Pos::Lf | Pos::Lb => 0,
         Pos::R | Pos::Rf | Pos::Rb => 2,
@@ -177,7 +177,7 @@ impl Rollouts {
     }
 
     /// The ego box at pose `p`.
-    pub fn ego_box(&self, p: [f64; 3]) -> Quad {
+    pub(crate) fn ego_box(&self, p: [f64; 3]) -> Quad {
         quad(self.box_centre(p), p[2], self.ego_length, self.ego_width)
     }
 
@@ -206,7 +206,7 @@ impl Rollouts {
 
     /// Whether any run of (`action`, `duration` index, `speed_bin`) overlaps the still box `q`
     /// at some interpolated step, and the first such time (s) of every run that hits.
-    pub fn collides(
+    pub(crate) fn collides(
         &self,
         action: usize,
         duration: usize,
@@ -242,7 +242,13 @@ impl Rollouts {
 }
 
 /// One rollout of `max_steps` steps from speed `v0` (m/s) at the origin facing +x.
-pub fn simulate(cfg: &MetavqaConfig, steer: f64, throttle: f64, v0: f64, max_steps: u32) -> Run {
+pub(crate) fn simulate(
+    cfg: &MetavqaConfig,
+    steer: f64,
+    throttle: f64,
+    v0: f64,
+    max_steps: u32,
+) -> Run {
     let r = &cfg.rollout;
     let delta = (steer * r.max_steer_deg).to_radians();
     let accel = if throttle >= 0.0 {

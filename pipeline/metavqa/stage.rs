@@ -59,7 +59,7 @@ use crate::{Error, Result};
 const OUTPUT: &str = "MetaVQA output";
 
 /// The family name in the records.
-pub const FAMILY: &str = "metavqa";
+pub(crate) const FAMILY: &str = "metavqa";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -144,7 +144,7 @@ impl fmt::Display for Summary {
 }
 
 /// The stage name in reject logs.
-pub const STAGE: &str = "metavqa";
+pub(crate) const STAGE: &str = "metavqa";
 
 /// What became of one camera image's questions.
 enum ImageDone {
@@ -170,7 +170,7 @@ pub fn to_batch(rows: &[QaRecord], images: &[String]) -> Result<RecordBatch> {
 }
 
 /// The seed of one image's draws.
-pub fn image_seed(seed: u64, scene_id: &str, camera_frame_id: &str) -> u64 {
+pub(crate) fn image_seed(seed: u64, scene_id: &str, camera_frame_id: &str) -> u64 {
     let d = Sha256::digest(format!(
         "metavqa\u{0}{seed}\u{0}{scene_id}\u{0}{camera_frame_id}"
     ));

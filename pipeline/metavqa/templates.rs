@@ -13,7 +13,7 @@ pub enum Piece {
 }
 
 /// Text with object references.
-pub type Text = Vec<Piece>;
+pub(crate) type Text = Vec<Piece>;
 
 /// Plain text.
 pub fn t(s: impl Into<String>) -> Text {
@@ -43,7 +43,7 @@ pub fn list(ids: &[usize]) -> Text {
 }
 
 /// `[<a>, <b>]`, `[]` when empty.
-pub fn bracketed(ids: &[usize]) -> Text {
+pub(crate) fn bracketed(ids: &[usize]) -> Text {
     cat(vec![t("["), list(ids), t("]")])
 }
 
@@ -72,12 +72,12 @@ pub fn refs(text: &Text) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// A bin's option text, e.g. `Very close (0-2m)`.
-pub fn bin_text(name: &str, range: &str) -> String {
+pub(crate) fn bin_text(name: &str, range: &str) -> String {
     format!("{} ({range})", capitalise(name))
 }
 
 /// First letter upper case.
-pub fn capitalise(s: &str) -> String {
+pub(crate) fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
@@ -86,6 +86,6 @@ pub fn capitalise(s: &str) -> String {
 }
 
 /// The option text of a position or heading sector.
-pub fn pos_text(p: Pos) -> String {
+pub(crate) fn pos_text(p: Pos) -> String {
     p.text().to_string()
 }

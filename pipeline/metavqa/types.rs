@@ -38,8 +38,9 @@ pub enum QuestionType {
 }
 
 /// The paper's three super-categories.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Super {
+pub(crate) enum Super {
     Spatial,
     Embodied,
     Grounding,
@@ -120,7 +121,8 @@ impl QuestionType {
         Q::ALL.into_iter().find(|t| t.name() == s)
     }
 
-    pub fn super_category(self) -> Super {
+    #[cfg(test)]
+    pub(crate) fn super_category(self) -> Super {
         match self {
             Q::PredictCrashEgoStill
             | Q::PredictCrashEgoDynamic

@@ -17,7 +17,7 @@ use crate::{Error, Result};
 pub const BATCH_ROWS: usize = 1024;
 
 /// One QA table, opened for random access by batch.
-pub struct QaFile {
+pub(crate) struct QaFile {
     path: PathBuf,
     reader: FileReader<File>,
 }
@@ -40,7 +40,7 @@ impl QaFile {
         &self.path
     }
 
-    pub fn num_batches(&self) -> usize {
+    pub(crate) fn num_batches(&self) -> usize {
         self.reader.num_batches()
     }
 
@@ -61,32 +61,18 @@ impl QaFile {
     }
 
     /// The number of rows (reads every batch, keeps none).
-    pub fn num_rows(&mut self) -> Result<usize> {
+    #[cfg(test)]
+    fn num_rows(&mut self) -> Result<usize> {
         let mut n = 0;
-        // A family can have no questions at all (a corpus of scenes too short for a clip).
-        if self.num_batches() == 0 {
-            return Ok(0);
-        }
-        self.reader.set_index(0).map_err(|e| Error::Input {
-            file: self.path.clone(),
-            record: "record batch 0".into(),
-            detail: e.to_string(),
-        })?;
-        for (i, b) in self.reader.by_ref().enumerate() {
-            n += b
-                .map_err(|e| Error::Input {
-                    file: self.path.clone(),
-                    record: format!("record batch {i}"),
-                    detail: e.to_string(),
-                })?
-                .num_rows();
+        for i in 0..self.num_batches() {
+            n += self.batch(i)?.len();
         }
         Ok(n)
     }
 }
 
 /// Calls `f` with every batch of `files`, in order: `(file index, batch index, rows)`.
-pub fn for_each_batch(
+pub(crate) fn for_each_batch(
     files: &[PathBuf],
     mut f: impl FnMut(usize, usize, Vec<QaRecord>) -> Result<()>,
 ) -> Result<()> {
@@ -123,7 +109,7 @@ pub struct QaRows<'a> {
 
 impl QaRows<'_> {
     /// The table the last row came from: what an error about that row names.
-    pub fn current_file(&self) -> Option<&Path> {
+    pub(crate) fn current_file(&self) -> Option<&Path> {
         self.file.as_ref().map(QaFile::path)
     }
 
@@ -138,7 +124,7 @@ impl QaRows<'_> {
 
 /// The rows of the record batches `batches` ((table, batch) indices into `files`, in order),
 /// read a batch at a time; stops after the first error.
-pub fn rows_in<'a>(
+pub(crate) fn rows_in<'a>(
     files: &'a [PathBuf],
     batches: impl IntoIterator<Item = (usize, usize)> + 'a,
 ) -> impl Iterator<Item = Result<QaRecord>> + 'a {
@@ -219,7 +205,7 @@ pub fn read_all(files: &[PathBuf]) -> Result<Vec<QaRecord>> {
 /// Rows per (family, question type) of a QA table as it is written: what `-v` shows a stage
 /// decided to ask. Counts only when info records are shown.
 #[derive(Debug, Default)]
-pub struct Tally(std::collections::BTreeMap<(String, String), usize>);
+pub(crate) struct Tally(std::collections::BTreeMap<(String, String), usize>);
 
 impl Tally {
     pub fn add<'r>(&mut self, rows: impl IntoIterator<Item = &'r QaRecord>) {

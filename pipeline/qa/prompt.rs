@@ -68,15 +68,15 @@ impl Layout {
 }
 
 /// DriveBench's instruction between the question and its options (DriveLM's wording).
-pub const DRIVEBENCH_INSTRUCTION: &str =
+pub(crate) const DRIVEBENCH_INSTRUCTION: &str =
     "Please select the correct answer from the following options:";
 
 /// The heading of STSBench's per-option definitions.
-pub const STSBENCH_DEFINITIONS: &str = "Definitions:";
+pub(crate) const STSBENCH_DEFINITIONS: &str = "Definitions:";
 
 /// MetaVQA's answer instruction for `n` options (`docs/metavqa.md` §5: "(A) through (D)", "between
 /// (A) and (B)").
-pub fn metavqa_instruction(n: usize) -> String {
+pub(crate) fn metavqa_instruction(n: usize) -> String {
     let last = letter(n.saturating_sub(1)).unwrap_or_default();
     if n == 2 {
         "Choose the best answer between option (A) and (B):".into()
@@ -109,7 +109,7 @@ impl Prompt {
         }
     }
 
-    pub fn preamble(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn preamble(mut self, text: impl Into<String>) -> Self {
         self.preamble = text.into();
         self
     }
@@ -125,7 +125,7 @@ impl Prompt {
     }
 
     /// The notes aligned with `choices` (empty where an option has none): the stored column.
-    pub fn notes_for(&self, choices: &[String]) -> Vec<String> {
+    pub(crate) fn notes_for(&self, choices: &[String]) -> Vec<String> {
         choices
             .iter()
             .map(|c| self.notes.get(c).cloned().unwrap_or_default())
@@ -134,7 +134,7 @@ impl Prompt {
 
     /// The definitions STSBench shows after its options, one line per option in `choices`
     /// order (none for other layouts' prompts, which have no notes).
-    pub fn note_lines(&self, choices: &[String]) -> Vec<String> {
+    pub(crate) fn note_lines(&self, choices: &[String]) -> Vec<String> {
         let notes: Vec<String> = choices
             .iter()
             .filter_map(|c| self.notes.get(c))
@@ -193,7 +193,7 @@ impl Prompt {
 
 /// A number as prompts that define their answer words show it: at most three decimals, no
 /// trailing zeros, never `-0`.
-pub fn short_number(v: f64) -> String {
+pub(crate) fn short_number(v: f64) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" {
@@ -209,7 +209,7 @@ pub fn quoted(word: &str) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-pub fn and_list(parts: &[String]) -> String {
+pub(crate) fn and_list(parts: &[String]) -> String {
     match parts {
         [] => String::new(),
         [a] => a.clone(),

@@ -429,7 +429,7 @@ impl SplitMix64 {
 
 /// The shuffle seed of one question: derived from its id, so every question is shuffled
 /// independently but reproducibly.
-pub fn shuffle_seed(qa_id: &str) -> u64 {
+pub(crate) fn shuffle_seed(qa_id: &str) -> u64 {
     let d = Sha256::digest(format!("shuffle\u{0}{qa_id}").as_bytes());
     let mut b = [0u8; 8];
     b.copy_from_slice(&d[..8]);

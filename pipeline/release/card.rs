@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::{ReleaseOptions, ReleaseSummary};
 
-pub fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
+pub(crate) fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
     let mut c = String::new();
     let _ = writeln!(c, "---");
     let _ = writeln!(c, "configs:");
@@ -168,7 +168,7 @@ fn write_data_files(c: &mut String, splits: &[String], family: Option<&str>) {
 }
 
 /// The files of `split` a config takes: `data/{split}-*`, or `data/{split}-{family}-*`.
-pub fn config_glob(split: &str, family: Option<&str>) -> String {
+pub(crate) fn config_glob(split: &str, family: Option<&str>) -> String {
     match family {
         Some(f) => format!("data/{split}-{f}-*"),
         None => format!("data/{split}-*"),

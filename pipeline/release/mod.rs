@@ -149,7 +149,7 @@ pub struct ReleaseSummary {
 }
 
 /// The sha256 of a file, lower-case hex.
-pub fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let mut file = crate::store::input::open(path)?;
     let mut h = Sha256::new();
     std::io::copy(&mut file, &mut h).map_err(|e| Error::io(path, e))?;
@@ -418,7 +418,7 @@ fn store_summary(stores: &[Store]) -> serde_json::Value {
 }
 
 /// The `splits` a release's `manifest.json` lists.
-pub fn manifest_splits(manifest: &serde_json::Value) -> Vec<String> {
+pub(crate) fn manifest_splits(manifest: &serde_json::Value) -> Vec<String> {
     manifest["splits"]
         .as_array()
         .map(|a| {
@@ -432,7 +432,7 @@ pub fn manifest_splits(manifest: &serde_json::Value) -> Vec<String> {
 /// The split of `splits` a shard path (`data/{split}-{i}-of-{n}.parquet`) belongs to, the
 /// longest name that matches (`test_text_only-…` is not a shard of `test`); None for a path
 /// that is not a plain file under `data/` or matches no split.
-pub fn shard_split<'a>(path: &str, splits: &'a [String]) -> Option<&'a String> {
+pub(crate) fn shard_split<'a>(path: &str, splits: &'a [String]) -> Option<&'a String> {
     let name = path
         .strip_prefix("data/")
         .filter(|n| !n.contains('/') && !n.contains(".."))?;

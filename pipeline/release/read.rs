@@ -42,7 +42,7 @@ pub struct SplitSetting {
 }
 
 /// The robustness splits and the text-only control split `manifest.json` names.
-pub fn manifest_settings(dir: &Path) -> Result<(Vec<SplitSetting>, Option<String>)> {
+pub(crate) fn manifest_settings(dir: &Path) -> Result<(Vec<SplitSetting>, Option<String>)> {
     let mpath = dir.join("manifest.json");
     let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
     let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, e))?;
@@ -210,7 +210,7 @@ pub fn read_release_splits(dir: &Path, verify: bool) -> Result<ReleaseQuestions>
 
 /// The most options any row of the release offers, read a batch at a time (memory stays flat
 /// however many rows there are).
-pub fn max_choices(dir: &Path) -> Result<usize> {
+pub(crate) fn max_choices(dir: &Path) -> Result<usize> {
     let (_, shards) = listed_shards(dir, false)?;
     let mut most = 0;
     for f in shards.values().flatten() {
@@ -230,7 +230,7 @@ pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
 /// The blind audit of the release's main split: only the main split's shards are read, and
 /// each batch's records go into the audit's compact rows and are dropped as they are read, so
 /// memory follows the rows' count, not their text.
-pub fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
+pub(crate) fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     let (main, shards) = listed_shards(dir, true)?;
     let mut c = crate::audit::Collector::default();
     for f in shards.get(&main).into_iter().flatten() {
@@ -245,7 +245,7 @@ const IMAGE_BATCH_ROWS: usize = 16;
 /// One image a row shows, as the release stores it: the encoded bytes (`None` in a release
 /// built with `--images paths`) and the path it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShownImage {
+pub(crate) struct ShownImage {
     pub bytes: Option<Vec<u8>>,
     pub path: String,
     /// The source dataset's file it is or was drawn on (the row's `source_files`).
@@ -254,7 +254,7 @@ pub struct ShownImage {
 
 /// Reads shard `f` a row group's batch at a time, passing each row's record, its setting and
 /// its images (in `cameras` order) to `each`; an error from `each` stops the reading and is returned.
-pub fn for_each_row_with_images(
+pub(crate) fn for_each_row_with_images(
     f: &Path,
     mut each: impl FnMut(QaRecord, RowSetting, Vec<ShownImage>) -> Result<()>,
 ) -> Result<()> {

@@ -24,7 +24,7 @@ use crate::Result;
 const BLOCK_ROWS: usize = 256;
 
 /// What the first pass found.
-pub struct Screened {
+pub(crate) struct Screened {
     /// Rows to publish.
     pub kept: usize,
     /// Rows to publish per family: each family's shards are files of their own.
@@ -48,7 +48,7 @@ pub struct Screened {
 
 /// 128 bits of the hash of a `qa_id`: a few MB for millions of rows, and no false alarm in
 /// practice.
-pub fn id_key(qa_id: &str) -> u128 {
+pub(crate) fn id_key(qa_id: &str) -> u128 {
     let h = sha2::Sha256::digest(qa_id.as_bytes());
     let mut key = [0u8; 16];
     key.copy_from_slice(&h[..16]);

@@ -308,7 +308,7 @@ impl<W: std::io::Write> std::io::Write for Hashing<W> {
 
 /// Writes one shard row group by row group, so only one group's images are in memory; the
 /// file appears under its name only on [`ShardWriter::finish`].
-pub struct ShardWriter {
+pub(crate) struct ShardWriter {
     w: ArrowWriter<Hashing<AtomicFile>>,
     rel: String,
     rows: usize,
@@ -332,7 +332,7 @@ impl ShardWriter {
     }
 
     /// Writes `rows` with their images and origins as one row group.
-    pub fn write_group(
+    pub(crate) fn write_group(
         &mut self,
         rows: &[QaRecord],
         images: &[Vec<ImageRef>],
@@ -366,6 +366,6 @@ impl ShardWriter {
 }
 
 /// Lower-case hex.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

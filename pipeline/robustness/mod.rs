@@ -169,18 +169,18 @@ pub fn parse_severities(s: &str) -> Result<Severities> {
 
 /// Camera Crash and Frame Lost black out whole views (the key is kept, as DriveBench keeps it):
 /// the scorer reports them apart from the corruptions that degrade a picture.
-pub fn is_blackout(c: Corruption) -> bool {
+pub(crate) fn is_blackout(c: Corruption) -> bool {
     matches!(c, Corruption::CameraCrash | Corruption::FrameLost)
 }
 
 /// The split of setting `s` beside main split `main`.
-pub fn split_name(main: &str, s: &Setting) -> String {
+pub(crate) fn split_name(main: &str, s: &Setting) -> String {
     format!("{main}_{}", s.name)
 }
 
 /// The `setting` column of the clean split and of the text-only control.
-pub const CLEAN: &str = "clean";
-pub const TEXT_ONLY: &str = "text_only";
+pub(crate) const CLEAN: &str = "clean";
+pub(crate) const TEXT_ONLY: &str = "text_only";
 
 /// The path a corrupted image is published at: the corrupt stage's layout,
 /// `{corruption}/{severity}/{the clean image's path}`.
@@ -191,7 +191,7 @@ pub fn image_path(s: &Setting, clean: &str) -> String {
 /// `base` (a clean row as published) asked again under `s`: the same question, options, key
 /// and letter; its own id (from the clean row's id and the setting, so it is stable and
 /// unique across splits) and the setting's corruption. The images are set by the caller.
-pub fn reasked(base: &QaRecord, s: &Setting) -> QaRecord {
+pub(crate) fn reasked(base: &QaRecord, s: &Setting) -> QaRecord {
     let mut r = base.clone();
     r.qa_id = crate::qa::record::qa_id(
         &base.family,

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// The kept rows of the re-asked families, in compact form: per family, per (type, answer),
 /// the rows' id keys ([`crate::release::screen::id_key`]).
 #[derive(Debug, Default)]
-pub struct Pool {
+pub(crate) struct Pool {
     families: BTreeMap<String, BTreeMap<String, BTreeMap<String, Vec<u128>>>>,
 }
 
@@ -69,7 +69,7 @@ fn rank(seed: u64, key: u128) -> u64 {
 /// Splits `budget` over strata of `sizes` as evenly as they allow (water-filling): no stratum
 /// gets more than it has, the rest goes to the others, and the last units (when the budget does
 /// not divide) go to the strata first in a seeded order of their `names`.
-pub fn allocate(sizes: &[usize], budget: usize, names: &[&str], seed: u64) -> Vec<usize> {
+pub(crate) fn allocate(sizes: &[usize], budget: usize, names: &[&str], seed: u64) -> Vec<usize> {
     let mut got = vec![0usize; sizes.len()];
     let mut left = budget.min(sizes.iter().sum());
     let mut open: Vec<usize> = (0..sizes.len()).filter(|&i| sizes[i] > 0).collect();

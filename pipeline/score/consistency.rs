@@ -33,7 +33,7 @@ pub fn consistency(answers: &BTreeMap<String, BTreeMap<String, String>>) -> Cons
     consistency_with(answers, &RULES)
 }
 
-pub fn consistency_with(
+pub(crate) fn consistency_with(
     answers: &BTreeMap<String, BTreeMap<String, String>>,
     rules: &[ConsistencyRule],
 ) -> Consistency {

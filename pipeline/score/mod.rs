@@ -34,7 +34,7 @@ pub use crate::release::read::{
 use crate::{Error, Result};
 
 /// EgoDyn's temporal group ("Temporal Acc." in its tables).
-pub const EGODYN_TEMPORAL: [&str; 4] = [
+pub(crate) const EGODYN_TEMPORAL: [&str; 4] = [
     "speed_trend",
     "brake_then_turn",
     "speed_peak_half",
@@ -62,7 +62,7 @@ pub struct ScoreReport {
 }
 
 /// Predictions by the split they name (None: they name none).
-pub type SplitPredictions = BTreeMap<Option<String>, BTreeMap<String, String>>;
+pub(crate) type SplitPredictions = BTreeMap<Option<String>, BTreeMap<String, String>>;
 
 /// `qa_id` → response text, by the split each line names in `split` (if any).
 pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {

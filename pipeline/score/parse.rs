@@ -23,7 +23,7 @@ pub enum Stage {
     WordBoundary,
 }
 
-pub fn normalise(s: &str) -> String {
+pub(crate) fn normalise(s: &str) -> String {
     let lower = s.to_lowercase().replace(['*', '`'], "");
     let collapsed = lower.split_whitespace().collect::<Vec<_>>().join(" ");
     collapsed

@@ -18,15 +18,15 @@ use crate::release::read::{ReleaseQuestions, SplitSetting};
 
 /// Correctness of each row, per split, aligned with `release.splits[split]` (an unanswered or
 /// unparsable question is false).
-pub type Correct = BTreeMap<String, Vec<bool>>;
+pub(crate) type Correct = BTreeMap<String, Vec<bool>>;
 
 /// Bootstrap resamples per table.
-pub const RESAMPLES: usize = 1000;
+pub(crate) const RESAMPLES: usize = 1000;
 
 /// Seed of the bootstrap generator. Every table restarts from it, so a table's intervals do not
 /// depend on which other families or types were scored before it, and the same answers always
 /// give the same intervals.
-pub const BOOTSTRAP_SEED: u64 = 0x6472_6976_6567_656e; // "drivegen"
+pub(crate) const BOOTSTRAP_SEED: u64 = 0x6472_6976_6567_656e; // "drivegen"
 
 /// A figure with its 95 % bootstrap interval.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -449,7 +449,7 @@ pub fn html(title: &str, r: &BTreeMap<String, FamilyRobustness>) -> String {
 
 /// Per family a heading (`level`, e.g. `h2`), its plot and its headline figures: the body of
 /// [`html`], and the robustness section of the build's report.
-pub fn plots(r: &BTreeMap<String, FamilyRobustness>, level: &str) -> String {
+pub(crate) fn plots(r: &BTreeMap<String, FamilyRobustness>, level: &str) -> String {
     let mut s = String::new();
     for (family, f) in r {
         let t = &f.table;

@@ -157,7 +157,7 @@ fn dist(a: [f64; 2], b: [f64; 2]) -> f64 {
 }
 
 /// The prediction shifted so that its self coincides with the truth's.
-pub fn align(truth: &Grid, pred: &Grid) -> Grid {
+pub(crate) fn align(truth: &Grid, pred: &Grid) -> Grid {
     let (dx, dy) = (
         truth.self_pos[0] - pred.self_pos[0],
         truth.self_pos[1] - pred.self_pos[1],

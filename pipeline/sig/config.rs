@@ -12,7 +12,7 @@ pub const DEFAULT_TOML: &str = include_str!("../../configs/sig.toml");
 pub const DEFAULT_NAME: &str = "configs/sig.toml (built in)";
 
 /// The SIG vehicle types.
-pub const TYPES: [&str; 4] = ["car", "truck", "van", "bus"];
+pub(crate) const TYPES: [&str; 4] = ["car", "truck", "van", "bus"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

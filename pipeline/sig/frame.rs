@@ -63,7 +63,7 @@ pub struct SigFrame {
 }
 
 /// The name of the self node in keys and sentences.
-pub const SELF_KEY: &str = "self";
+pub(crate) const SELF_KEY: &str = "self";
 
 /// Places the vehicles: type from the class map (others dropped), order by `u` (ties by
 /// track id), cell from the metric position (outside the extent: counted, left out).
@@ -158,7 +158,7 @@ impl SigFrame {
 }
 
 /// The grid settings recorded with every frame.
-pub fn grid_json(cfg: &SigConfig) -> Value {
+pub(crate) fn grid_json(cfg: &SigConfig) -> Value {
     json!({
         "columns": cfg.grid.columns,
         "rows": cfg.grid.rows,

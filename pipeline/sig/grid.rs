@@ -69,12 +69,12 @@ pub fn proximal(bins: &[f64; 4], distance: f64) -> u8 {
 }
 
 /// Cyclic step distance between two directional ids.
-pub fn directional_steps(a: u8, b: u8) -> u8 {
+pub(crate) fn directional_steps(a: u8, b: u8) -> u8 {
     let d = (i16::from(a) - i16::from(b)).rem_euclid(8) as u8;
     d.min(8 - d)
 }
 
 /// Linear step distance between two proximal ids.
-pub fn proximal_steps(a: u8, b: u8) -> u8 {
+pub(crate) fn proximal_steps(a: u8, b: u8) -> u8 {
     a.abs_diff(b)
 }

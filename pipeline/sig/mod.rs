@@ -95,7 +95,7 @@ fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
 }
 
 /// The box centre in the camera frame: (x right, z forward).
-pub fn camera_ground(cam: &CameraRow, o: &ObjectRow) -> (f64, f64) {
+pub(crate) fn camera_ground(cam: &CameraRow, o: &ObjectRow) -> (f64, f64) {
     let p = nalgebra::Point3::new(o.center[0], o.center[1], o.center[2]);
     let in_ego = cam.ego.isometry().inverse_transform_point(&p);
     let c = cam.cam.isometry().inverse_transform_point(&in_ego);

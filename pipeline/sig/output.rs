@@ -39,7 +39,7 @@ pub fn frames_schema() -> SchemaRef {
     ]))
 }
 
-pub fn frames_batch(rows: &[FrameRow], grid_json: &str) -> Result<RecordBatch> {
+pub(crate) fn frames_batch(rows: &[FrameRow], grid_json: &str) -> Result<RecordBatch> {
     let strs = |f: &dyn Fn(&FrameRow) -> String| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
     };
@@ -81,7 +81,7 @@ pub fn qa_schema() -> SchemaRef {
     Arc::new(Schema::new(f))
 }
 
-pub fn qa_batch(qs: &[SigQuestion]) -> Result<RecordBatch> {
+pub(crate) fn qa_batch(qs: &[SigQuestion]) -> Result<RecordBatch> {
     let recs: Vec<crate::qa::QaRecord> = qs.iter().map(|q| q.record.clone()).collect();
     let mut cols = crate::qa::record::columns(&recs);
     cols.push(Arc::new(StringArray::from_iter_values(

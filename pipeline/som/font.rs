@@ -5,10 +5,10 @@
 //! dependency. Row `r` of a glyph is a 7-bit mask, bit 6 the leftmost column.
 
 /// Glyph width and height in font pixels (before scaling).
-pub const GLYPH_W: u32 = 7;
-pub const GLYPH_H: u32 = 11;
+pub(crate) const GLYPH_W: u32 = 7;
+pub(crate) const GLYPH_H: u32 = 11;
 /// Font pixels between two glyphs.
-pub const GLYPH_GAP: u32 = 1;
+pub(crate) const GLYPH_GAP: u32 = 1;
 
 const ART: [[&str; 11]; 10] = [
     [
@@ -83,7 +83,7 @@ pub const DIGITS: [[u32; 11]; 10] = build();
 
 /// Whether font pixel `(cx, cy)` of digit `d` is set.
 #[inline]
-pub fn glyph_bit(d: u32, cx: u32, cy: u32) -> bool {
+pub(crate) fn glyph_bit(d: u32, cx: u32, cy: u32) -> bool {
     (DIGITS[d as usize % 10][cy as usize] >> (GLYPH_W - 1 - cx)) & 1 == 1
 }
 
@@ -94,7 +94,7 @@ pub fn digits(n: u32) -> Vec<u32> {
 
 /// Mark colours (`0xRRGGBB`): bright, distinct hues that read on the black label background;
 /// no black and no white (MetaVQA reserves white for the grounding target's box).
-pub const PALETTE: [u32; 12] = [
+pub(crate) const PALETTE: [u32; 12] = [
     0xff4040, 0xffa020, 0xffff40, 0x80ff40, 0x40ffa0, 0x40e0ff, 0x6080ff, 0xc060ff, 0xff60c8,
     0xa0ffff, 0xffc896, 0xc8ff96,
 ];

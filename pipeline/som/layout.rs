@@ -34,7 +34,7 @@ use super::font::{digits, GLYPH_GAP, GLYPH_H, GLYPH_W};
 use crate::{Error, Result};
 
 /// `[x0, y0, x1, y1)`, pixel edges.
-pub type Rect = [u32; 4];
+pub(crate) type Rect = [u32; 4];
 
 /// What the layout needs of one mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -50,7 +50,7 @@ const OUTPUT: &str = "Set-of-Mark output";
 
 /// One row of `marks.arrow`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MarkRow {
+pub(crate) struct MarkRow {
     pub scene_id: String,
     pub frame_idx: u32,
     pub camera: String,
@@ -177,7 +177,7 @@ impl fmt::Display for SomSummary {
 }
 
 /// The stage name in reject logs.
-pub const STAGE: &str = "som";
+pub(crate) const STAGE: &str = "som";
 
 /// What became of one image with kept rows.
 enum Marked {

@@ -16,7 +16,7 @@ use crate::{Error, Result};
 const TEMP_TAG: &str = ".drivegen-";
 
 /// The temporary name a file is written under before it is renamed into place.
-pub fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
@@ -33,7 +33,7 @@ fn temp_pid(name: &str) -> Option<u32> {
 }
 
 /// Whether `name` is a temporary name drivegen writes under.
-pub fn is_temp_name(name: &str) -> bool {
+pub(crate) fn is_temp_name(name: &str) -> bool {
     temp_pid(name).is_some()
 }
 
@@ -57,7 +57,7 @@ fn sweep_stale(dir: &Path) {
 
 /// Removes the temporary files in `dir` of processes no longer running (a killed run's), at
 /// once. Only where `/proc` tells which processes run (Linux); elsewhere none is removed.
-pub fn remove_stale_temps(dir: &Path) {
+pub(crate) fn remove_stale_temps(dir: &Path) {
     let proc_fs = Path::new("/proc");
     if !proc_fs.join("self").exists() {
         return;
@@ -116,13 +116,13 @@ pub fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Encodes `img` as PNG (the `image` crate's fast deflate) and writes it to `path` atomically.
-pub fn write_png(path: &Path, img: impl Into<image::DynamicImage>) -> Result<()> {
+pub(crate) fn write_png(path: &Path, img: impl Into<image::DynamicImage>) -> Result<()> {
     let bytes = encode_png(&path.display(), img)?;
     write_atomic(path, &bytes)
 }
 
 /// The PNG bytes [`write_png`] writes (`what` names the image in an error).
-pub fn encode_png(
+pub(crate) fn encode_png(
     what: &dyn std::fmt::Display,
     img: impl Into<image::DynamicImage>,
 ) -> Result<Vec<u8>> {
@@ -143,7 +143,7 @@ pub fn encode_png(
 /// are compressed with zstd (an IPC format option that pyarrow, polars and arrow-rs read):
 /// the tables are mostly repeated ids, prompts and JSON, which shrink several-fold, and
 /// they are the bulk of a work folder once images are no longer written.
-pub fn ipc_writer(
+pub(crate) fn ipc_writer(
     path: &Path,
     schema: &arrow::datatypes::Schema,
 ) -> Result<arrow::ipc::writer::FileWriter<AtomicFile>> {
@@ -166,7 +166,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// A file being written under a temporary name; [`AtomicFile::commit`] moves it into place.
 /// Dropping it uncommitted removes the temporary file. Both names are reached from the open
 /// folder that holds them, never through a link ([`super::nofollow`]).
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
     dir: super::nofollow::Parent,
@@ -229,7 +229,7 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames into place.
-    pub fn commit(mut self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
         let Some(out) = self.out.take() else {
             return Ok(());
         };

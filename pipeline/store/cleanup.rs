@@ -21,7 +21,7 @@ fn with<T>(f: impl FnOnce(&mut HashSet<PathBuf>) -> T) -> T {
 /// finds either nothing made yet (and `create` never runs) or the path made and recorded.
 /// Recording first and making after would let a cleanup run in between and miss what is then
 /// made (a half-written store left behind).
-pub fn create_registered<T>(
+pub(crate) fn create_registered<T>(
     path: &Path,
     create: impl FnOnce() -> std::io::Result<T>,
 ) -> std::io::Result<T> {
@@ -33,7 +33,7 @@ pub fn create_registered<T>(
 }
 
 /// Forgets it: renamed into place, or removed.
-pub fn unregister(path: &Path) {
+pub(crate) fn unregister(path: &Path) {
     with(|s| s.remove(path));
 }
 

@@ -30,7 +30,7 @@ pub const CONFIG: Limit = Limit {
 };
 
 /// A metadata file drivegen wrote (`store.json`, `manifest.json`, checkpoints, reports).
-pub const METADATA: Limit = Limit {
+pub(crate) const METADATA: Limit = Limit {
     bytes: 256 << 20,
     what: "a metadata file",
     key: "DRIVEGEN_MAX_METADATA_MIB",
@@ -38,7 +38,7 @@ pub const METADATA: Limit = Limit {
 
 /// A source table read whole (a nuScenes JSON table, a Frenetix log, a map layer). nuScenes
 /// trainval's largest table is well under 1 GiB.
-pub const TABLE: Limit = Limit {
+pub(crate) const TABLE: Limit = Limit {
     bytes: 4 << 30,
     what: "a source table",
     key: "DRIVEGEN_MAX_TABLE_MIB",
@@ -46,14 +46,14 @@ pub const TABLE: Limit = Limit {
 
 /// What one compressed annotation file (a Bench2Drive `anno/*.json.gz`) may inflate to; a real
 /// one is tens of KiB.
-pub const DECOMPRESSED: Limit = Limit {
+pub(crate) const DECOMPRESSED: Limit = Limit {
     bytes: 256 << 20,
     what: "a decompressed annotation",
     key: "DRIVEGEN_MAX_DECOMPRESSED_MIB",
 };
 
 /// One encoded image file.
-pub const IMAGE: Limit = Limit {
+pub(crate) const IMAGE: Limit = Limit {
     bytes: 256 << 20,
     what: "an image file",
     key: "DRIVEGEN_MAX_IMAGE_FILE_MIB",
@@ -62,18 +62,18 @@ pub const IMAGE: Limit = Limit {
 /// The most pixels an image may have before it is decoded: 100 megapixels by default (nuScenes
 /// images are 1.4, Waymo's 2.1), raised with `image_mpix` in a `--limits` file or
 /// `DRIVEGEN_MAX_IMAGE_MPIX`.
-pub const DEFAULT_MAX_MPIX: u64 = 100;
+pub(crate) const DEFAULT_MAX_MPIX: u64 = 100;
 
 /// What one column chunk of a source Parquet file may decompress to. A Waymo segment's whole
 /// `camera_image` file is a few GiB at most.
-pub const PARQUET_CHUNK: Limit = Limit {
+pub(crate) const PARQUET_CHUNK: Limit = Limit {
     bytes: 8 << 30,
     what: "a Parquet column chunk (uncompressed)",
     key: "DRIVEGEN_MAX_PARQUET_CHUNK_MIB",
 };
 
 /// One line of a predictions file.
-pub const PREDICTION_LINE: Limit = Limit {
+pub(crate) const PREDICTION_LINE: Limit = Limit {
     bytes: 1 << 20,
     what: "a line of predictions",
     key: "DRIVEGEN_MAX_LINE_MIB",
@@ -81,14 +81,14 @@ pub const PREDICTION_LINE: Limit = Limit {
 
 /// The longest string a release's row may hold once decoded (a prompt, an evidence record): a
 /// real one is a few KiB; a forged dictionary page can repeat one of gigabytes.
-pub const RELEASE_STRING: Limit = Limit {
+pub(crate) const RELEASE_STRING: Limit = Limit {
     bytes: 16 << 20,
     what: "a string of a release row",
     key: "DRIVEGEN_MAX_RELEASE_STRING_MIB",
 };
 
 /// What one release row may decode to, its images included (six cameras' JPEGs are a few MiB).
-pub const RELEASE_ROW: Limit = Limit {
+pub(crate) const RELEASE_ROW: Limit = Limit {
     bytes: 256 << 20,
     what: "a release row",
     key: "DRIVEGEN_MAX_RELEASE_ROW_MIB",
@@ -96,7 +96,7 @@ pub const RELEASE_ROW: Limit = Limit {
 
 /// What one batch of release rows (at most a row group) may decode to, and what a row group's
 /// pages may hold: a reader holds one batch at a time.
-pub const RELEASE_BATCH: Limit = Limit {
+pub(crate) const RELEASE_BATCH: Limit = Limit {
     bytes: 768 << 20,
     what: "a batch of release rows",
     key: "DRIVEGEN_MAX_RELEASE_BATCH_MIB",
@@ -107,7 +107,8 @@ static CONFIGURED: std::sync::RwLock<Option<BTreeMap<String, u64>>> = std::sync:
 
 /// The built-in limits file: every key with its default (checked against the constants here by
 /// a test), the template for a `--limits` file.
-pub const LIMITS_TOML: &str = include_str!("../../configs/limits.toml");
+#[cfg(test)]
+pub(crate) const LIMITS_TOML: &str = include_str!("../../configs/limits.toml");
 
 /// The limit keys a `--limits` file may set.
 pub const LIMIT_KEYS: [&str; 11] = [
@@ -126,7 +127,7 @@ pub const LIMIT_KEYS: [&str; 11] = [
 
 /// Replaces the defaults of the limits in `set` (keys of [`LIMIT_KEYS`], values in each
 /// limit's own unit) for this process; `config::load_limits` reads them from a file.
-pub fn set_limits(set: BTreeMap<String, u64>) {
+pub(crate) fn set_limits(set: BTreeMap<String, u64>) {
     *CONFIGURED.write().unwrap_or_else(|p| p.into_inner()) = Some(set);
 }
 
@@ -134,7 +135,7 @@ pub fn set_limits(set: BTreeMap<String, u64>) {
 /// environment alike: a whole number of at least 1, in decimal digits. Zero, a sign, a
 /// fraction, `nan`, `inf` or an empty value is refused rather than read as "no limit" or
 /// left for the default, which would make a typo go unnoticed.
-pub fn parse_limit(text: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_limit(text: &str) -> std::result::Result<u64, String> {
     let t = text.trim();
     let why = || format!("`{text}` is not a whole number of at least 1");
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
@@ -245,7 +246,7 @@ pub fn setting(key: &str, default: u64) -> u64 {
 }
 
 /// How a message tells the user to raise the limit `key`.
-pub fn how_to_raise(key: &str) -> String {
+pub(crate) fn how_to_raise(key: &str) -> String {
     format!(
         "raise it with `{key}` in a --limits file, or {}",
         env_name(key)
@@ -255,7 +256,7 @@ pub fn how_to_raise(key: &str) -> String {
 impl Limit {
     /// The key of this limit in a `--limits` file: the environment variable's name without
     /// `DRIVEGEN_MAX_`, in lower case (`DRIVEGEN_MAX_TABLE_MIB` is `table_mib`).
-    pub fn config_key(&self) -> String {
+    pub(crate) fn config_key(&self) -> String {
         self.key
             .strip_prefix("DRIVEGEN_MAX_")
             .unwrap_or(self.key)
@@ -269,7 +270,7 @@ impl Limit {
     }
 
     /// The error for `path` holding `got` bytes (at least) against this limit.
-    pub fn exceeded(&self, path: &Path, record: &str, got: u64) -> Error {
+    pub(crate) fn exceeded(&self, path: &Path, record: &str, got: u64) -> Error {
         Error::input(
             path,
             record,
@@ -307,7 +308,7 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
 }
 
 /// Refuses `path` unless it is (or links to) a regular file.
-pub fn regular(path: &Path) -> Result<std::fs::Metadata> {
+pub(crate) fn regular(path: &Path) -> Result<std::fs::Metadata> {
     let m = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !m.is_file() {
         return Err(Error::input(
@@ -321,7 +322,7 @@ pub fn regular(path: &Path) -> Result<std::fs::Metadata> {
 
 /// `bytes` without a leading UTF-8 byte-order mark. Editors on Windows write one; JSON and
 /// TOML allow a reader to skip it, and reporting it as malformed text at 1:1 helps no one.
-pub fn without_bom(bytes: &[u8]) -> &[u8] {
+pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
@@ -364,7 +365,7 @@ pub fn read_to_string(path: &Path, limit: Limit) -> Result<String> {
 
 /// Reads one line into `buf` (without its end), refusing one longer than `max` bytes; false
 /// at the end of the input. `line` is the 1-based number of the line, for the message.
-pub fn read_line(
+pub(crate) fn read_line(
     r: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: Limit,
@@ -394,7 +395,7 @@ pub fn read_line(
 
 /// A reader that fails, naming `path` and `limit`, once more than the limit has come out of
 /// it: a decompressor fed a bomb stops at the limit instead of filling memory.
-pub struct Capped<R> {
+pub(crate) struct Capped<R> {
     inner: R,
     left: u64,
     limit: Limit,

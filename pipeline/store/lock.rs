@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use crate::{Error, Result};
 
 /// The lock file's name in a locked folder.
-pub const LOCK_FILE: &str = ".drivegen.lock";
+pub(crate) const LOCK_FILE: &str = ".drivegen.lock";
 
 /// The locks this process holds, by lock file, with how many holders each has.
 static HELD: Mutex<Option<HashMap<PathBuf, (File, usize)>>> = Mutex::new(None);
@@ -60,7 +60,7 @@ impl FolderLock {
     /// Like [`FolderLock::acquire`], but waits for another process's hold to end instead of
     /// refusing: the tasks of a sharded build share the work folder's source steps, which the
     /// first task builds while the others wait to reuse them.
-    pub fn acquire_waiting(dir: &Path, what: &str) -> Result<Self> {
+    pub(crate) fn acquire_waiting(dir: &Path, what: &str) -> Result<Self> {
         Self::take(dir, what, true)
     }
 
@@ -134,7 +134,7 @@ impl FolderLock {
     }
 
     /// Whether an outer holder in this process holds the folder too.
-    pub fn nested(&self) -> bool {
+    pub(crate) fn nested(&self) -> bool {
         self.nested
     }
 }

@@ -42,9 +42,9 @@ use crate::store::rejects::RejectLog;
 use crate::{Error, Result};
 
 /// The `format` string of `store.json`.
-pub const STORE_FORMAT: &str = "drivegen-scene-store";
+pub(crate) const STORE_FORMAT: &str = "drivegen-scene-store";
 /// Bumped whenever a table's schema changes incompatibly.
-pub const STORE_FORMAT_VERSION: u32 = 1;
+pub(crate) const STORE_FORMAT_VERSION: u32 = 1;
 
 /// Everything the store holds about one scene.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -123,7 +123,7 @@ impl StoreMeta {
     }
 
     /// This metadata, recording how links under the source root were treated.
-    pub fn with_links(mut self, links: crate::store::paths::Links) -> Self {
+    pub(crate) fn with_links(mut self, links: crate::store::paths::Links) -> Self {
         self.strict_links = links.is_strict();
         self
     }
@@ -325,7 +325,7 @@ impl Store {
     }
 
     /// The path of a table's file.
-    pub fn table_path(&self, t: Table) -> PathBuf {
+    pub(crate) fn table_path(&self, t: Table) -> PathBuf {
         self.dir.join(t.file_name())
     }
 
@@ -366,7 +366,7 @@ impl Store {
 
     /// Streams the scenes `shard` owns under the store's [`Store::shard_plan`]; the others are
     /// skipped before their rows are decoded.
-    pub fn scenes_in(&self, shard: Shard) -> Result<SceneIter> {
+    pub(crate) fn scenes_in(&self, shard: Shard) -> Result<SceneIter> {
         if shard.count <= 1 {
             return self.scenes();
         }
@@ -374,7 +374,7 @@ impl Store {
     }
 
     /// Streams the scenes `plan` gives `shard`, for a caller that holds the plan already.
-    pub fn scenes_planned(&self, plan: ShardPlan, shard: Shard) -> Result<SceneIter> {
+    pub(crate) fn scenes_planned(&self, plan: ShardPlan, shard: Shard) -> Result<SceneIter> {
         let mut it = self.scenes()?;
         if shard.count > 1 {
             it.only = Some((plan, shard));
@@ -384,7 +384,7 @@ impl Store {
 
     /// Each scene's cost ([`SceneCost`]: its camera images and boxes), in store order, read
     /// from the batches' headers.
-    pub fn scene_costs(&self) -> Result<Vec<(String, SceneCost)>> {
+    pub(crate) fn scene_costs(&self) -> Result<Vec<(String, SceneCost)>> {
         let ids: Vec<String> = self
             .read_all::<SceneRow>(Table::Scenes)?
             .into_iter()
@@ -429,14 +429,14 @@ impl Store {
 
 /// The number of record batches and rows of an Arrow IPC file, read from its footer and the
 /// batches' headers without decoding any data.
-pub fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
+pub(crate) fn ipc_counts(path: &Path) -> Result<(u64, u64)> {
     let rows = ipc_batch_rows(path)?;
     Ok((rows.len() as u64, rows.iter().sum()))
 }
 
 /// The row count of each record batch of an Arrow IPC file, read from its footer and the
 /// batches' headers without decoding any data.
-pub fn ipc_batch_rows(path: &Path) -> Result<Vec<u64>> {
+pub(crate) fn ipc_batch_rows(path: &Path) -> Result<Vec<u64>> {
     use std::io::{Read, Seek, SeekFrom};
     let bad = |detail: String| Error::input(path, "footer", detail);
     let mut f = crate::store::input::open(path)?;

@@ -191,7 +191,7 @@ impl Parent {
 
     /// Whether `name` here is something other than a regular file (a link, a folder, a
     /// device), looked at without following links.
-    pub fn is_special(&self, name: &CString) -> bool {
+    pub(crate) fn is_special(&self, name: &CString) -> bool {
         // SAFETY: a zeroed stat is a valid out-buffer.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: valid descriptor, name and out-buffer.

@@ -25,12 +25,12 @@ use super::lock::{FolderLock, LOCK_FILE};
 use crate::{Error, Result};
 
 /// The marker's file name.
-pub const MARKER: &str = ".drivegen-owner.json";
+pub(crate) const MARKER: &str = ".drivegen-owner.json";
 
 /// The folder of a build's work folder that a scheduler writes its task logs into
 /// (`scripts/slurm/submit.sh`): drivegen neither records it nor counts it as someone else's,
 /// so it never removes it.
-pub const WORK_LOGS: &str = "logs";
+pub(crate) const WORK_LOGS: &str = "logs";
 
 /// How many foreign entries a message lists before it says "and N more".
 const LISTED: usize = 8;
@@ -181,7 +181,7 @@ impl Owned {
     /// Claims a build's work folder, leaving its [`WORK_LOGS`] entry to the scheduler. With
     /// `wait`, waits while another process holds it instead of refusing (the shared source
     /// steps of a sharded build's tasks).
-    pub fn claim_work(dir: &Path, wait: bool) -> Result<Self> {
+    pub(crate) fn claim_work(dir: &Path, wait: bool) -> Result<Self> {
         Self::claim_with(
             dir,
             "build work folder",
@@ -341,7 +341,7 @@ impl Drop for Owned {
 /// Marks `dir`, which drivegen has just written, as its own: every entry recorded except
 /// `foreign`, the entries a forced run carried over without writing them (they stay the
 /// user's, so a later run without `--force` still refuses to replace them).
-pub fn mark_complete<'a>(
+pub(crate) fn mark_complete<'a>(
     dir: &Path,
     what: &str,
     foreign: impl IntoIterator<Item = &'a String>,

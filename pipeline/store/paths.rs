@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why `rel` is not a plain relative path inside its root, if it is not: empty, absolute (also
 /// in Windows spelling), a `..` component, or a NUL byte.
-pub fn unsafe_relative(rel: &str) -> Option<String> {
+pub(crate) fn unsafe_relative(rel: &str) -> Option<String> {
     if rel.is_empty() {
         return Some("the path is empty".into());
     }
@@ -64,7 +64,7 @@ impl Links {
         }
     }
 
-    pub fn is_strict(self) -> bool {
+    pub(crate) fn is_strict(self) -> bool {
         self == Self::Strict
     }
 }
@@ -72,7 +72,7 @@ impl Links {
 /// A dataset root and how links under it are treated; in strict mode its own links are
 /// resolved once (each image read would otherwise resolve them again).
 #[derive(Debug, Clone)]
-pub struct Root {
+pub(crate) struct Root {
     dir: PathBuf,
     /// The resolved root, in strict mode only.
     real: Option<PathBuf>,

@@ -12,7 +12,7 @@ use crate::store::atomic::write_atomic;
 use crate::{Error, Result};
 
 /// The file name of a rejects log in a stage's output folder (and in a scene store).
-pub const LOG_FILE: &str = "rejects.jsonl";
+pub(crate) const LOG_FILE: &str = "rejects.jsonl";
 
 /// One rejected item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,7 +40,12 @@ impl Reject {
     /// unreadable, undecodable or wrongly sized image: [`Error::Input`] or [`Error::Io`]);
     /// `None` for every other error, which must stop the run (a GPU or output failure would
     /// otherwise be recorded against every image in turn).
-    pub fn bad_image(stage: &str, scene_id: &str, image_id: &str, err: &Error) -> Option<Reject> {
+    pub(crate) fn bad_image(
+        stage: &str,
+        scene_id: &str,
+        image_id: &str,
+        err: &Error,
+    ) -> Option<Reject> {
         let (file, record) = match err {
             Error::Input { file, record, .. } => (file, Some(record.clone())),
             Error::Io { path, .. } => (path, None),

@@ -26,7 +26,7 @@ fn written_by(dir: &Path) -> Option<String> {
 /// command wrote is left for the claim to refuse; a new, empty or foreign folder is left as it
 /// is. Entries drivegen did not record stop the run before anything is deleted (kept under
 /// `--force`).
-pub fn clear_earlier_run(dir: &Path, what: &str) -> Result<()> {
+pub(crate) fn clear_earlier_run(dir: &Path, what: &str) -> Result<()> {
     if written_by(dir).as_deref() != Some(what) {
         return Ok(());
     }

@@ -70,7 +70,7 @@ fn f64c(name: &str) -> Field {
 }
 
 /// The seven pose columns `{p}_tx, {p}_ty, {p}_tz, {p}_qw, {p}_qx, {p}_qy, {p}_qz`.
-pub fn pose_fields(prefix: &str) -> Vec<Field> {
+pub(crate) fn pose_fields(prefix: &str) -> Vec<Field> {
     ["tx", "ty", "tz", "qw", "qx", "qy", "qz"]
         .iter()
         .map(|c| f64c(&format!("{prefix}_{c}")))
@@ -78,7 +78,7 @@ pub fn pose_fields(prefix: &str) -> Vec<Field> {
 }
 
 /// A `list<utf8>` column whose items are never null.
-pub fn list_utf8(name: &str) -> Field {
+pub(crate) fn list_utf8(name: &str) -> Field {
     f(
         name,
         DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))),
@@ -157,7 +157,8 @@ pub fn cameras() -> SchemaRef {
 }
 
 /// The nullable distortion columns appended to `cameras`, in coefficient order.
-pub const DISTORTION_COLUMNS: [&str; 5] = ["dist_k1", "dist_k2", "dist_p1", "dist_p2", "dist_k3"];
+pub(crate) const DISTORTION_COLUMNS: [&str; 5] =
+    ["dist_k1", "dist_k2", "dist_p1", "dist_p2", "dist_k3"];
 
 pub fn objects() -> SchemaRef {
     Arc::new(Schema::new(vec![

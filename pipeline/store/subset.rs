@@ -9,7 +9,7 @@ use crate::store::rejects::RejectLog;
 use crate::Result;
 
 /// Where `store`'s `image_path`s are relative to, as a path that stays valid from anywhere.
-pub fn absolute_source_root(store: &Store) -> PathBuf {
+pub(crate) fn absolute_source_root(store: &Store) -> PathBuf {
     let rec = PathBuf::from(&store.meta().source_root);
     let candidates = [
         Some(rec.clone()),

@@ -9,7 +9,7 @@ use crate::{Error, Result};
 const TAG: &str = ".drivegen-new-";
 
 /// The folder a new version of `dir` is written in, beside it.
-pub fn sibling(dir: &Path) -> PathBuf {
+pub(crate) fn sibling(dir: &Path) -> PathBuf {
     let mut name = dir
         .file_name()
         .map(|n| n.to_os_string())
@@ -21,7 +21,7 @@ pub fn sibling(dir: &Path) -> PathBuf {
 /// Removes the siblings of `dir` that writers no longer running left (killed mid-ingest or
 /// between the exchange and the removal of the old store). Only where `/proc` tells which
 /// processes run.
-pub fn sweep_stale(dir: &Path) {
+pub(crate) fn sweep_stale(dir: &Path) {
     let proc_fs = Path::new("/proc");
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return;
@@ -52,7 +52,7 @@ pub fn sweep_stale(dir: &Path) {
 
 /// Exchanges the folders `a` and `b` (both exist): atomically where the OS can
 /// (`renameat2(RENAME_EXCHANGE)` on Linux), else by two renames.
-pub fn exchange(a: &Path, b: &Path) -> Result<()> {
+pub(crate) fn exchange(a: &Path, b: &Path) -> Result<()> {
     #[cfg(target_os = "linux")]
     {
         use std::ffi::CString;

@@ -209,12 +209,12 @@ impl Scenario {
     }
 
     /// Whether the scenario involves a second object (the ego counts for `_EGO` types).
-    pub fn is_pair(self) -> bool {
+    pub(crate) fn is_pair(self) -> bool {
         self.relation().is_some() || matches!(self, WAIT_PED_CROSS | WALK_ALONGSIDE | WALK_OPPOSITE)
     }
 
     /// Whether the other object of a pair type is the ego.
-    pub fn other_is_ego(self) -> bool {
+    pub(crate) fn other_is_ego(self) -> bool {
         self.relation().is_some_and(|(_, ego)| ego)
     }
 

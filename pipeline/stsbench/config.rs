@@ -158,7 +158,7 @@ pub struct StsConfig {
 
 impl StsConfig {
     /// The coarse class of a unified class.
-    pub fn kind_of(&self, class: &str) -> Kind {
+    pub(crate) fn kind_of(&self, class: &str) -> Kind {
         if self.classes.vehicle.iter().any(|c| c == class) {
             Kind::Vehicle
         } else if self.classes.human.iter().any(|c| c == class) {

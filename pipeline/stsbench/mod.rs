@@ -125,7 +125,7 @@ struct MinedScene {
 }
 
 /// The maps folder of a store: `--maps`, else `<source_root>/maps/expansion`.
-pub fn maps_dir(store: &Store, maps: Option<&Path>) -> PathBuf {
+pub(crate) fn maps_dir(store: &Store, maps: Option<&Path>) -> PathBuf {
     match maps {
         Some(m) => m.to_path_buf(),
         None => PathBuf::from(&store.meta().source_root)

@@ -13,7 +13,7 @@ use crate::qa::{Layout, Prompt};
 use crate::tracks::Track;
 
 /// The family name.
-pub const FAMILY: &str = "stsbench";
+pub(crate) const FAMILY: &str = "stsbench";
 
 /// Keeps the instances `docs/stsbench.md` §7 keeps, within one scene: agent scenarios (except
 /// the exempt types) with a visible first frame and near the ego; then at most
@@ -22,7 +22,7 @@ pub const FAMILY: &str = "stsbench";
 /// gives the same rows as one machine), so the cap holds per scene; a release-wide quota is
 /// the balance step's (`type_cap`, `max_rows`). Returns the kept indices in their original
 /// order.
-pub fn subsample(cfg: &StsConfig, inst: &[Instance]) -> Vec<usize> {
+pub(crate) fn subsample(cfg: &StsConfig, inst: &[Instance]) -> Vec<usize> {
     let s = &cfg.sampling;
     let exempt = |sc: Scenario| s.exempt.iter().any(|e| e == sc.name());
     let mut groups: std::collections::BTreeMap<(Role, Scenario), Vec<usize>> = Default::default();
@@ -62,7 +62,7 @@ pub fn subsample(cfg: &StsConfig, inst: &[Instance]) -> Vec<usize> {
 
 /// Farthest-point sampling: starts at point 0 and repeatedly adds the point farthest from the
 /// chosen set (the lowest index on ties). Returns `k` indices, ascending.
-pub fn farthest_points(pts: &[[f64; 2]], k: usize) -> Vec<usize> {
+pub(crate) fn farthest_points(pts: &[[f64; 2]], k: usize) -> Vec<usize> {
     if pts.is_empty() || k == 0 {
         return Vec::new();
     }
@@ -106,7 +106,7 @@ pub fn names(inst: &Instance, tracks: &[Track]) -> (String, String) {
 }
 
 /// The option text of `sc` with the objects named.
-pub fn option_text(sc: Scenario, actor: &str, other: &str) -> String {
+pub(crate) fn option_text(sc: Scenario, actor: &str, other: &str) -> String {
     let s = sc
         .short()
         .replace("{actor}", actor)

@@ -37,14 +37,14 @@ impl<'a> View<'a> {
     pub fn ped_crossing(&self) -> Option<&'a [bool]> {
         self.flags(&self.tr.layers.ped_crossing)
     }
-    pub fn drivable(&self) -> Option<&'a [bool]> {
+    pub(crate) fn drivable(&self) -> Option<&'a [bool]> {
         self.flags(&self.tr.layers.drivable_area)
     }
     pub fn walkway(&self) -> Option<&'a [bool]> {
         self.flags(&self.tr.layers.walkway)
     }
     /// Lane changes between the window's consecutive keyframes.
-    pub fn lane_changes(&self) -> Option<&'a [bool]> {
+    pub(crate) fn lane_changes(&self) -> Option<&'a [bool]> {
         self.tr
             .layers
             .lane_change
@@ -97,7 +97,7 @@ pub fn distances(a: &View<'_>, b: &View<'_>) -> Vec<f64> {
 }
 
 /// Heading differences per keyframe, wrapped to [0°, 180°].
-pub fn yaw_diffs_deg(a: &View<'_>, b: &View<'_>) -> Vec<f64> {
+pub(crate) fn yaw_diffs_deg(a: &View<'_>, b: &View<'_>) -> Vec<f64> {
     a.yaw()
         .iter()
         .zip(b.yaw())
@@ -386,7 +386,7 @@ impl<'a> PairSeries<'a> {
 }
 
 /// Whether the class gate of `sc` admits the window's objects.
-pub fn gate(sc: Scenario, a: Kind, b: Option<Kind>) -> bool {
+pub(crate) fn gate(sc: Scenario, a: Kind, b: Option<Kind>) -> bool {
     use Kind::*;
     match sc {
         ACCELERATE | DECELERATE | STOP | LEFT_TURN | RIGHT_TURN | U_TURN | REVERSE

@@ -93,7 +93,7 @@ const JPEG_QUALITY: u8 = 20;
 
 /// CARLA's transform matrix of a location and a `[pitch, roll, yaw]` rotation in degrees
 /// (UE4's left-handed convention).
-pub fn carla_matrix(loc: [f64; 3], rot_deg: [f64; 3]) -> Matrix4<f64> {
+pub(crate) fn carla_matrix(loc: [f64; 3], rot_deg: [f64; 3]) -> Matrix4<f64> {
     let [p, r, y] = rot_deg.map(f64::to_radians);
     let (cp, sp, cr, sr, cy, sy) = (p.cos(), p.sin(), r.cos(), r.sin(), y.cos(), y.sin());
     Matrix4::new(

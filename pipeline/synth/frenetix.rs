@@ -16,7 +16,7 @@ use crate::store::atomic::write_atomic;
 use crate::Result;
 
 /// The behaviour the synthetic logs are filed under.
-pub const BEHAVIOR: &str = "Default";
+pub(crate) const BEHAVIOR: &str = "Default";
 
 const HEADER: &str =
     "trajectory_number;calculation_time_s;x_position_vehicle_m;y_position_vehicle_m;\

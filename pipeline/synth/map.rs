@@ -15,13 +15,13 @@ use crate::store::atomic::write_atomic;
 use crate::Result;
 
 /// Length of one lane segment (m): lanes change id along the road, as nuScenes lanes do.
-pub const LANE_SEGMENT_M: f64 = 20.0;
+pub(crate) const LANE_SEGMENT_M: f64 = 20.0;
 /// Crosswalk extent along the road relative to where the first pedestrian starts (m); the
 /// pedestrians of a crosswalk start 0.8 m apart (see `world/cast/street.rs`, junctions).
-pub const CROSSWALK_BEFORE_M: f64 = 1.0;
-pub const CROSSWALK_AFTER_M: f64 = 2.4;
+pub(crate) const CROSSWALK_BEFORE_M: f64 = 1.0;
+pub(crate) const CROSSWALK_AFTER_M: f64 = 2.4;
 /// Where a crosswalk starts beyond the cross road's kerb (m), as the pedestrians are placed.
-pub const CROSSWALK_OFFSET_M: f64 = 2.0;
+pub(crate) const CROSSWALK_OFFSET_M: f64 = 2.0;
 
 /// Collects nodes and polygons.
 struct Builder {
@@ -191,7 +191,7 @@ pub fn expansion(seed: u64, worlds: &[&SceneWorld]) -> Value {
 }
 
 /// Writes `out/maps/expansion/<location>.json` for every location the worlds use.
-pub fn write_expansions(out: &Path, seed: u64, worlds: &[SceneWorld]) -> Result<()> {
+pub(crate) fn write_expansions(out: &Path, seed: u64, worlds: &[SceneWorld]) -> Result<()> {
     for place in PLACES {
         let here: Vec<&SceneWorld> = worlds
             .iter()

@@ -99,7 +99,7 @@ impl TableBuf {
     }
 
     /// The rows as one batch; the buffer is emptied.
-    pub fn take_batch(&mut self) -> Result<RecordBatch> {
+    pub(crate) fn take_batch(&mut self) -> Result<RecordBatch> {
         let rows = std::mem::take(&mut self.rows);
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
         for (c, (name, kind)) in self.columns.iter().enumerate() {
@@ -174,7 +174,7 @@ impl TableBuf {
 
 /// A Parquet file written atomically, uncompressed (as the Waymo test files are), with row
 /// groups of at most `row_group_rows` rows so that neither writer nor reader holds more.
-pub struct ParquetOut {
+pub(crate) struct ParquetOut {
     writer: ArrowWriter<AtomicFile>,
 }
 

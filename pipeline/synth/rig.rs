@@ -41,8 +41,8 @@ pub struct CameraSpec {
 }
 
 /// The image size the intrinsics belong to.
-pub const NATIVE_WIDTH: u32 = 1600;
-pub const NATIVE_HEIGHT: u32 = 900;
+pub(crate) const NATIVE_WIDTH: u32 = 1600;
+pub(crate) const NATIVE_HEIGHT: u32 = 900;
 
 /// The six cameras, clockwise from the front.
 pub const CAMERAS: [CameraSpec; 6] = [
@@ -133,9 +133,9 @@ pub const CAMERAS: [CameraSpec; 6] = [
 ];
 
 /// The top lidar (its x axis points to the vehicle's right, as in nuScenes).
-pub const LIDAR_TOP_CHANNEL: &str = "LIDAR_TOP";
-pub const LIDAR_TOP_TRANSLATION: [f64; 3] = [0.943713, 0.0, 1.84023];
-pub const LIDAR_TOP_ROTATION: [f64; 4] = [
+pub(crate) const LIDAR_TOP_CHANNEL: &str = "LIDAR_TOP";
+pub(crate) const LIDAR_TOP_TRANSLATION: [f64; 3] = [0.943713, 0.0, 1.84023];
+pub(crate) const LIDAR_TOP_ROTATION: [f64; 4] = [
     0.7077955119163518,
     -0.006492242056004365,
     0.010646214713995808,

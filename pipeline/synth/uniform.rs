@@ -12,19 +12,19 @@ use crate::geometry::{pose, quat_from_yaw};
 use crate::Result;
 
 /// The uniform frame rate of these formats (Hz).
-pub const FRAME_HZ: f64 = 10.0;
+pub(crate) const FRAME_HZ: f64 = 10.0;
 /// The frame period (µs).
-pub const FRAME_US: i64 = 100_000;
+pub(crate) const FRAME_US: i64 = 100_000;
 
 /// The frame timestamps (µs) of a scene: `floor(duration · 10)` frames from the first keyframe.
-pub fn frame_times(world: &SceneWorld, duration_s: f64) -> Vec<i64> {
+pub(crate) fn frame_times(world: &SceneWorld, duration_s: f64) -> Vec<i64> {
     let start = scene_start_us(world.index, duration_s);
     let n = ((duration_s * FRAME_HZ).floor() as usize).max(1);
     (0..n).map(|i| start + i as i64 * FRAME_US).collect()
 }
 
 /// Scene time (s) of frame timestamp `ts`.
-pub fn scene_time(world: &SceneWorld, duration_s: f64, ts: i64) -> f64 {
+pub(crate) fn scene_time(world: &SceneWorld, duration_s: f64, ts: i64) -> f64 {
     (ts - scene_start_us(world.index, duration_s)) as f64 * 1e-6
 }
 
@@ -51,7 +51,7 @@ pub fn annotated(world: &SceneWorld, t: f64) -> Vec<(&Agent, AgentState)> {
 
 /// A synthetic lidar return count: what a 2000 pts/m²-at-1 m scanner would see of the box's
 /// larger side, nothing past 55 m.
-pub fn lidar_points(size_wlh: [f64; 3], distance: f64) -> u32 {
+pub(crate) fn lidar_points(size_wlh: [f64; 3], distance: f64) -> u32 {
     if distance > 55.0 {
         return 0;
     }
@@ -62,7 +62,7 @@ pub fn lidar_points(size_wlh: [f64; 3], distance: f64) -> u32 {
 /// Renders and JPEG-encodes the view of a pinhole camera at `cam_to_world`
 /// (OpenCV axes) with intrinsics `fx, fy, cx, cy`, at scene time `t`.
 #[allow(clippy::too_many_arguments)]
-pub fn render_jpeg(
+pub(crate) fn render_jpeg(
     canvas: &mut Canvas,
     world: &SceneWorld,
     ground: &Ground,

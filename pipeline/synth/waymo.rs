@@ -118,11 +118,6 @@ pub fn extrinsic(cam: &CameraSpec) -> Isometry3<f64> {
         )
 }
 
-fn row_major(iso: &Isometry3<f64>) -> [f64; 16] {
-    let h = iso.to_homogeneous();
-    std::array::from_fn(|k| h[(k / 4, k % 4)])
-}
-
 /// Waymo's camera model on a point in its camera frame: `None` behind the camera (x ≤ 0) or
 /// where the radial factor leaves [0.8, 1.2] (the model's validity range).
 pub fn project(p: &Vector3<f64>, intrinsic: &[f64; 9]) -> Option<[f64; 2]> {
@@ -143,7 +138,7 @@ pub fn project(p: &Vector3<f64>, intrinsic: &[f64; 9]) -> Option<[f64; 2]> {
 
 /// The label type code of a world class: 1 vehicle, 2 pedestrian, 4 cyclist; `None` for the
 /// classes Waymo does not label.
-pub fn type_code(class: &str) -> Option<i64> {
+pub(crate) fn type_code(class: &str) -> Option<i64> {
     match class {
         "car" | "truck" | "bus" | "trailer" | "construction_vehicle" | "emergency_vehicle" => {
             Some(1)
@@ -316,7 +311,8 @@ fn components() -> Vec<(&'static str, Vec<(&'static str, Kind)>)> {
 }
 
 /// `(schemas/ path, table name, schema)` of every component the writer produces.
-pub fn published_schemas() -> Vec<(&'static str, &'static str, arrow::datatypes::SchemaRef)> {
+pub(crate) fn published_schemas() -> Vec<(&'static str, &'static str, arrow::datatypes::SchemaRef)>
+{
     components()
         .into_iter()
         .map(|(name, cols)| {
@@ -336,7 +332,7 @@ thread_local! {
 /// The 2-D box of a 3-D box in one camera, as Waymo's `projected_lidar_box` defines it: the
 /// axis-aligned rectangle around the projected corners, clamped to the image; `None` when a
 /// corner cannot be projected or the rectangle misses the image.
-pub fn projected_box(
+pub(crate) fn projected_box(
     corners_cam: &[Vector3<f64>; 8],
     intrinsic: &[f64; 9],
     width: u32,
@@ -425,7 +421,7 @@ impl Segment<'_> {
         for (i, (code, _, _)) in rig.cams.iter().enumerate() {
             let mut row = vec![Val::S(self.name.clone()), Val::I(*code)];
             row.extend(rig.intrinsics[i].iter().map(|&x| Val::F(x)));
-            row.push(Val::M(row_major(&rig.extrinsics[i])));
+            row.push(Val::M(crate::formats::waymo::row_major(&rig.extrinsics[i])));
             row.extend([Val::I(i64::from(w)), Val::I(i64::from(h)), Val::I(5)]);
             cal.push(row);
         }
@@ -494,7 +490,7 @@ impl Segment<'_> {
             Val::I(ts),
             Val::I(code),
             Val::B(jpeg),
-            Val::M(row_major(&ego_pose(world, t))),
+            Val::M(crate::formats::waymo::row_major(&ego_pose(world, t))),
         ];
         row.extend([e.speed * e.yaw.cos(), e.speed * e.yaw.sin(), 0.0].map(Val::F));
         row.extend([0.0, 0.0, e.yaw_rate].map(Val::F));
@@ -535,7 +531,7 @@ impl LabelTables {
         self.poses.push(vec![
             Val::S(seg.name.clone()),
             Val::I(ts),
-            Val::M(row_major(&ego)),
+            Val::M(crate::formats::waymo::row_major(&ego)),
         ]);
         let mut counts = 0usize;
         for (agent, st) in annotated(world, t) {

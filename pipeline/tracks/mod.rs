@@ -16,7 +16,7 @@ use crate::maplayers::{Layer, MapLayers};
 use crate::store::SceneData;
 
 /// The id of the ego's track.
-pub const EGO_ID: &str = "ego";
+pub(crate) const EGO_ID: &str = "ego";
 
 /// The coarse class STSBench gates its scenarios on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -228,7 +228,7 @@ pub fn speeds_from_positions(t: &[f64], xy: &[[f64; 2]]) -> Vec<f64> {
 
 /// The ego's track and every object's track of a scene (ego first, then objects by track id).
 /// `kind_of` gives the coarse class of a unified class.
-pub fn scene_tracks(scene: &SceneData, kind_of: &dyn Fn(&str) -> Kind) -> Vec<Track> {
+pub(crate) fn scene_tracks(scene: &SceneData, kind_of: &dyn Fn(&str) -> Kind) -> Vec<Track> {
     let t0 = scene.frames.first().map(|f| f.timestamp_us).unwrap_or(0);
     let secs = |us: i64| (us - t0) as f64 * 1e-6;
     let mut frames: Vec<_> = scene.frames.iter().collect();

@@ -563,7 +563,7 @@ fn card_configs(header: &str) -> BTreeMap<String, BTreeMap<String, String>> {
 }
 
 /// Writes the report as JSON to `path`.
-pub fn write_json(rep: &Report, path: &Path) -> Result<()> {
+pub(crate) fn write_json(rep: &Report, path: &Path) -> Result<()> {
     let text = serde_json::to_string_pretty(rep).unwrap_or_default() + "\n";
     crate::store::atomic::write_atomic(path, text.as_bytes())
 }

@@ -26,7 +26,7 @@ const CHANGED_DETAIL: f32 = 0.1;
 /// Per channel mean and standard deviation and the mean absolute difference between
 /// neighbouring pixels (what blur lowers and noise raises), in grey levels.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stats([f32; 7]);
+pub(crate) struct Stats([f32; 7]);
 
 impl Stats {
     pub fn of(img: &RgbImage) -> Self {
@@ -83,7 +83,7 @@ impl Stats {
     }
 
     /// The change of the neighbour difference as a fraction of the clean image's.
-    pub fn detail_change(&self, other: &Stats) -> f32 {
+    pub(crate) fn detail_change(&self, other: &Stats) -> f32 {
         (self.0[6] - other.0[6]).abs() / self.0[6].max(1e-3)
     }
 
@@ -112,7 +112,7 @@ struct Repeat {
 
 /// What the robustness checks carry from shard to shard.
 #[derive(Debug, Default)]
-pub struct Robust {
+pub(crate) struct Robust {
     main: String,
     seed: Option<u64>,
     settings: HashMap<String, SplitSetting>,
@@ -124,7 +124,7 @@ pub struct Robust {
 
 impl Robust {
     /// The robustness splits `manifest` describes; a malformed description is a violation.
-    pub fn from_manifest(m: Option<&serde_json::Value>, rep: &mut Report) -> Self {
+    pub(crate) fn from_manifest(m: Option<&serde_json::Value>, rep: &mut Report) -> Self {
         let mut out = Robust::default();
         let Some(m) = m else { return out };
         out.main = m["split"].as_str().unwrap_or_default().to_string();
@@ -149,7 +149,7 @@ impl Robust {
         out
     }
 
-    pub fn is_robust(&self, split: &str) -> bool {
+    pub(crate) fn is_robust(&self, split: &str) -> bool {
         self.settings.contains_key(split)
     }
 

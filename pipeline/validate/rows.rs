@@ -33,7 +33,7 @@ enum Decoded {
 
 /// What is carried from row to row and shard to shard.
 #[derive(Debug, Default)]
-pub struct State {
+pub(crate) struct State {
     ids: HashMap<String, HashSet<String>>,
     pub counts: BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>>,
     /// Per (family, type, options): how often each letter is the answer, main splits only.
@@ -50,7 +50,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn rows_per_split(&self) -> BTreeMap<String, usize> {
+    pub(crate) fn rows_per_split(&self) -> BTreeMap<String, usize> {
         self.ids.iter().map(|(k, v)| (k.clone(), v.len())).collect()
     }
 
@@ -203,7 +203,7 @@ fn decode(bytes: &[u8]) -> Decoded {
 }
 
 /// Reads one shard and checks its rows.
-pub fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Report) {
+pub(crate) fn check_shard(dir: &Path, shard: &Listed, state: &mut State, rep: &mut Report) {
     let path = dir.join(&shard.path);
     let fail = |rep: &mut Report, detail: String| {
         rep.add("shard_unreadable", Some(&shard.path), None, detail);

@@ -35,7 +35,7 @@ pub struct ProjectionConfig {
 }
 
 /// The built-in tessellation tolerance (kept equal to `configs/visibility.toml`).
-pub fn default_lens_chord_tolerance_px() -> f64 {
+pub(crate) fn default_lens_chord_tolerance_px() -> f64 {
     0.05
 }
 

@@ -30,13 +30,13 @@ use super::project::{
 };
 
 /// Halvings of a face triangle at most (4^10 pieces), a guard for pathological lenses.
-pub const MAX_DEPTH: u32 = 10;
+pub(crate) const MAX_DEPTH: u32 = 10;
 /// Halvings spent looking for the valid part of a piece with a vertex where the model is
 /// invalid. Faces are clipped to the valid disk first, so this only guards against a lens
 /// whose invalid range is a ring too thin for `reach`'s scan to see.
-pub const MAX_INVALID_DEPTH: u32 = 4;
+pub(crate) const MAX_INVALID_DEPTH: u32 = 4;
 /// The radial factor range where Waymo's model is valid.
-pub const VALID_RADIAL: (f64, f64) = (0.8, 1.2);
+pub(crate) const VALID_RADIAL: (f64, f64) = (0.8, 1.2);
 
 /// A lens: `[k1, k2, p1, p2, k3]` and the tessellation tolerance (px).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,7 +47,7 @@ pub struct Lens {
 
 impl Lens {
     /// The distorted normalised coordinates, `None` outside the valid range.
-    pub fn distort(&self, u: f64, v: f64) -> Option<[f64; 2]> {
+    pub(crate) fn distort(&self, u: f64, v: f64) -> Option<[f64; 2]> {
         let [k1, k2, p1, p2, k3] = self.k;
         let r2 = u * u + v * v;
         let d = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3));
@@ -63,7 +63,7 @@ impl Lens {
 
 /// The pixel of a camera-frame point (z > 0) through the camera's lens; `None` where the model
 /// is invalid.
-pub fn lens_pixel(cam: &Camera, lens: &Lens, p: &Vector3<f64>) -> Option<[f64; 2]> {
+pub(crate) fn lens_pixel(cam: &Camera, lens: &Lens, p: &Vector3<f64>) -> Option<[f64; 2]> {
     let [u, v] = lens.distort(p.x / p.z, p.y / p.z)?;
     Some([cam.fx * u + cam.cx, cam.fy * v + cam.cy])
 }
@@ -183,7 +183,7 @@ fn reach(cam: &Camera, lens: &Lens) -> f64 {
 
 /// Sides of the polygon inscribed in the circle of `reach` that stands in for it: at 256
 /// the polygon's edges come within 0.008 % of the radius of the circle.
-pub const CONE_SIDES: usize = 256;
+pub(crate) const CONE_SIDES: usize = 256;
 
 /// Clips a camera-frame convex polygon (z > 0) to the half-space `n · p ≥ 0`.
 fn clip_plane(poly: Vec<Vector3<f64>>, n: Vector3<f64>) -> Vec<Vector3<f64>> {
@@ -226,16 +226,9 @@ fn clip_cone(poly: &[Vector3<f64>], radius: f64) -> Vec<Vector3<f64>> {
     cur
 }
 
-/// [`super::project::project_box`] through a lens.
-pub fn project_box_lens(cam: &Camera, lens: &Lens, b: &BoxGeom, near_m: f64) -> Option<Projection> {
-    let mut tris = Vec::new();
-    let p = project_box_lens_into(cam, lens, b, near_m, &mut |t| tris.push(t))?;
-    Some(Projection { tris, ..p })
-}
-
-/// [`project_box_lens`] handing each triangle to `sink` as it is made (see
-/// [`super::project::project_box_into`]).
-pub fn project_box_lens_into(
+/// [`super::project::project_box`] through a lens, handing each triangle to `sink` as it is
+/// made (see [`super::project::project_box_into`]).
+pub(crate) fn project_box_lens_into(
     cam: &Camera,
     lens: &Lens,
     b: &BoxGeom,

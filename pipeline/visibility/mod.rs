@@ -61,7 +61,7 @@ use crate::store::{CameraRow, ObjectRow, SceneData, Store};
 use crate::{Error, Result};
 
 /// The stage name in reject logs.
-pub const STAGE: &str = "visibility";
+pub(crate) const STAGE: &str = "visibility";
 
 /// What [`run`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -527,7 +527,7 @@ fn scene_rows(
 /// frame, camera, image id) and rasterises them, ID maps included, in batches of
 /// [`Rasteriser::batch_size`]; `each` gets every batch. Unusable store rows are logged and
 /// counted in `summary`, which also counts the images.
-pub fn scene_images(
+pub(crate) fn scene_images(
     scene: &SceneData,
     cfg: &VisibilityConfig,
     rasteriser: &dyn Rasteriser,

@@ -83,7 +83,7 @@ pub fn schema() -> SchemaRef {
 }
 
 /// The schema of a table whose anchors were placed under `rules` (recorded in its metadata).
-pub fn schema_with_rules(rules: &AnchorRules) -> SchemaRef {
+pub(crate) fn schema_with_rules(rules: &AnchorRules) -> SchemaRef {
     let s = schema();
     let meta: std::collections::HashMap<String, String> =
         [(RULES_KEY.to_string(), rules.to_json())].into();

@@ -35,7 +35,7 @@ use crate::store::{CameraRow, ObjectRow, Pose};
 
 /// The 12 triangles of a box, as corner indices in `Box.corners()` order (two per face:
 /// front x+, back x−, left y+, right y−, top z+, bottom z−).
-pub const BOX_TRIANGLES: [[usize; 3]; 12] = [
+pub(crate) const BOX_TRIANGLES: [[usize; 3]; 12] = [
     [0, 1, 2],
     [0, 2, 3],
     [4, 6, 5],
@@ -118,7 +118,7 @@ impl Camera {
     }
 
     /// Sets the tessellation tolerance of the camera's lens, if it has one.
-    pub fn with_lens_tolerance(mut self, chord_tolerance_px: f64) -> Self {
+    pub(crate) fn with_lens_tolerance(mut self, chord_tolerance_px: f64) -> Self {
         if let Some(l) = self.lens.as_mut() {
             l.chord_tolerance_px = chord_tolerance_px;
         }
@@ -195,7 +195,7 @@ impl Projection {
 }
 
 /// The raster triangle of a screen-space triangle (`[u, v, z]` per vertex) for object `obj`.
-pub fn raster_tri(t: &[[f64; 3]; 3], obj: u32) -> Tri {
+pub(crate) fn raster_tri(t: &[[f64; 3]; 3], obj: u32) -> Tri {
     Tri {
         p: t.map(|v| [v[0] as f32, v[1] as f32]),
         z: t.map(|v| v[2] as f32),
@@ -289,7 +289,7 @@ pub fn project_box(cam: &Camera, b: &BoxGeom, near_m: f64) -> Option<Projection>
 /// empty. A box through a lens can give millions of triangles (a face close to the camera is
 /// refined to the depth limit), so the stage rasterises them as they come. When the result
 /// is `None`, `sink` was given nothing.
-pub fn project_box_into(
+pub(crate) fn project_box_into(
     cam: &Camera,
     b: &BoxGeom,
     near_m: f64,

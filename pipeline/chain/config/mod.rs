@@ -16,7 +16,7 @@ mod sections;
 pub use sections::*;
 
 /// The everything-config, embedded: what `drivegen demo` builds.
-pub const EVERYTHING_TOML: &str = include_str!("../../../configs/releases/everything.toml");
+pub(crate) const EVERYTHING_TOML: &str = include_str!("../../../configs/releases/everything.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,7 +98,7 @@ impl BuildConfig {
 
     /// The device the release step draws on: `[release] device`, else the deprecated
     /// `[robustness] device`, else `auto`.
-    pub fn release_device(&self) -> DeviceChoice {
+    pub(crate) fn release_device(&self) -> DeviceChoice {
         self.release
             .device
             .or(self.robustness.as_ref().and_then(|r| r.device))
@@ -285,7 +285,7 @@ impl BuildConfig {
     }
 
     /// A short stable hash of a serialisable section (what a checkpoint depends on).
-    pub fn hash_of<T: Serialize>(v: &T) -> String {
+    pub(crate) fn hash_of<T: Serialize>(v: &T) -> String {
         crate::config::short_hash(&serde_json::to_string(v).unwrap_or_default())
     }
 }

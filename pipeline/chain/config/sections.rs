@@ -256,7 +256,7 @@ impl Stages {
     }
 
     /// The `[stages]` key (and step) that writes `family`.
-    pub fn stage_of(&self, family: &str) -> &'static str {
+    pub(crate) fn stage_of(&self, family: &str) -> &'static str {
         FAMILY_STAGES
             .iter()
             .find(|(f, _)| f.name() == family)

@@ -64,7 +64,7 @@ impl FogPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"map_size": self.size, "strength": j32(self.strength), "decay": self.decay})
     }
 }

@@ -19,12 +19,12 @@ pub use snow::{
 };
 
 /// Streams of the weather draws, kept in one table so that the kinds cannot share an id.
-pub const SNOW_NOISE: u32 = 0x0300;
-pub const SNOW_ANGLE: u32 = 0x0301;
-pub const FOG_NODE: u32 = 0x0400;
-pub const RAIN_SLANT: u32 = 0x0500;
-pub const RAIN_X: u32 = 0x0501;
-pub const RAIN_Y: u32 = 0x0502;
+pub(crate) const SNOW_NOISE: u32 = 0x0300;
+pub(crate) const SNOW_ANGLE: u32 = 0x0301;
+pub(crate) const FOG_NODE: u32 = 0x0400;
+pub(crate) const RAIN_SLANT: u32 = 0x0500;
+pub(crate) const RAIN_X: u32 = 0x0501;
+pub(crate) const RAIN_Y: u32 = 0x0502;
 
 /// The default config, for the tests of every kind.
 #[cfg(test)]

@@ -66,7 +66,7 @@ impl RainPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let p = &self.params;
         json!({"slant": p.slant, "drops": p.drops, "length": p.length, "contrast": j32(p.contrast)})
     }

@@ -78,7 +78,7 @@ impl SnowPlan {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         json!({"angle_deg": self.angle_deg, "taps": self.taps.len(),
                "mean": j32(self.params.mean), "threshold": j32(self.params.threshold)})
     }

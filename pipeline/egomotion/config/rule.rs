@@ -161,20 +161,6 @@ impl Rule {
         }
     }
 
-    /// Every registered rule type.
-    pub const TYPES: [&'static str; 10] = [
-        "threshold",
-        "multi_threshold",
-        "deadzone_sign",
-        "trend",
-        "or_event",
-        "sequential_event",
-        "state_machine",
-        "peak_half",
-        "half_comparison",
-        "dominant_axis",
-    ];
-
     /// How many classes the rule produces.
     pub fn num_classes(&self) -> usize {
         match self {

@@ -84,7 +84,7 @@ impl Question {
 
     /// The class index only (no evidence).
     #[inline]
-    pub fn classify(&self, k: &Kinematics, f: &Features) -> usize {
+    pub(crate) fn classify(&self, k: &Kinematics, f: &Features) -> usize {
         self.compiled.evaluate(k, f, false).0
     }
 

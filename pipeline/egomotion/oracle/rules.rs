@@ -12,13 +12,6 @@ pub use crate::egomotion::config::rule::{Condition, Event, Op, Rule};
 use crate::egomotion::config::Parsed;
 use crate::egomotion::kinematics::{argmax_by, Features, Kinematics};
 
-impl Rule {
-    /// Parses the rule's inputs and checks its parameters.
-    pub fn compile(&self) -> Result<Compiled, String> {
-        Ok(Compiled::from_parsed(self, self.parsed()?))
-    }
-}
-
 /// A rule with its inputs parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compiled {

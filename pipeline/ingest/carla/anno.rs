@@ -39,14 +39,14 @@ impl Anno<'_> {
             .ok_or_else(|| self.err(&format!("{at}/{key}"), "missing"))
     }
 
-    pub fn num(&self, v: &Value, at: &str) -> Result<f64> {
+    pub(crate) fn num(&self, v: &Value, at: &str) -> Result<f64> {
         match v.as_f64() {
             Some(x) if x.is_finite() => Ok(x),
             _ => Err(self.err(at, format!("expected a finite number, got {v}"))),
         }
     }
 
-    pub fn vec3(&self, v: &Value, at: &str) -> Result<[f64; 3]> {
+    pub(crate) fn vec3(&self, v: &Value, at: &str) -> Result<[f64; 3]> {
         let a = v
             .as_array()
             .filter(|a| a.len() == 3)
@@ -58,7 +58,7 @@ impl Anno<'_> {
         ])
     }
 
-    pub fn mat<const N: usize>(&self, v: &Value, at: &str) -> Result<[[f64; N]; N]> {
+    pub(crate) fn mat<const N: usize>(&self, v: &Value, at: &str) -> Result<[[f64; N]; N]> {
         let rows = v
             .as_array()
             .filter(|a| a.len() == N)
@@ -76,7 +76,7 @@ impl Anno<'_> {
         Ok(m)
     }
 
-    pub fn mat4(&self, v: &Value, at: &str) -> Result<Matrix4<f64>> {
+    pub(crate) fn mat4(&self, v: &Value, at: &str) -> Result<Matrix4<f64>> {
         let m = self.mat::<4>(v, at)?;
         Ok(Matrix4::from_fn(|r, c| m[r][c]))
     }

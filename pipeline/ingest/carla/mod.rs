@@ -163,7 +163,7 @@ fn frame_files(route: &Path) -> Result<Vec<(u32, PathBuf)>> {
 
 /// Assembles one route of the dataset `dataset` (whose folder is `root`); returns the scene and
 /// the unknown category names met.
-pub fn assemble(
+pub(crate) fn assemble(
     dataset: &Root,
     root: &Path,
     route: &Path,

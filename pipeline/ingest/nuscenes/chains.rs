@@ -16,7 +16,7 @@ use crate::{Error, Result};
 /// Keyframes: the sample chain from the scene's first sample, which must stay in the scene,
 /// link back with `prev`, move forward in time, not loop, end at its `last_sample_token` and
 /// hold `nbr_samples` samples.
-pub fn sample_chain<'t>(t: &'t Tables, scene: &Scene) -> Result<Vec<&'t Sample>> {
+pub(crate) fn sample_chain<'t>(t: &'t Tables, scene: &Scene) -> Result<Vec<&'t Sample>> {
     let mut samples: Vec<&Sample> = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
     let mut next = link(&scene.first_sample_token);
@@ -112,7 +112,7 @@ pub fn sample_chain<'t>(t: &'t Tables, scene: &Scene) -> Result<Vec<&'t Sample>>
 /// loop, agree with each other, and a keyframe's neighbours on its sensor's chain belong to the
 /// scene its `sample_token` names (a keyframe filed under a sample of another scene would put
 /// that scene's image and pose into this one).
-pub fn data_chains(t: &Tables, scene: &Scene, samples: &[&Sample]) -> Result<()> {
+pub(crate) fn data_chains(t: &Tables, scene: &Scene, samples: &[&Sample]) -> Result<()> {
     let file = &t.sample_data.file;
     let rows: Vec<&SampleData> = samples
         .iter()
@@ -244,7 +244,7 @@ fn keyframe_in_scene(t: &Tables, scene: &Scene, sd: &SampleData) -> Result<()> {
 /// The instances annotated in the scene: `first_annotation_token` and
 /// `last_annotation_token` exist, the `next` chain from the first stays with the instance,
 /// does not loop, ends at the last and holds `nbr_annotations` annotations.
-pub fn instance_chains(t: &Tables, samples: &[&Sample]) -> Result<()> {
+pub(crate) fn instance_chains(t: &Tables, samples: &[&Sample]) -> Result<()> {
     // Every annotation's instance first: a dangling one is reported as such, not as a chain
     // that strays into it.
     let mut seen: HashSet<&str> = HashSet::new();

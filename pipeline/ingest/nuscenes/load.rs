@@ -84,7 +84,7 @@ impl<T: Token> Indexed<T> {
     }
 
     /// Whether `token` appears more than once.
-    pub fn is_duplicate(&self, token: &str) -> bool {
+    pub(crate) fn is_duplicate(&self, token: &str) -> bool {
         self.duplicates.contains(token)
     }
 }

@@ -132,7 +132,7 @@ impl SceneSource for Source<'_> {
 }
 
 /// The one version folder (holding `scene.json`) under a nuScenes root.
-pub fn only_version(root: &Path) -> Result<String> {
+pub(crate) fn only_version(root: &Path) -> Result<String> {
     let rd = std::fs::read_dir(root).map_err(|e| Error::io(root, e))?;
     let mut v: Vec<String> = rd
         .filter_map(|e| e.ok())

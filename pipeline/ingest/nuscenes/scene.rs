@@ -37,7 +37,7 @@ impl Default for SceneRules {
 
 /// Counters a scene contributes to the ingest summary.
 #[derive(Debug, Default, Clone)]
-pub struct SceneStats {
+pub(crate) struct SceneStats {
     pub unknown_categories: BTreeMap<String, u64>,
     pub renormalised_quaternions: u64,
 }
@@ -110,7 +110,7 @@ impl Ctx<'_> {
 
 /// Builds the store rows of scene `scene_idx` (position in `scene.json`); its images are
 /// files under `dataset`.
-pub fn assemble(
+pub(crate) fn assemble(
     t: &Tables,
     dataset: &Root,
     scene_idx: usize,

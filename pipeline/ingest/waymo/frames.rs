@@ -17,13 +17,13 @@ use crate::store::Pose;
 
 /// OpenCV camera axes (x right, y down, z forward) expressed in Waymo's camera frame
 /// (x forward, y left, z up): the columns are the images of the OpenCV axes.
-pub fn opencv_to_waymo_camera() -> Matrix3<f64> {
+pub(crate) fn opencv_to_waymo_camera() -> Matrix3<f64> {
     Matrix3::new(0.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0, -1.0, 0.0)
 }
 
 /// A row-major 4×4 as an isometry, refusing matrices that are not a rigid transform within
 /// `tol` (rotation block orthonormal with determinant +1, last row 0 0 0 1).
-pub fn isometry_from_row_major(m: &[f64; 16], tol: f64) -> Result<Isometry3<f64>, String> {
+pub(crate) fn isometry_from_row_major(m: &[f64; 16], tol: f64) -> Result<Isometry3<f64>, String> {
     let r = Matrix3::new(m[0], m[1], m[2], m[4], m[5], m[6], m[8], m[9], m[10]);
     let err = (r.transpose() * r - Matrix3::identity()).abs().max();
     if err > tol {
@@ -48,20 +48,8 @@ pub fn isometry_from_row_major(m: &[f64; 16], tol: f64) -> Result<Isometry3<f64>
     ))
 }
 
-/// An isometry as a row-major 4×4.
-pub fn row_major(iso: &Isometry3<f64>) -> [f64; 16] {
-    let h = iso.to_homogeneous();
-    let mut out = [0.0; 16];
-    for r in 0..4 {
-        for c in 0..4 {
-            out[4 * r + c] = h[(r, c)];
-        }
-    }
-    out
-}
-
 /// A store pose of an isometry.
-pub fn pose_of(iso: &Isometry3<f64>) -> Pose {
+pub(crate) fn pose_of(iso: &Isometry3<f64>) -> Pose {
     let t = iso.translation.vector;
     Pose {
         t: [t.x, t.y, t.z],
@@ -70,7 +58,7 @@ pub fn pose_of(iso: &Isometry3<f64>) -> Pose {
 }
 
 /// The store's camera pose (OpenCV camera → vehicle) of a Waymo extrinsic (camera → vehicle).
-pub fn store_camera_pose(extrinsic: &Isometry3<f64>) -> Isometry3<f64> {
+pub(crate) fn store_camera_pose(extrinsic: &Isometry3<f64>) -> Isometry3<f64> {
     let m = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(
         opencv_to_waymo_camera(),
     ));
@@ -104,7 +92,7 @@ mod tests {
     #[test]
     fn row_major_round_trip_and_refusals() {
         let iso = Isometry3::new(Vector3::new(1.0, -2.0, 3.0), Vector3::new(0.1, -0.2, 0.7));
-        let m = row_major(&iso);
+        let m = crate::formats::waymo::row_major(&iso);
         assert_eq!(m[3], 1.0);
         assert_eq!(m[7], -2.0);
         assert_eq!(m[11], 3.0);

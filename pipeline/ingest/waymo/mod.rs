@@ -30,7 +30,7 @@ use crate::{Error, Result};
 pub use segment::{read_projected_boxes, ProjectedBox};
 
 /// The components a segment must have.
-pub const REQUIRED: [&str; 4] = [
+pub(crate) const REQUIRED: [&str; 4] = [
     "vehicle_pose",
     "camera_calibration",
     "camera_image",

@@ -18,11 +18,11 @@ pub use crate::formats::waymo::{
 };
 
 /// The intrinsic fields in Waymo's array order.
-pub const INTRINSICS: [&str; 9] = ["f_u", "f_v", "c_u", "c_v", "k1", "k2", "p1", "p2", "k3"];
+pub(crate) const INTRINSICS: [&str; 9] = ["f_u", "f_v", "c_u", "c_v", "k1", "k2", "p1", "p2", "k3"];
 
 /// Counters one segment contributes to the summary.
 #[derive(Debug, Default, Clone)]
-pub struct SegmentStats {
+pub(crate) struct SegmentStats {
     pub unknown_types: BTreeMap<String, u64>,
     /// Rows of the label components the store has no table for (checked, counted).
     pub camera_boxes: u64,
@@ -95,7 +95,7 @@ fn box_cols(c: &Component, prefix: &str, fields: &[&str]) -> Result<Vec<Vec<f64>
 ///
 /// The components are read in a fixed order (poses, calibrations, images, 3-D boxes, the
 /// unstored labels, stats), so the first broken one is the one reported.
-pub fn assemble(
+pub(crate) fn assemble(
     root: &Path,
     segment: &str,
     taxonomy: &Taxonomy,

@@ -47,7 +47,7 @@ use crate::qa::{Layout, Prompt};
 pub use words::definitions;
 
 /// `pick_closer`'s third option.
-pub const SAME_DISTANCE: &str = "about the same distance";
+pub(crate) const SAME_DISTANCE: &str = "about the same distance";
 
 /// Which labels a question's image carries (`docs/metavqa.md` §3.3).
 #[derive(Debug, Clone, PartialEq)]

@@ -157,7 +157,7 @@ pub fn render(view: &View, ground: &Ground, solids: &[Solid]) -> Rendered {
 
 /// Renders one image into `canvas.rgb`; with `count`, also returns what it shows of each box
 /// (otherwise an empty list, and less work).
-pub fn render_into(
+pub(crate) fn render_into(
     canvas: &mut Canvas,
     view: &View,
     ground: &Ground,
@@ -176,13 +176,17 @@ pub fn coverage(view: &View, solids: &[Solid]) -> Vec<ObjectPixels> {
 }
 
 /// [`coverage`] with reused buffers.
-pub fn coverage_into(canvas: &mut Canvas, view: &View, solids: &[Solid]) -> Vec<ObjectPixels> {
+pub(crate) fn coverage_into(
+    canvas: &mut Canvas,
+    view: &View,
+    solids: &[Solid],
+) -> Vec<ObjectPixels> {
     canvas.prepare(view, true);
     draw_solids(view, solids, None, &mut canvas.buf)
 }
 
 /// Encodes RGB8 pixels as a baseline JPEG (4:2:0, see [`crate::jpeg`]).
-pub fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<Vec<u8>> {
+pub(crate) fn encode_jpeg(rgb: &[u8], width: u32, height: u32, quality: u8) -> Result<Vec<u8>> {
     let (w, h) = (width as usize, height as usize);
     if w == 0 || h == 0 || w > 65_535 || h > 65_535 || rgb.len() != 3 * w * h {
         return Err(Error::Internal(format!(

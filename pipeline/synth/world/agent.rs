@@ -49,7 +49,7 @@ impl Agent {
         self.kind.class
     }
 
-    pub fn class_index(&self) -> usize {
+    pub(crate) fn class_index(&self) -> usize {
         CLASSES
             .iter()
             .position(|c| *c == self.kind.class)

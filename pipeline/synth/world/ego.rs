@@ -32,7 +32,7 @@ pub struct EgoState {
 
 impl EgoState {
     /// The centre of the ego body.
-    pub fn body_center(&self) -> [f64; 2] {
+    pub(crate) fn body_center(&self) -> [f64; 2] {
         [
             self.x + EGO_CENTER_AHEAD * self.yaw.cos(),
             self.y + EGO_CENTER_AHEAD * self.yaw.sin(),
@@ -328,7 +328,7 @@ impl EgoTrack {
     }
 
     /// Arc length driven by time `t`.
-    pub fn s_at(&self, t: f64) -> f64 {
+    pub(crate) fn s_at(&self, t: f64) -> f64 {
         lerp(&self.s, (t - T_BEGIN) / DT)
     }
 }

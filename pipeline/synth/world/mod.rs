@@ -46,19 +46,19 @@ use crate::geometry::wrap_pi;
 use crate::{Error, Result};
 
 /// Lane width (m).
-pub const LANE_WIDTH: f64 = 3.5;
+pub(crate) const LANE_WIDTH: f64 = 3.5;
 /// Lanes in each direction.
-pub const LANES_EACH_WAY: u32 = 2;
+pub(crate) const LANES_EACH_WAY: u32 = 2;
 /// Width of the kerbside parking strip (m).
-pub const PARKING_WIDTH: f64 = 2.5;
+pub(crate) const PARKING_WIDTH: f64 = 2.5;
 /// Sidewalk width (m).
-pub const SIDEWALK_WIDTH: f64 = 3.5;
+pub(crate) const SIDEWALK_WIDTH: f64 = 3.5;
 /// The ego trajectory is defined from this time on, so camera frames that precede the first
 /// keyframe by a few tens of milliseconds still have a pose.
 pub const T_BEGIN: f64 = -1.0;
 /// Ego body: [w, l, h] and how far its centre is ahead of the ego origin (the rear axle).
-pub const EGO_SIZE: [f64; 3] = [1.9, 4.7, 1.6];
-pub const EGO_CENTER_AHEAD: f64 = 1.35;
+pub(crate) const EGO_SIZE: [f64; 3] = [1.9, 4.7, 1.6];
+pub(crate) const EGO_CENTER_AHEAD: f64 = 1.35;
 
 /// The unified classes, in `configs/taxonomy.toml` order.
 pub const CLASSES: [&str; 13] = [
@@ -94,7 +94,7 @@ const fn kind(category: &'static str, class: &'static str, wlh: [f64; 3]) -> Kin
 }
 
 /// All 23 nuScenes categories with mean-like sizes.
-pub const KINDS: [Kind; 23] = [
+pub(crate) const KINDS: [Kind; 23] = [
     kind("vehicle.car", "car", [1.95, 4.62, 1.73]),
     kind("vehicle.truck", "truck", [2.52, 6.94, 2.84]),
     kind("vehicle.bus.rigid", "bus", [2.95, 11.19, 3.47]),
@@ -174,7 +174,7 @@ pub struct Place {
 }
 
 /// nuScenes' four locations; scene k is at `PLACES[k mod 4]`.
-pub const PLACES: [Place; 4] = [
+pub(crate) const PLACES: [Place; 4] = [
     Place {
         location: "boston-seaport",
         vehicle: "n008",
@@ -219,7 +219,7 @@ pub struct SceneWorld {
 impl SceneWorld {
     /// The world with its agents dropped: what the map masks and layers need once its images
     /// and tables are written.
-    pub fn layout_only(mut self) -> Self {
+    pub(crate) fn layout_only(mut self) -> Self {
         self.agents = Vec::new();
         self.ego = EgoTrack {
             v: Vec::new(),

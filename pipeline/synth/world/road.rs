@@ -75,37 +75,37 @@ impl Road {
 
     /// The centre of lane `lane` (0 next to the centre line) of the forward (+s) or backward
     /// carriageway.
-    pub fn lane_d(&self, lane: u32, forward: bool) -> f64 {
+    pub(crate) fn lane_d(&self, lane: u32, forward: bool) -> f64 {
         self.side_sign(forward) * (f64::from(lane) + 0.5) * self.lane_width
     }
 
     /// Half the width of the lanes alone.
-    pub fn lanes_half(&self) -> f64 {
+    pub(crate) fn lanes_half(&self) -> f64 {
         f64::from(self.lanes_each_way) * self.lane_width
     }
 
     /// Half the width from kerb to kerb (lanes and parking strips).
-    pub fn kerb_half(&self) -> f64 {
+    pub(crate) fn kerb_half(&self) -> f64 {
         self.lanes_half() + self.parking_width
     }
 
     /// Half the total width, sidewalks included.
-    pub fn half_width(&self) -> f64 {
+    pub(crate) fn half_width(&self) -> f64 {
         self.kerb_half() + self.sidewalk_width
     }
 
     /// The middle of the parking strip on one side.
-    pub fn parking_d(&self, forward: bool) -> f64 {
+    pub(crate) fn parking_d(&self, forward: bool) -> f64 {
         self.side_sign(forward) * (self.lanes_half() + 0.5 * self.parking_width)
     }
 
     /// A point across the sidewalk on one side: `frac` 0 at the kerb, 1 at the far edge.
-    pub fn sidewalk_d(&self, forward: bool, frac: f64) -> f64 {
+    pub(crate) fn sidewalk_d(&self, forward: bool, frac: f64) -> f64 {
         self.side_sign(forward) * (self.kerb_half() + frac * self.sidewalk_width)
     }
 
     /// Heading of travel on the forward or backward carriageway.
-    pub fn travel_heading(&self, forward: bool) -> f64 {
+    pub(crate) fn travel_heading(&self, forward: bool) -> f64 {
         if forward {
             self.heading
         } else {
@@ -114,7 +114,7 @@ impl Road {
     }
 
     /// Whether a point lies between the kerbs (within the s extent).
-    pub fn on_carriageway(&self, p: [f64; 2], margin: f64) -> bool {
+    pub(crate) fn on_carriageway(&self, p: [f64; 2], margin: f64) -> bool {
         let (s, d) = self.local(p);
         s >= self.s_min && s <= self.s_max && d.abs() <= self.kerb_half() + margin
     }

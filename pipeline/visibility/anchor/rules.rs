@@ -70,7 +70,7 @@ impl AnchorRules {
     }
 
     /// The rules as the table's metadata records them.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
 
@@ -115,7 +115,7 @@ impl AnchorRules {
 
     /// The box of an object that is drawn and ringed, pixel edges inside the image: the modal
     /// box (the amodal one when nothing is visible) or the amodal box clamped to the image.
-    pub fn object_box(
+    pub(crate) fn object_box(
         &self,
         amodal: [f64; 4],
         modal: Option<[u32; 4]>,

@@ -101,7 +101,7 @@ pub const MAX_SIDE: u32 = 16382;
 const MAX_FIXED: u32 = 32767;
 
 /// Vertices deeper than this (m) drop their triangle (rule 1).
-pub const MAX_DEPTH: f32 = 1e12;
+pub(crate) const MAX_DEPTH: f32 = 1e12;
 
 /// One screen-space triangle.
 #[repr(C)]
