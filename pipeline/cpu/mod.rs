@@ -1,10 +1,12 @@
-//! Plain-Rust twins of the WGSL kernels in `kernels/`.
+//! The plain-Rust twin of `kernels/project_points.wgsl`, the one kernel no stage owns.
 //!
-//! Every kernel has a twin here that repeats its f32 arithmetic in the same order, so that
-//! the two can be compared within a tight, documented tolerance. The twins are the fallback
-//! when no adapter is usable and the ground truth the GPU results are tested against. The
-//! `#[repr(C)]` structs a kernel reads and writes are defined next to its twin, and the GPU
-//! side reuses them, so both sides share one memory layout.
+//! Every other kernel's twin lives with its stage, beside the GPU driver that dispatches it
+//! (the z-buffer in `visibility::raster`, the anchors in `visibility::anchor`, the marks in
+//! `som::draw`, the corruptions in `corrupt`); `gpu::KERNELS` names each kernel's twin and
+//! file. This twin repeats the kernel's f32 arithmetic in the same order, so the two compare
+//! within a tight, documented tolerance; it is the fallback when no adapter is usable and the
+//! ground truth the GPU results are tested against. The `#[repr(C)]` structs the kernel reads
+//! and writes are defined next to it, and the GPU side reuses them: one memory layout.
 
 pub mod project_points;
 
