@@ -25,7 +25,7 @@ use drivegen::metavqa::stage::{image_questions, scene_graphs};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::som::SomConfig;
 use drivegen::store::Store;
-use drivegen::visibility::VisibilityOptions;
+use drivegen::visibility;
 use rayon::prelude::*;
 
 fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
@@ -49,7 +49,7 @@ fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
     })
     .unwrap();
     let vis = dir.join("vis.arrow");
-    let opts = VisibilityOptions::new(&store, &vis, None).unwrap();
+    let opts = visibility::Options::new(&store, &vis, None).unwrap();
     drivegen::visibility::run(&opts).unwrap();
     (store, vis)
 }

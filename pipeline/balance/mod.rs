@@ -25,7 +25,7 @@ use crate::{Error, Result};
 
 /// Options of a balancing run.
 #[derive(Debug, Clone, Default)]
-pub struct BalanceOptions {
+pub struct Options {
     /// The QA tables to balance together.
     pub inputs: Vec<PathBuf>,
     /// The folder that gets `balanced_qa.arrow` and its report.
@@ -82,7 +82,7 @@ impl BalanceOutcome {
 }
 
 /// Balances rows held in memory; returns the kept rows in the canonical order.
-pub fn balance_rows(rows: &[QaRecord], opts: &BalanceOptions) -> (Vec<QaRecord>, BalanceOutcome) {
+pub fn balance_rows(rows: &[QaRecord], opts: &Options) -> (Vec<QaRecord>, BalanceOutcome) {
     let facts = Facts::of(rows);
     let plan = plan::plan(&facts, Some(opts));
     let out = plan
@@ -121,7 +121,7 @@ pub fn balance_letters(rows: &mut [QaRecord]) {
 /// `drivegen balance`: balances `inputs` into `out_dir` (`balanced_qa.arrow` and the reports).
 /// Only compact facts about each row are held while deciding; the chosen rows are then read
 /// back and written one scene at a time.
-pub fn run(opts: &BalanceOptions) -> Result<BalanceOutcome> {
+pub fn run(opts: &Options) -> Result<BalanceOutcome> {
     let (inputs, out_dir) = (opts.inputs.as_slice(), opts.out.as_path());
     for q in inputs {
         crate::store::paths::disjoint(q, "a QA table", out_dir, "the output")?;
@@ -181,7 +181,7 @@ fn blind_filter(
     inputs: &[PathBuf],
     facts: &Facts,
     plan: &mut Plan,
-    opts: &BalanceOptions,
+    opts: &Options,
     margin: f64,
     out_dir: &Path,
 ) -> Result<()> {

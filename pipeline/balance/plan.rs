@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::greedy::{self, Item, Selection};
 use super::stats::Distribution;
-use super::BalanceOptions;
+use super::Options;
 use crate::qa::{self, QaRecord};
 
 /// Where a row is: (input file, record batch, row within the batch).
@@ -207,7 +207,7 @@ pub struct Plan {
 
 /// Decides what to keep: Algorithm 1 over the items, then the per-type caps and the answer
 /// letters, when `opts` is given; every row otherwise (a table gathered as it is).
-pub fn plan(facts: &Facts, opts: Option<&BalanceOptions>) -> Plan {
+pub fn plan(facts: &Facts, opts: Option<&Options>) -> Plan {
     let (pool, members) = facts.items();
     let selection = match opts {
         Some(o) => greedy::select(&pool, &o.spec),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{BalanceOptions, BalanceOutcome};
+use super::{BalanceOutcome, Options};
 use crate::qa::QaRecord;
 
 /// Answer counts per `family/type`, and answer-letter counts per family.
@@ -107,7 +107,7 @@ fn classes_of(d: &Distribution, q: &str) -> Vec<String> {
 }
 
 /// The Markdown report.
-pub(crate) fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> String {
+pub(crate) fn report_markdown(o: &BalanceOutcome, opts: &Options) -> String {
     let mut s = String::new();
     let spec = &opts.spec;
     let _ = writeln!(s, "# Balancing report\n");
@@ -180,7 +180,7 @@ pub(crate) fn report_markdown(o: &BalanceOutcome, opts: &BalanceOptions) -> Stri
 }
 
 /// The same figures as JSON.
-pub(crate) fn report_json(o: &BalanceOutcome, opts: &BalanceOptions) -> serde_json::Value {
+pub(crate) fn report_json(o: &BalanceOutcome, opts: &Options) -> serde_json::Value {
     let per_type: serde_json::Map<String, serde_json::Value> = o
         .before
         .answers

@@ -492,7 +492,7 @@ pub fn time_many_boxes(
         max_box_triangles = max_box_triangles.max(counts.iter().copied().max().unwrap_or(0));
     }
     drop(scene);
-    let mut opts = crate::visibility::VisibilityOptions::new(store, out, None)?;
+    let mut opts = crate::visibility::Options::new(store, out, None)?;
     opts.rasteriser = rasteriser;
     crate::chain::memory::reset_peak();
     let t0 = Instant::now();

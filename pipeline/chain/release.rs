@@ -135,7 +135,7 @@ pub(super) type FamilySteps = (Vec<String>, BTreeMap<String, (String, PathBuf)>)
 
 /// Balances one family's `files` into `dir` under spec `b`; returns the step's detail.
 pub(super) fn balance_family(b: &FamilyBalance, files: &[PathBuf], dir: &Path) -> Result<String> {
-    let bo = crate::balance::BalanceOptions {
+    let bo = crate::balance::Options {
         inputs: files.to_vec(),
         out: dir.to_path_buf(),
         spec: crate::balance::greedy::BalanceSpec {
@@ -172,7 +172,7 @@ pub(super) fn release_options(
     opts: &BuildOptions,
     outputs: &[SceneOutputs],
     qa: Vec<PathBuf>,
-) -> Result<crate::release::ReleaseOptions> {
+) -> Result<crate::release::Options> {
     let c = &opts.config;
     let robustness = match &c.robustness {
         None => None,
@@ -198,7 +198,7 @@ pub(super) fn release_options(
             })
         }
     };
-    Ok(crate::release::ReleaseOptions {
+    Ok(crate::release::Options {
         qa,
         stores: outputs.iter().map(|o| o.store.clone()).collect(),
         images_root: None,

@@ -164,8 +164,7 @@ pub(super) fn scene_steps(
     if c.stages.egomotion {
         let (k, out) = &p.ego;
         cp.step(&format!("egomotion{suffix}"), k, &[out], || {
-            let opts =
-                crate::egomotion::EgomotionOptions::new(store, out, c.egomotion.config.as_deref())?;
+            let opts = crate::egomotion::Options::new(store, out, c.egomotion.config.as_deref())?;
             let s = crate::egomotion::run(&opts)?;
             Ok(first_line(&s))
         })?;
@@ -176,14 +175,10 @@ pub(super) fn scene_steps(
         cp.step(&format!("visibility{suffix}"), k, &[out], || {
             let r = crate::visibility::rasteriser(&Device::open(c.visibility.device)?)?;
             let som = crate::som::SomConfig::load(c.som.config.as_deref())?;
-            let s = crate::visibility::run(&crate::visibility::VisibilityOptions {
+            let s = crate::visibility::run(&crate::visibility::Options {
                 rasteriser: r.as_ref(),
                 anchor: som.anchor_rules(),
-                ..crate::visibility::VisibilityOptions::new(
-                    store,
-                    &vis_file,
-                    c.visibility.config.as_deref(),
-                )?
+                ..crate::visibility::Options::new(store, &vis_file, c.visibility.config.as_deref())?
             })?;
             Ok(first_line(&s))
         })?;
@@ -227,7 +222,7 @@ pub(super) fn scene_steps(
     if c.stages.stsbench {
         let (k, out) = &p.sts;
         cp.step(&format!("stsbench{suffix}"), k, &[out], || {
-            let o = crate::stsbench::StsOptions {
+            let o = crate::stsbench::Options {
                 store: store.to_path_buf(),
                 out: out.clone(),
                 config: crate::stsbench::config::StsConfig::load(c.stsbench.config.as_deref())?,
@@ -241,7 +236,7 @@ pub(super) fn scene_steps(
     if c.stages.sig {
         let (k, out) = &p.sig;
         cp.step(&format!("sig{suffix}"), k, &[out], || {
-            let o = crate::sig::SigOptions {
+            let o = crate::sig::Options {
                 store: store.to_path_buf(),
                 visibility: vis_file.clone(),
                 out: out.clone(),
@@ -263,7 +258,7 @@ pub(super) fn scene_steps(
             } else {
                 Device::open(c.corrupt.device)?
             };
-            let o = cr::CorruptOptions {
+            let o = cr::Options {
                 input: cr::Input::Store(store.to_path_buf()),
                 out: out.clone(),
                 corruptions,

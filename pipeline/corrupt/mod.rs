@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 
 pub use config::CorruptConfig;
 use rng::Key;
-pub use run::{run, CorruptOptions, CorruptSummary};
+pub use run::{run, CorruptSummary, Options};
 
 use crate::{Error, Result};
 

@@ -77,7 +77,7 @@ pub enum Severities {
 }
 
 #[derive(Debug, Clone)]
-pub struct CorruptOptions {
+pub struct Options {
     pub input: Input,
     pub out: PathBuf,
     pub corruptions: Vec<Corruption>,
@@ -264,7 +264,7 @@ fn frames_of(
 }
 
 /// The severities to run for `c`.
-fn severities(opts: &CorruptOptions, c: Corruption) -> Vec<u8> {
+fn severities(opts: &Options, c: Corruption) -> Vec<u8> {
     match opts.severities {
         Severities::Default => vec![opts.config.default_severity(c)],
         Severities::All => (1..=5).collect(),
@@ -350,7 +350,7 @@ pub(crate) fn corrupt_frame(
 }
 
 /// Runs the stage.
-pub fn run(opts: &CorruptOptions) -> Result<CorruptSummary> {
+pub fn run(opts: &Options) -> Result<CorruptSummary> {
     match &opts.input {
         Input::Images(d) => crate::store::paths::disjoint(d, "--images", &opts.out, "--out")?,
         Input::Store(s) => crate::store::paths::disjoint(s, "--store", &opts.out, "--out")?,
@@ -430,7 +430,7 @@ struct Gathered {
 /// encoding the last one overlap the corruption of this one, and at most a few frames are in
 /// memory at once.
 fn run_stages(
-    opts: &CorruptOptions,
+    opts: &Options,
     gpu: Option<&Gpu>,
     frames: &[FrameIn],
     reader: Option<&ImageReader>,
@@ -513,7 +513,7 @@ fn write_images(
 /// The corruption stage: runs every chosen corruption and severity on each decoded frame,
 /// records rows and questions in `acc` and hands the images to the writer.
 fn corrupt_frames(
-    opts: &CorruptOptions,
+    opts: &Options,
     gpu: Option<&Gpu>,
     frames: &[FrameIn],
     frame_rx: &crossbeam_channel::Receiver<FrameMsg>,
@@ -564,7 +564,7 @@ const CODEC_GROUP_IMAGES: usize = 24;
 
 /// Runs [`corrupt_frames`]' work on a group of decoded frames; false once the writer stopped.
 fn corrupt_group(
-    opts: &CorruptOptions,
+    opts: &Options,
     gpu: Option<&Gpu>,
     frames: &[FrameIn],
     group: &[(usize, Decoded)],
@@ -651,7 +651,7 @@ fn corrupt_group(
 }
 
 /// The codec corruptions and severities `opts` asks for, in its order.
-fn codec_jobs(opts: &CorruptOptions) -> Vec<(Corruption, u8)> {
+fn codec_jobs(opts: &Options) -> Vec<(Corruption, u8)> {
     opts.corruptions
         .iter()
         .filter(|c| c.is_codec())
@@ -662,7 +662,7 @@ fn codec_jobs(opts: &CorruptOptions) -> Vec<(Corruption, u8)> {
 /// Every codec job ([`codec_jobs`]) of each view, in view order, run side by side; each
 /// view's source stream is encoded once for all of them.
 fn codec_views(
-    opts: &CorruptOptions,
+    opts: &Options,
     views: &[View<'_>],
 ) -> Result<Vec<std::vec::IntoIter<(RgbImage, Value)>>> {
     let jobs = codec_jobs(opts);

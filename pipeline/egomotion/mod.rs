@@ -175,7 +175,7 @@ impl fmt::Display for EgomotionSummary {
 
 /// What an ego-motion run reads and writes, and with which settings.
 #[derive(Debug, Clone)]
-pub struct EgomotionOptions {
+pub struct Options {
     /// The canonical store to read.
     pub store: PathBuf,
     /// The folder that gets [`CLIPS_FILE`], [`QA_FILE`] and [`REJECTS_FILE`].
@@ -186,7 +186,7 @@ pub struct EgomotionOptions {
     pub shard: crate::shard::Shard,
 }
 
-impl EgomotionOptions {
+impl Options {
     /// All scenes of `store` into `out`, with the config at `config` (the built-in
     /// `configs/egodyn.toml` when `None`).
     pub fn new(
@@ -205,7 +205,7 @@ impl EgomotionOptions {
 
 /// Cuts the clips of the store's scenes (those of `opts.shard`), answers the 14 questions and
 /// writes the clips, the EgoDyn questions and the rejects into `opts.out`.
-pub fn run(opts: &EgomotionOptions) -> Result<EgomotionSummary> {
+pub fn run(opts: &Options) -> Result<EgomotionSummary> {
     let (store_dir, out_dir, shard) = (opts.store.as_path(), opts.out.as_path(), opts.shard);
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     let store = Store::open(store_dir)?;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::shown::{ImageFinder, Shown};
-use super::{robust, shards, ImageMode, Look, ReleaseOptions};
+use super::{robust, shards, ImageMode, Look, Options};
 use crate::qa::QaRecord;
 use crate::{Error, Result};
 
@@ -13,18 +13,14 @@ use crate::{Error, Result};
 /// group and one batch.
 pub(super) struct Ahead<'f, 'a> {
     pub(super) finder: &'f ImageFinder<'a>,
-    pub(super) opts: &'f ReleaseOptions,
+    pub(super) opts: &'f Options,
     pub(super) look: Look<'f>,
     pub(super) queue: std::collections::VecDeque<(QaRecord, Vec<Shown<'a>>, shards::RowTag)>,
     pub(super) ready: std::collections::HashMap<PathBuf, Arc<Vec<u8>>>,
 }
 
 impl<'f, 'a> Ahead<'f, 'a> {
-    pub(super) fn new(
-        finder: &'f ImageFinder<'a>,
-        opts: &'f ReleaseOptions,
-        look: Look<'f>,
-    ) -> Self {
+    pub(super) fn new(finder: &'f ImageFinder<'a>, opts: &'f Options, look: Look<'f>) -> Self {
         Self {
             finder,
             opts,

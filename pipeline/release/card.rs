@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::{ReleaseOptions, ReleaseSummary};
+use super::{Options, ReleaseSummary};
 
-pub(crate) fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String {
+pub(crate) fn dataset_card(opts: &Options, s: &ReleaseSummary) -> String {
     let mut c = String::new();
     let _ = writeln!(c, "---");
     let _ = writeln!(c, "configs:");
@@ -99,7 +99,7 @@ pub(crate) fn dataset_card(opts: &ReleaseOptions, s: &ReleaseSummary) -> String 
 
 /// The splits in the order a reader meets them: the main split, its text-only control, then
 /// the robustness splits in the order of their settings.
-fn order_splits(opts: &ReleaseOptions, mut splits: Vec<String>) -> Vec<String> {
+fn order_splits(opts: &Options, mut splits: Vec<String>) -> Vec<String> {
     let mut order = vec![opts.split.clone(), super::control_split(&opts.split)];
     if let Some(r) = &opts.robustness {
         order.extend(
@@ -120,7 +120,7 @@ fn order_splits(opts: &ReleaseOptions, mut splits: Vec<String>) -> Vec<String> {
 /// What the robustness splits are, how they were drawn and how to score them.
 fn robustness_section(
     c: &mut String,
-    opts: &ReleaseOptions,
+    opts: &Options,
     r: &crate::robustness::RobustnessOptions,
     s: &ReleaseSummary,
 ) {

@@ -77,7 +77,7 @@ pub const DEFAULT_NAME: &str = "drivegen release";
 
 /// What to write.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ReleaseOptions {
+pub struct Options {
     pub qa: Vec<PathBuf>,
     /// The scene stores the questions come from (map image ids to files): one, or one per
     /// shard of a sharded build. Without any, rows show only their `image_paths`.
@@ -113,7 +113,7 @@ pub struct ReleaseOptions {
     pub device: crate::gpu::Device,
 }
 
-impl Default for ReleaseOptions {
+impl Default for Options {
     fn default() -> Self {
         Self {
             qa: Vec::new(),
@@ -157,7 +157,7 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String> {
 }
 
 /// Writes the release.
-pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
+pub fn run(opts: &Options) -> Result<ReleaseSummary> {
     check_options(opts)?;
     let stores: Vec<Store> = opts
         .stores
@@ -277,7 +277,7 @@ pub fn run(opts: &ReleaseOptions) -> Result<ReleaseSummary> {
 /// Refuses options that cannot give a release before anything is opened or claimed: an empty
 /// shard size, a split name `datasets` cannot derive from file names, and inputs inside the
 /// output folder.
-fn check_options(opts: &ReleaseOptions) -> Result<()> {
+fn check_options(opts: &Options) -> Result<()> {
     if opts.rows_per_shard == 0 {
         return Err(Error::invalid("rows per shard", "must be at least 1"));
     }
@@ -324,7 +324,7 @@ fn check_options(opts: &ReleaseOptions) -> Result<()> {
 }
 
 /// The first 16 hex digits of the hash of the options that shape the files.
-fn options_hash(opts: &ReleaseOptions) -> String {
+fn options_hash(opts: &Options) -> String {
     // What shapes the files, not where they go: the same release written elsewhere has the
     // same hash.
     let shaping = serde_json::json!({
@@ -344,7 +344,7 @@ fn options_hash(opts: &ReleaseOptions) -> String {
 /// Writes `manifest.json`: the options and their hash, the inputs' digests, the stores and
 /// what `summary` says was written.
 fn write_manifest(
-    opts: &ReleaseOptions,
+    opts: &Options,
     stores: &[Store],
     splits: &[String],
     rejected_rows: usize,
@@ -466,7 +466,7 @@ type Counts = BTreeMap<String, BTreeMap<String, usize>>;
 /// gives each family a config); returns the shards, the number of images they hold and the
 /// rows per family and type.
 fn write_split(
-    opts: &ReleaseOptions,
+    opts: &Options,
     finder: &ImageFinder<'_>,
     split: &str,
     screened: &screen::Screened,
@@ -565,7 +565,7 @@ fn shard_path(split: &str, family: Option<&str>, i: usize, n: usize) -> String {
 
 /// Writes one family's shards of a split from its rows, streamed.
 fn write_family(
-    opts: &ReleaseOptions,
+    opts: &Options,
     finder: &ImageFinder<'_>,
     plan: &FamilyPlan<'_>,
     mut rows: impl Iterator<Item = Result<QaRecord>>,

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::render::Recipe;
 use super::shards::RowTag;
-use super::{From, ImageFinder, ReleaseOptions, Shown};
+use super::{From, ImageFinder, Options, Shown};
 use crate::corrupt::CorruptConfig;
 use crate::qa::QaRecord;
 use crate::robustness::{FrameOf, RobustnessOptions, Setting};
@@ -261,7 +261,7 @@ pub(super) fn shaping(r: Option<&RobustnessOptions>) -> Value {
 }
 
 /// The manifest's `robustness` entry: what each robustness split is.
-pub(super) fn manifest(opts: &ReleaseOptions, images: &BTreeMap<String, Value>) -> Value {
+pub(super) fn manifest(opts: &Options, images: &BTreeMap<String, Value>) -> Value {
     let Some(r) = &opts.robustness else {
         return Value::Null;
     };

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::{ImageFinder, ImageMode, ReleaseOptions, Shown};
+use super::{ImageFinder, ImageMode, Options, Shown};
 use crate::balance::plan::{letter_moves, Facts, Loc};
 use crate::qa::QaRecord;
 use crate::store::rejects::{Reject, RejectLog};
@@ -66,7 +66,7 @@ struct Pending {
     images: Vec<(PathBuf, String)>,
 }
 
-pub(super) fn screen(opts: &ReleaseOptions, finder: &ImageFinder<'_>) -> Result<Screened> {
+pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screened> {
     let mut out = Screened {
         kept: 0,
         families: BTreeMap::new(),

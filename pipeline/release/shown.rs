@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::cameras::SceneCameras;
-use super::{render, robust, ReleaseOptions};
+use super::{render, robust, Options};
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
@@ -16,7 +16,7 @@ use crate::{Error, Result};
 /// Where a row's images are: its own `image_paths` (under `image_dirs`), else the stores'
 /// images by `camera_frame_id` (files, or rows of a Waymo segment's camera_image table).
 pub(super) struct ImageFinder<'a> {
-    pub(super) opts: &'a ReleaseOptions,
+    pub(super) opts: &'a Options,
     pub(super) cameras: std::cell::RefCell<SceneCameras>,
     pub(super) recipes: std::cell::RefCell<render::Recipes>,
     pub(super) readers: &'a [ImageReader],

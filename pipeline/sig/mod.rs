@@ -29,7 +29,7 @@ pub const FRAMES_FILE: &str = "sig_frames.arrow";
 pub const QA_FILE: &str = "sig_qa.arrow";
 
 #[derive(Debug, Clone)]
-pub struct SigOptions {
+pub struct Options {
     pub store: PathBuf,
     pub visibility: PathBuf,
     pub out: PathBuf,
@@ -103,7 +103,7 @@ pub(crate) fn camera_ground(cam: &CameraRow, o: &ObjectRow) -> (f64, f64) {
 }
 
 /// Builds the SIG of every kept keyframe camera image and writes both tables.
-pub fn run(opts: &SigOptions) -> Result<SigSummary> {
+pub fn run(opts: &Options) -> Result<SigSummary> {
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     crate::store::paths::disjoint(
@@ -150,7 +150,7 @@ pub fn run(opts: &SigOptions) -> Result<SigSummary> {
 /// The frame rows and questions of one scene, one SIG per kept image, in (frame, camera)
 /// order; counts what it builds in `summary`.
 fn scene_rows(
-    opts: &SigOptions,
+    opts: &Options,
     store: &Store,
     kept: &HashMap<String, Vec<Kept>>,
     config_hash: &str,
@@ -227,7 +227,7 @@ fn scene_rows(
 /// those whose box clipped to the image is under the configured area; the ones left out of a
 /// configured type are counted in `summary.small_boxes`.
 fn candidates(
-    opts: &SigOptions,
+    opts: &Options,
     sid: &str,
     cam: &CameraRow,
     rows: &[&Kept],

@@ -43,7 +43,7 @@ pub const CAMERA_ORDER: [&str; 6] = [
 
 /// What `run` needs.
 #[derive(Debug, Clone)]
-pub struct StsOptions {
+pub struct Options {
     pub store: PathBuf,
     pub out: PathBuf,
     pub config: StsConfig,
@@ -205,7 +205,7 @@ fn shown(ms: &MinedScene, inst: &mine::Instance) -> qa::Shown {
 }
 
 /// Mines every scene of the store, sub-samples, and writes `stsbench_qa.arrow`.
-pub fn run(opts: &StsOptions) -> Result<StsSummary> {
+pub fn run(opts: &Options) -> Result<StsSummary> {
     let cfg = &opts.config;
     crate::store::paths::disjoint(&opts.store, "the store", &opts.out, "the output")?;
     let store = Store::open(&opts.store)?;

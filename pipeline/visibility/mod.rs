@@ -135,7 +135,7 @@ pub fn rejects_path(out_file: &Path) -> PathBuf {
 }
 
 /// What a visibility run reads and writes, with which settings and on which rasteriser.
-pub struct VisibilityOptions<'a> {
+pub struct Options<'a> {
     /// The canonical store to read.
     pub store: PathBuf,
     /// The visibility table to write; its rejects go beside it ([`rejects_path`]).
@@ -152,7 +152,7 @@ pub struct VisibilityOptions<'a> {
     pub anchor: AnchorRules,
 }
 
-impl VisibilityOptions<'static> {
+impl Options<'static> {
     /// The store at `store` into the table `out` on the CPU twin, with the config at `config`
     /// (the built-in `configs/visibility.toml` when `None`).
     pub fn new(
@@ -173,7 +173,7 @@ impl VisibilityOptions<'static> {
 
 /// Projects, rasterises and filters every box of the store in every keyframe camera image and
 /// writes the table.
-pub fn run(opts: &VisibilityOptions) -> Result<VisibilitySummary> {
+pub fn run(opts: &Options) -> Result<VisibilitySummary> {
     let (store_dir, out_file, cfg, rasteriser) = (
         opts.store.as_path(),
         opts.out.as_path(),

@@ -70,7 +70,7 @@ fn parse_cap(s: &str) -> std::result::Result<(String, usize), String> {
 
 impl BalanceArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let opts = balance::BalanceOptions {
+        let opts = balance::Options {
             inputs: self.qa,
             out: self.out,
             spec: greedy::BalanceSpec {

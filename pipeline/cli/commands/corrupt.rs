@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use drivegen::config::StageConfig;
-use drivegen::corrupt::run::{self as corrupt_run, CorruptOptions, Input};
+use drivegen::corrupt::run::{self as corrupt_run, Input};
 use drivegen::corrupt::CorruptConfig;
 use drivegen::gpu::{Device, DeviceChoice};
 use drivegen::{Error, Result};
@@ -95,7 +95,7 @@ impl CorruptArgs {
         } else {
             Device::open(self.device)?
         };
-        let opts = CorruptOptions {
+        let opts = corrupt_run::Options {
             input,
             out: self.out,
             corruptions,

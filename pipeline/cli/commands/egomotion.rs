@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use drivegen::egomotion::EgomotionOptions;
+use drivegen::egomotion;
 use drivegen::Result;
 
 #[derive(Debug, Args)]
@@ -26,9 +26,9 @@ pub struct EgomotionArgs {
 
 impl EgomotionArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let summary = drivegen::egomotion::run(&EgomotionOptions {
+        let summary = drivegen::egomotion::run(&egomotion::Options {
             shard: self.shard,
-            ..EgomotionOptions::new(self.store, self.out, self.config.as_deref())?
+            ..egomotion::Options::new(self.store, self.out, self.config.as_deref())?
         })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
 use drivegen::release::{
-    self, ImageMode, ReleaseOptions, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
+    self, ImageMode, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
     DEFAULT_ROW_GROUP_ROWS, DEFAULT_SPLIT,
 };
 use drivegen::robustness::RobustnessOptions;
@@ -107,7 +107,7 @@ impl ReleaseArgs {
                 })
             }
         };
-        let opts = ReleaseOptions {
+        let opts = release::Options {
             qa: self.qa,
             stores: self.store,
             images_root: self.images_root,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use drivegen::config::StageConfig;
-use drivegen::sig::{SigConfig, SigOptions};
+use drivegen::sig::{self, SigConfig};
 use drivegen::Result;
 
 /// Build the SIG grid of every kept keyframe camera image and write its relation questions.
@@ -29,7 +29,7 @@ pub struct SigArgs {
 
 impl SigArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let opts = SigOptions {
+        let opts = sig::Options {
             store: self.store,
             visibility: self.visibility,
             out: self.out,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use drivegen::config::StageConfig;
-use drivegen::stsbench::{StsConfig, StsOptions};
+use drivegen::stsbench::{self, StsConfig};
 use drivegen::Result;
 
 /// Mine STSBench scenarios from a store and write their multiple-choice questions.
@@ -28,7 +28,7 @@ pub struct StsbenchArgs {
 
 impl StsbenchArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let opts = StsOptions {
+        let opts = stsbench::Options {
             store: self.store,
             out: self.out,
             config: StsConfig::load(self.config.as_deref())?,

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use drivegen::gpu::DeviceChoice;
 use drivegen::som::SomConfig;
-use drivegen::visibility::VisibilityOptions;
+use drivegen::visibility;
 use drivegen::Result;
 
 use crate::args::device;
@@ -46,11 +46,11 @@ impl VisibilityArgs {
         }
         let rasteriser =
             drivegen::visibility::rasteriser(&drivegen::gpu::Device::open(self.device)?)?;
-        let summary = drivegen::visibility::run(&VisibilityOptions {
+        let summary = drivegen::visibility::run(&visibility::Options {
             rasteriser: rasteriser.as_ref(),
             id_maps: self.id_maps,
             anchor: SomConfig::load(self.som_config.as_deref())?.anchor_rules(),
-            ..VisibilityOptions::new(self.store, self.out, self.config.as_deref())?
+            ..visibility::Options::new(self.store, self.out, self.config.as_deref())?
         })?;
         print!("{summary}");
         Ok(ExitCode::SUCCESS)

@@ -99,10 +99,8 @@ fn recalibrates_percentile_thresholds_only() {
 
     // egomotion accepts the written config; about a quarter of the clips per braking class.
     let out = dir.join("out");
-    let run = egomotion::run(
-        &egomotion::EgomotionOptions::new(&store_dir, &out, Some(&cfg_out)).unwrap(),
-    )
-    .unwrap();
+    let run = egomotion::run(&egomotion::Options::new(&store_dir, &out, Some(&cfg_out)).unwrap())
+        .unwrap();
     let braking = &run
         .labels
         .iter()

@@ -84,7 +84,7 @@ fn writes_clips_qa_and_rejects() {
     let base = store("run");
     let (store_dir, out) = (base.join("store"), base.join("out"));
     let summary =
-        egomotion::run(&egomotion::EgomotionOptions::new(&store_dir, &out, None).unwrap()).unwrap();
+        egomotion::run(&egomotion::Options::new(&store_dir, &out, None).unwrap()).unwrap();
     let text = summary.to_string();
     assert!(text.contains("egodyn: 6 scenes"), "{text}");
 
@@ -324,8 +324,8 @@ fn writes_clips_qa_and_rejects() {
 fn output_is_deterministic() {
     let base = store("det");
     let (store_dir, a, b) = (base.join("store"), base.join("a"), base.join("b"));
-    egomotion::run(&egomotion::EgomotionOptions::new(&store_dir, &a, None).unwrap()).unwrap();
-    egomotion::run(&egomotion::EgomotionOptions::new(&store_dir, &b, None).unwrap()).unwrap();
+    egomotion::run(&egomotion::Options::new(&store_dir, &a, None).unwrap()).unwrap();
+    egomotion::run(&egomotion::Options::new(&store_dir, &b, None).unwrap()).unwrap();
     for f in [CLIPS_FILE, QA_FILE, REJECTS_FILE] {
         assert_eq!(
             std::fs::read(a.join(f)).unwrap(),
@@ -355,10 +355,8 @@ fn sliding_windows_for_uniform_logs() {
     let cfg_path = dir.join("sliding.toml");
     std::fs::write(&cfg_path, cfg.to_toml().unwrap()).unwrap();
     let out = dir.join("out");
-    let s = egomotion::run(
-        &egomotion::EgomotionOptions::new(&store_dir, &out, Some(&cfg_path)).unwrap(),
-    )
-    .unwrap();
+    let s = egomotion::run(&egomotion::Options::new(&store_dir, &out, Some(&cfg_path)).unwrap())
+        .unwrap();
     assert_eq!(s.clips, 3);
     let clips = read(&out.join(CLIPS_FILE));
     let ids = clips[0]
@@ -402,12 +400,8 @@ fn config_roundtrips_and_rejects_unknown_keys() {
     assert!(EgodynConfig::from_toml(&even.to_toml().unwrap(), Path::new("even.toml")).is_err());
     // A missing store is an error, not a panic.
     assert!(egomotion::run(
-        &egomotion::EgomotionOptions::new(
-            Path::new("/nonexistent/store"),
-            scratch("missing"),
-            None
-        )
-        .unwrap()
+        &egomotion::Options::new(Path::new("/nonexistent/store"), scratch("missing"), None)
+            .unwrap()
     )
     .is_err());
 }

@@ -21,7 +21,7 @@ use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::qa::record::{check_invariants, from_batch, letter_index, QaRecord};
 use drivegen::som::SomConfig;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
-use drivegen::visibility::VisibilityOptions;
+use drivegen::visibility;
 
 use crate::common::tree;
 
@@ -38,7 +38,7 @@ fn corpus() -> &'static Corpus {
         let dir = tempfile::tempdir().unwrap();
         let (_, _, store) = crate::common::synth_store(dir.path(), 1, 6.0, (800, 450));
         let vis = dir.path().join("vis.arrow");
-        let opts = VisibilityOptions::new(&store, &vis, None).unwrap();
+        let opts = visibility::Options::new(&store, &vis, None).unwrap();
         drivegen::visibility::run(&opts).unwrap();
         Corpus {
             _dir: dir,

@@ -10,7 +10,7 @@ use arrow::array::{Array, StringArray};
 use arrow::ipc::reader::FileReader;
 use drivegen::config::StageConfig;
 use drivegen::ingest::nuscenes::{ingest, IngestOptions};
-use drivegen::sig::{run, SigConfig, SigOptions, FRAMES_FILE, QA_FILE};
+use drivegen::sig::{self, run, SigConfig, FRAMES_FILE, QA_FILE};
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde_json::Value;
@@ -58,12 +58,10 @@ fn synthetic_corpus_grids() {
     })
     .unwrap();
     let vis = dir.path().join("visibility.arrow");
-    drivegen::visibility::run(
-        &drivegen::visibility::VisibilityOptions::new(&store_dir, &vis, None).unwrap(),
-    )
-    .unwrap();
+    drivegen::visibility::run(&drivegen::visibility::Options::new(&store_dir, &vis, None).unwrap())
+        .unwrap();
     let out = dir.path().join("sig");
-    let sopts = SigOptions {
+    let sopts = sig::Options {
         store: store_dir.clone(),
         visibility: vis,
         out: out.clone(),
@@ -152,7 +150,7 @@ fn synthetic_corpus_grids() {
         .all(|r| r.family == "sig" && r.cameras.len() == 1));
     // Determinism.
     let out2 = dir.path().join("sig2");
-    run(&SigOptions {
+    run(&sig::Options {
         out: out2.clone(),
         ..sopts.clone()
     })

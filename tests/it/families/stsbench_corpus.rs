@@ -10,7 +10,7 @@ use arrow::array::{Array, StringArray};
 use arrow::ipc::reader::FileReader;
 use drivegen::config::StageConfig;
 use drivegen::store::{CameraRow, ObjectRow, Store, Table};
-use drivegen::stsbench::{run, StsConfig, StsOptions, QA_FILE};
+use drivegen::stsbench::{self, run, StsConfig, QA_FILE};
 
 fn corpus(dir: &Path) -> PathBuf {
     crate::common::synth_store(dir, 4, 20.0, (160, 90)).2
@@ -39,7 +39,7 @@ fn synthetic_corpus_questions() {
     let dir = tempfile::tempdir().unwrap();
     let store_dir = corpus(dir.path());
     let out = dir.path().join("sts");
-    let opts = StsOptions {
+    let opts = stsbench::Options {
         store: store_dir.clone(),
         out: out.clone(),
         config: StsConfig::load(None).unwrap(),
@@ -144,7 +144,7 @@ fn synthetic_corpus_questions() {
     assert!(mined("agent/CROSS") >= 1, "{:?}", summary.mined);
     // Same inputs and seed: the same bytes.
     let out2 = dir.path().join("sts2");
-    run(&StsOptions {
+    run(&stsbench::Options {
         out: out2.clone(),
         ..opts.clone()
     })
@@ -156,7 +156,7 @@ fn synthetic_corpus_questions() {
     // Without a map, the map scenarios are skipped and counted, never guessed.
     let empty = dir.path().join("no-maps");
     std::fs::create_dir_all(&empty).unwrap();
-    let bare = run(&StsOptions {
+    let bare = run(&stsbench::Options {
         out: dir.path().join("sts3"),
         maps: Some(empty),
         ..opts

@@ -633,7 +633,7 @@ fn a_release_embeds_the_images_of_waymo_segments() {
     }
     w.finish().unwrap();
     let out = dir.path().join("release");
-    drivegen::release::run(&drivegen::release::ReleaseOptions {
+    drivegen::release::run(&drivegen::release::Options {
         qa: vec![qa_file],
         stores: vec![store.clone()],
         out: out.clone(),

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use common::random::Rng;
 use drivegen::balance::greedy::{select, BalanceSpec, Item, Mode};
-use drivegen::balance::{balance_letters, balance_rows, BalanceOptions};
+use drivegen::balance::{self, balance_letters, balance_rows};
 use drivegen::qa::{check_invariants, Layout, Prompt, QaRecord};
 
 fn item(id: &str, source: &str, answers: &[(&str, &str)]) -> Item {
@@ -305,7 +305,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
     }
     let (rows_out, o) = balance_rows(
         &rows,
-        &BalanceOptions {
+        &balance::Options {
             spec: spec(8, Mode::Paper),
             type_cap: None,
             balance_letters: false,
@@ -317,7 +317,7 @@ fn balance_rows_keeps_whole_items_and_caps_types() {
     assert!(o.after.overall_majority_accuracy() < o.before.overall_majority_accuracy());
     let (capped, _) = balance_rows(
         &rows,
-        &BalanceOptions {
+        &balance::Options {
             spec: spec(8, Mode::Paper),
             type_cap: Some(3),
             balance_letters: false,
@@ -397,7 +397,7 @@ fn streamed_balancing_matches_the_in_memory_result_over_shuffled_multi_batch_fil
     let dir = tempfile::tempdir().unwrap();
     let files = write_files(dir.path(), &shuffled, 3, 7);
     let out = dir.path().join("out");
-    let opts = BalanceOptions {
+    let opts = balance::Options {
         inputs: files.clone(),
         out: out.clone(),
         spec: spec(20, Mode::Paper),
@@ -452,7 +452,7 @@ fn answers_are_flattened_and_quotas_keep_the_mix() {
             .filter(|r| r.question_type == ty && r.answer == a)
             .count()
     };
-    let flat = BalanceOptions {
+    let flat = balance::Options {
         spec: spec(60, Mode::Paper),
         answer_ratio: Some(1.0),
         ..Default::default()
@@ -462,7 +462,7 @@ fn answers_are_flattened_and_quotas_keep_the_mix() {
         assert_eq!(count(&out, "turn", a), 8, "{a}");
         assert_eq!(count(&out, "other", a), 20, "{a}");
     }
-    let loose = BalanceOptions {
+    let loose = balance::Options {
         answer_ratio: Some(1.5),
         ..flat.clone()
     };
@@ -475,7 +475,7 @@ fn answers_are_flattened_and_quotas_keep_the_mix() {
         ],
         [12, 12, 8]
     );
-    let quota = BalanceOptions {
+    let quota = balance::Options {
         max_rows: Some(30),
         ..flat
     };
@@ -654,7 +654,7 @@ fn options_never_right_in_a_type_are_taken_out() {
     v.answer = "accelerating".into();
     rows.push(v);
     check_invariants(&rows).unwrap();
-    let opts = BalanceOptions {
+    let opts = balance::Options {
         spec: spec(100, Mode::Paper),
         prune_options: true,
         ..Default::default()
@@ -677,7 +677,7 @@ fn options_never_right_in_a_type_are_taken_out() {
     // Without pruning every option stays.
     let (kept, _) = balance_rows(
         &rows,
-        &BalanceOptions {
+        &balance::Options {
             spec: spec(100, Mode::Paper),
             ..Default::default()
         },
@@ -689,7 +689,7 @@ fn options_never_right_in_a_type_are_taken_out() {
     let files = write_files(dir.path(), &rows, 2, 5);
     let o = dir.path().join("out");
     std::fs::create_dir_all(&o).unwrap();
-    drivegen::balance::run(&BalanceOptions {
+    drivegen::balance::run(&balance::Options {
         inputs: files,
         out: o.clone(),
         ..opts.clone()

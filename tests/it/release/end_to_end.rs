@@ -157,7 +157,7 @@ fn release_is_read_by_the_four_readers_and_rebuilds_byte_identical() {
     // apart by their bytes).
     let grouped = d.join("release_grouped");
     let (cap_rows, cap_bytes) = (40usize, 150_000usize);
-    drivegen::release::run(&drivegen::release::ReleaseOptions {
+    drivegen::release::run(&drivegen::release::Options {
         qa: vec![balanced.clone()],
         stores: vec![store.clone()],
         out: grouped.clone(),
@@ -316,7 +316,7 @@ fn a_row_of_an_unknown_family_is_refused_with_its_table_named() {
     .unwrap();
     w.finish().unwrap();
     let out = d.join("rel");
-    let err = drivegen::release::run(&drivegen::release::ReleaseOptions {
+    let err = drivegen::release::run(&drivegen::release::Options {
         qa: vec![qa.clone()],
         out: out.clone(),
         images: drivegen::release::ImageMode::Paths,

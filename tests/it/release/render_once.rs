@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use drivegen::config::StageConfig;
 use drivegen::corrupt::run as cr;
-use drivegen::release::ReleaseOptions;
-use drivegen::visibility::VisibilityOptions;
+use drivegen::release;
+use drivegen::visibility;
 
 use crate::common::tree;
 
@@ -23,7 +23,7 @@ fn images_in(t: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
 fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
     let (_, _, store) = crate::common::synth_store(dir, 1, 3.0, (640, 360));
     let vis = dir.join("vis.arrow");
-    drivegen::visibility::run(&VisibilityOptions::new(&store, &vis, None).unwrap()).unwrap();
+    drivegen::visibility::run(&visibility::Options::new(&store, &vis, None).unwrap()).unwrap();
     (store, vis)
 }
 
@@ -44,7 +44,7 @@ fn metavqa(store: &Path, vis: &Path, out: &Path, images: bool) {
 }
 
 fn corrupt(store: &Path, out: &Path, images: bool) {
-    cr::run(&cr::CorruptOptions {
+    cr::run(&cr::Options {
         input: cr::Input::Store(store.to_path_buf()),
         out: out.to_path_buf(),
         // A photometric, a content-dependent (Dark draws from the image), two blurs, a
@@ -65,7 +65,7 @@ fn corrupt(store: &Path, out: &Path, images: bool) {
 }
 
 fn release(qa: Vec<PathBuf>, store: &Path, dirs: Vec<PathBuf>, out: &Path, keep: Option<PathBuf>) {
-    drivegen::release::run(&ReleaseOptions {
+    drivegen::release::run(&release::Options {
         qa,
         stores: vec![store.to_path_buf()],
         out: out.to_path_buf(),
@@ -168,7 +168,7 @@ fn a_release_drawn_from_tables_equals_one_read_from_files() {
     let foreign = d.path().join("foreign");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("notes.txt"), b"mine").unwrap();
-    let e = drivegen::release::run(&ReleaseOptions {
+    let e = drivegen::release::run(&release::Options {
         qa: vec![mv_tables.join("metavqa_qa.arrow")],
         stores: vec![store.clone()],
         out: d.path().join("r_foreign"),
@@ -209,7 +209,7 @@ fn a_release_drawn_from_tables_equals_one_read_from_files() {
             w.write(&rows).unwrap();
         }
         w.finish().unwrap();
-        let e = drivegen::release::run(&ReleaseOptions {
+        let e = drivegen::release::run(&release::Options {
             qa: vec![mv_tables.join("metavqa_qa.arrow")],
             stores: vec![store.clone()],
             out: d.path().join(format!("r_bad{k}")),

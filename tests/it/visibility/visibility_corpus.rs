@@ -174,11 +174,9 @@ fn synthetic_corpus_end_to_end() {
     let a = dir.path().join("a.arrow");
     let b = dir.path().join("b.arrow");
     let sa =
-        visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &a, None).unwrap())
-            .unwrap();
+        visibility::run(&drivegen::visibility::Options::new(&store, &a, None).unwrap()).unwrap();
     let sb =
-        visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &b, None).unwrap())
-            .unwrap();
+        visibility::run(&drivegen::visibility::Options::new(&store, &b, None).unwrap()).unwrap();
     assert_eq!(
         std::fs::read(&a).unwrap(),
         std::fs::read(&b).unwrap(),
@@ -298,7 +296,7 @@ fn synthetic_corpus_end_to_end() {
     let maps = dir.path().join("maps");
     let cfg = VisibilityConfig::default_config().unwrap();
     let c = dir.path().join("c.arrow");
-    visibility::run(&drivegen::visibility::VisibilityOptions {
+    visibility::run(&drivegen::visibility::Options {
         store: (&store).into(),
         out: (&c).into(),
         config: cfg.clone(),
@@ -315,7 +313,7 @@ fn synthetic_corpus_end_to_end() {
         .build()
         .unwrap();
     pool.install(|| {
-        visibility::run(&drivegen::visibility::VisibilityOptions {
+        visibility::run(&drivegen::visibility::Options {
             store: (&store).into(),
             out: (&d).into(),
             config: cfg.clone(),
@@ -330,7 +328,7 @@ fn synthetic_corpus_end_to_end() {
     if let Some(gpu) = gpu() {
         let e = dir.path().join("e.arrow");
         let raster = GpuRasteriser::new(gpu).unwrap();
-        visibility::run(&drivegen::visibility::VisibilityOptions {
+        visibility::run(&drivegen::visibility::Options {
             store: (&store).into(),
             out: (&e).into(),
             config: cfg.clone(),
@@ -446,8 +444,7 @@ fn unusable_store_rows_are_recorded_not_fatal() {
     w.finish(&RejectLog::new()).unwrap();
     let out = dir.path().join("bad.arrow");
     let s =
-        visibility::run(&drivegen::visibility::VisibilityOptions::new(&bad, &out, None).unwrap())
-            .unwrap();
+        visibility::run(&drivegen::visibility::Options::new(&bad, &out, None).unwrap()).unwrap();
     assert_eq!((s.invalid_cameras, s.invalid_objects), (2, 3), "{s}");
     assert!(s.rows > 0);
     let rejects = RejectLog::read(&rejects_path(&out)).unwrap();
@@ -472,22 +469,15 @@ fn unusable_store_rows_are_recorded_not_fatal() {
     )
     .unwrap();
     let s0 = visibility::run(
-        &drivegen::visibility::VisibilityOptions::new(
-            &bad,
-            dir.path().join("lenient.arrow"),
-            Some(&cfg),
-        )
-        .unwrap(),
+        &drivegen::visibility::Options::new(&bad, dir.path().join("lenient.arrow"), Some(&cfg))
+            .unwrap(),
     )
     .unwrap();
     assert!(s0.kept >= s.kept);
     std::fs::write(&cfg, "[projection]\nnear_m = 0.1\n").unwrap();
-    assert!(drivegen::visibility::VisibilityOptions::new(
-        &bad,
-        dir.path().join("x.arrow"),
-        Some(&cfg)
-    )
-    .is_err());
+    assert!(
+        drivegen::visibility::Options::new(&bad, dir.path().join("x.arrow"), Some(&cfg)).is_err()
+    );
 }
 
 #[test]
@@ -498,8 +488,7 @@ fn corners_match_devkit_view_points() {
     let dir = tempfile::tempdir().unwrap();
     let (root, version, store) = corpus(dir.path());
     let out = dir.path().join("vis.arrow");
-    visibility::run(&drivegen::visibility::VisibilityOptions::new(&store, &out, None).unwrap())
-        .unwrap();
+    visibility::run(&drivegen::visibility::Options::new(&store, &out, None).unwrap()).unwrap();
     let o = Command::new(py)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/devkit_corners.py"))
         .arg(&root)

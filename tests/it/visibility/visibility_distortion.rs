@@ -382,7 +382,7 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
     let cpu = d.join("cpu.arrow");
     let gpu_out = d.join("gpu.arrow");
     let raster = GpuRasteriser::new(gpu).unwrap();
-    let s_cpu = drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+    let s_cpu = drivegen::visibility::run(&drivegen::visibility::Options {
         store: (&d.join("store")).into(),
         out: (&cpu).into(),
         config: cfg.clone(),
@@ -391,7 +391,7 @@ fn distorted_waymo_corpus_gpu_table_equals_cpu() {
         anchor: drivegen::visibility::anchor::AnchorRules::built_in().unwrap(),
     })
     .unwrap();
-    drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+    drivegen::visibility::run(&drivegen::visibility::Options {
         store: (&d.join("store")).into(),
         out: (&gpu_out).into(),
         config: cfg.clone(),

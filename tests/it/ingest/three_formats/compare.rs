@@ -141,7 +141,7 @@ pub(super) fn compare_sig(p: &Pair, st: &Staged) -> usize {
     cfg.objects.min_box_area_px *= AREA_SCALE;
     let read = |(store, vis): &(PathBuf, PathBuf), scenes: &[SceneData], side: &str| {
         let out = vis.with_extension(format!("sig_{side}"));
-        drivegen::sig::run(&SigOptions {
+        drivegen::sig::run(&drivegen::sig::Options {
             store: store.clone(),
             visibility: vis.clone(),
             out: out.clone(),

@@ -88,7 +88,7 @@ use drivegen::metavqa::rollout::Rollouts;
 use drivegen::metavqa::stage::scene_graphs;
 use drivegen::metavqa::templates::render;
 use drivegen::metavqa::MetavqaConfig;
-use drivegen::sig::{SigConfig, SigOptions};
+use drivegen::sig::SigConfig;
 use drivegen::store::rejects::RejectLog;
 use drivegen::store::{ObjectRow, SceneData, Store, StoreMeta, StoreWriter};
 use drivegen::stsbench::mine::{mine_scene, window_starts};
@@ -460,7 +460,7 @@ impl Staged {
             }
             w.finish(&RejectLog::new()).unwrap();
             let vis = dir.join(format!("{}_{side}.arrow", p.name));
-            drivegen::visibility::run(&drivegen::visibility::VisibilityOptions {
+            drivegen::visibility::run(&drivegen::visibility::Options {
                 store: (&store).into(),
                 out: (&vis).into(),
                 config: cfg.clone(),
