@@ -145,7 +145,7 @@ pub(super) fn ingest(
     cp.step("ingest", &k, &[&store], || {
         // An absolute root keeps the store's image paths valid from any working folder.
         let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
-        let s = crate::ingest::run(&crate::ingest::Request {
+        let s = crate::ingest::run(&crate::ingest::Options {
             format,
             root: root.clone(),
             version,

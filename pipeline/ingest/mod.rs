@@ -27,7 +27,7 @@ pub const DEFAULT_CHUNK_SCENES: usize = 8;
 
 /// What to ingest and how, for any format.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub struct Options {
     pub format: Format,
     /// The dataset root (for nuScenes the dataroot holding `<version>/`).
     pub root: PathBuf,
@@ -58,7 +58,7 @@ pub struct Ingested {
 
 /// Ingests one dataset root into a store. Fails only when the dataset as a whole cannot be
 /// read; broken scenes are skipped, listed in the summary and in `rejects.jsonl`.
-pub fn run(req: &Request) -> Result<Ingested> {
+pub fn run(req: &Options) -> Result<Ingested> {
     let mut sources = req.sources.clone();
     sources.waymo.check_images &= req.check_images;
     sources.carla.check_images &= req.check_images;

@@ -7,7 +7,7 @@ use clap::Args;
 use drivegen::config::StageConfig;
 use drivegen::formats::Format;
 use drivegen::ingest::sources::SourcesConfig;
-use drivegen::ingest::{IngestSummary, Request};
+use drivegen::ingest::IngestSummary;
 use drivegen::store::paths::Links;
 use drivegen::taxonomy::Taxonomy;
 use drivegen::Result;
@@ -55,7 +55,7 @@ pub struct IngestArgs {
 
 impl IngestArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let done = drivegen::ingest::run(&Request {
+        let done = drivegen::ingest::run(&drivegen::ingest::Options {
             format: self.source,
             root: self.root,
             version: self.version,
