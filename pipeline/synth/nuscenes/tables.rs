@@ -146,25 +146,9 @@ fn append_rows<T: Serialize>(
 }
 
 impl TableStreams {
-    const NAMES: [&'static str; 13] = [
-        "category",
-        "attribute",
-        "visibility",
-        "instance",
-        "sensor",
-        "calibrated_sensor",
-        "ego_pose",
-        "log",
-        "scene",
-        "sample",
-        "sample_data",
-        "sample_annotation",
-        "map",
-    ];
-
     pub(super) fn create(dir: &Path) -> Result<Self> {
         let mut files = BTreeMap::new();
-        for name in Self::NAMES {
+        for name in crate::formats::nuscenes::TABLE_NAMES {
             let f = crate::store::atomic::AtomicFile::create(&dir.join(format!("{name}.json")))?;
             files.insert(name, (f, 0));
         }
