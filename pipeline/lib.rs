@@ -5,13 +5,15 @@
 //! uses only the floors below it (`ARCHITECTURE.md` draws the whole house).
 //!
 //! 1. **Ground**: [`error`], [`config`] (TOML loading), [`progress`], [`geometry`], [`jpeg`],
-//!    [`taxonomy`], [`schemas`]; [`gpu`] (the device, opened once per process, and the kernel
-//!    table) with [`cpu`] (the shared twin of point projection).
+//!    [`svg`] (report plots), [`taxonomy`], [`schemas`]; [`store`] (the scene store, capped
+//!    input reads and every file-system guarantee) with [`shard`]; [`gpu`] (the device, opened
+//!    once per process, and the kernel table) with [`cpu`] (the shared twin of point
+//!    projection).
 //! 2. **Source layouts**: [`formats`] (nuScenes tables, Waymo v2 columns, CARLA frames, and
 //!    the one [`formats::Format`]).
 //! 3. **Sources**: [`synth`] writes the built-in synthetic corpus in any layout; [`ingest`]
 //!    reads a dataset root into the canonical Arrow [`store`]; [`images`] reads the camera
-//!    images a store points at; [`shard`] assigns scenes to machines.
+//!    images a store points at.
 //! 4. **Stages** (store → tables): [`egomotion`] (EgoDyn clips, kinematics, oracle), [`visibility`]
 //!    (projection, z-buffer, the Set-of-Mark anchors), [`som`] (marks from the visibility
 //!    table), [`metavqa`], [`sig`] and [`stsbench`] (with [`tracks`] and [`maplayers`]),
@@ -48,6 +50,7 @@ pub mod score;
 pub mod shard;
 pub mod som;
 pub mod store;
+pub mod svg;
 pub mod synth;
 pub mod taxonomy;
 pub mod validate;

@@ -14,8 +14,8 @@
 //!
 //! The rooms: `source` (the corpus and the ingest), `scene` (the per-scene steps),
 //! `release` (per-family tables, the release, its audit and checks), [`config`] (the TOML),
-//! [`checkpoint`] (keys and resume), [`honesty`] (the per-family promises), [`report`] and
-//! [`svg`] (the report and its plots), [`memory`] (peak-RSS probes).
+//! [`checkpoint`] (keys and resume), [`honesty`] (the per-family promises), [`report`] (the report,
+//! its plots drawn by [`crate::svg`]), [`memory`] (peak-RSS probes).
 
 pub mod checkpoint;
 pub mod config;
@@ -25,7 +25,6 @@ mod release;
 pub mod report;
 mod scene;
 mod source;
-pub mod svg;
 
 use crate::store::lock::FolderLock;
 use crate::store::owner::Owned;

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::checkpoint::{StepRecord, StepStatus};
-use super::svg::{esc, grouped_bars, hbars, Series};
+use crate::svg::{esc, grouped_bars, hbars, Series};
 use super::BuildOptions;
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::chain::svg::esc;
+use crate::svg::esc;
 use crate::qa::record::SplitMix64;
 use crate::qa::QaRecord;
 use crate::release::read::{ReleaseQuestions, SplitSetting};

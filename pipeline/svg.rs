@@ -1,5 +1,6 @@
-//! Tiny SVG charts for the build report: grouped vertical bars and horizontal bars. Plain
-//! text, no dependency, and the same data always gives the same markup.
+//! Tiny SVG charts for the build report and the robustness scores: grouped vertical bars and
+//! horizontal bars, and the escaping both use. Plain text, no dependency, and the same data
+//! always gives the same markup.
 
 use std::fmt::Write as _;
 
