@@ -1,5 +1,5 @@
 //! `report.html`: what a build made and how long it took. Plots are inline SVG (see
-//! [`super::svg`]); images (the corruption contact sheet, a grid of marked images) sit in
+//! [`crate::svg`]); images (the corruption contact sheet, a grid of marked images) sit in
 //! `report/` next to it. The report holds timings, so unlike the shards and the manifest it is
 //! not byte-identical between runs.
 
@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::checkpoint::{StepRecord, StepStatus};
-use crate::svg::{esc, grouped_bars, hbars, Series};
 use super::BuildOptions;
 use crate::images::ImageReader;
 use crate::store::atomic::write_atomic;
 use crate::store::CameraRow;
+use crate::svg::{esc, grouped_bars, hbars, Series};
 use crate::Result;
 
 /// The blind audit the build recorded in the manifest: a table per family and type, and the

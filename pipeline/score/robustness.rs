@@ -11,10 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::svg::esc;
 use crate::qa::record::SplitMix64;
 use crate::qa::QaRecord;
 use crate::release::read::{ReleaseQuestions, SplitSetting};
+use crate::svg::esc;
 
 /// Correctness of each row, per split, aligned with `release.splits[split]` (an unanswered or
 /// unparsable question is false).
