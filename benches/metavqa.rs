@@ -78,7 +78,7 @@ fn main() {
     let (store, vis) = corpus(dir.path());
     let cfg = MetavqaConfig::default_config().unwrap();
     let ro = Rollouts::new(&cfg);
-    let kept = read_kept(&vis).unwrap();
+    let kept = read_kept(&vis, None).unwrap();
     let scenes: Vec<_> = Store::open(&store)
         .unwrap()
         .scenes()

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::graph::KeptMark;
+use crate::visibility::anchor::AnchorRules;
 use crate::{Error, Result};
 
 /// A kept row: the image it belongs to and its mark geometry.
@@ -19,10 +20,11 @@ pub struct KeptRow {
 /// Kept rows by scene, in table order.
 pub(crate) type KeptByScene = HashMap<String, Vec<KeptRow>>;
 
-/// Reads every kept row of the visibility table at `path`.
-pub fn read_kept(path: &Path) -> Result<KeptByScene> {
+/// Reads every kept row of the visibility table at `path`; with `anchors`, the table's anchors
+/// must have been placed under those rules.
+pub fn read_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<KeptByScene> {
     let mut out = KeptByScene::new();
-    for r in crate::visibility::table::read_kept(path)? {
+    for r in crate::visibility::table::read_kept(path, anchors)? {
         let amodal = r
             .amodal
             .filter(|b| b.iter().all(|v| v.is_finite()))

@@ -565,8 +565,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         "the output",
     )?;
     let store = Store::open(&opts.store)?;
-    opts.som.anchor_rules().check_table(&opts.visibility)?;
-    let kept = read_kept(&opts.visibility)?;
+    let kept = read_kept(&opts.visibility, Some(&opts.som.anchor_rules()))?;
     let images = ImageReader::new(&store, None);
     let gpu = if opts.images { opts.device.arc() } else { None };
     let ro = Rollouts::new(cfg);

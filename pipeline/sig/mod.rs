@@ -80,7 +80,7 @@ struct Kept {
 
 fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
     let mut out: HashMap<String, Vec<Kept>> = HashMap::new();
-    for r in crate::visibility::table::read_kept(path)? {
+    for r in crate::visibility::table::read_kept(path, None)? {
         // A null in the (non-nullable) amodal box reads as 0, as the table's null slots do.
         let bbox = r.modal.or(r.amodal).unwrap_or_default();
         out.entry(r.scene_id).or_default().push(Kept {

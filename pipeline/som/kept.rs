@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::visibility::anchor::AnchorRule;
+use crate::visibility::anchor::{AnchorRule, AnchorRules};
 use crate::visibility::table::KeptRow;
 use crate::{Error, Result};
 
@@ -34,9 +34,9 @@ pub(super) type ByScene = HashMap<String, Vec<Image>>;
 
 /// Reads the kept rows of the visibility table at `path`. A value drawing cannot use (a
 /// non-finite box, a box or anchor off the pixel grid, an unknown rule) is refused with its row.
-pub(super) fn read(path: &Path) -> Result<ByScene> {
+pub(super) fn read(path: &Path, rules: &AnchorRules) -> Result<ByScene> {
     let mut out = ByScene::new();
-    for r in crate::visibility::table::read_kept(path)? {
+    for r in crate::visibility::table::read_kept(path, Some(rules))? {
         let kept = convert(&r).map_err(|why| Error::input(path, r.record(), why))?;
         let images = out.entry(r.scene_id).or_default();
         match images.last_mut() {

@@ -219,8 +219,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
-    cfg.anchor_rules().check_table(vis_file)?;
-    let mut kept = kept::read(vis_file)?;
+    let mut kept = kept::read(vis_file, &cfg.anchor_rules())?;
     let images = ImageReader::new(&store, None);
     // An earlier run's files would otherwise stay beside this one's.
     crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;

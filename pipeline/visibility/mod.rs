@@ -26,7 +26,7 @@
 //! Scenes are streamed one at a time; within a scene, images are projected in parallel and
 //! rasterised in batches of [`raster::Rasteriser::batch_size`], the next batch projected on the
 //! CPU while the GPU rasterises this one, so at most two batches are in memory. An image's
-//! triangles are rasterised in bounded chunks as they are made ([`ImageWork`]), so its memory
+//! triangles are rasterised in bounded chunks as they are made (`ImageWork`), so its memory
 //! is its depth and id maps plus one chunk, whatever its box count (a face near a lens camera
 //! alone can tessellate into millions of triangles). The output is byte-identical across runs
 //! and thread counts.
@@ -269,7 +269,7 @@ pub const CHUNK_BOX_PIXELS: u64 = 1 << 27;
 /// triangles), its objects' projected pixels kept (an object is never split), and the visible
 /// pixels counted once on the merged map. The result is the one rasterising every triangle at
 /// once gives.
-pub struct ImageWork<'a> {
+pub(crate) struct ImageWork<'a> {
     pub cam: &'a CameraRow,
     /// In row order (by `annotation_id`); object `k` of the raster output. Their triangles
     /// (`Projection::tris`) have gone to the rasteriser and are empty here.
@@ -527,7 +527,7 @@ fn scene_rows(
 /// frame, camera, image id) and rasterises them, ID maps included, in batches of
 /// [`Rasteriser::batch_size`]; `each` gets every batch. Unusable store rows are logged and
 /// counted in `summary`, which also counts the images.
-pub(crate) fn scene_images(
+fn scene_images(
     scene: &SceneData,
     cfg: &VisibilityConfig,
     rasteriser: &dyn Rasteriser,

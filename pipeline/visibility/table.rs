@@ -7,6 +7,7 @@ use std::path::Path;
 use arrow::array::{Array, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array};
 use arrow::ipc::reader::FileReader;
 
+use super::anchor::AnchorRules;
 use crate::{Error, Result};
 
 /// A kept row of the visibility table, as written: a box or point is `None` when one of its
@@ -63,11 +64,16 @@ fn column<'a, A: 'static>(b: &'a RecordBatch, name: &str, path: &Path) -> Result
         })
 }
 
-/// Every kept row of the visibility table at `path`, in table order.
-pub fn read_kept(path: &Path) -> Result<Vec<KeptRow>> {
+/// Every kept row of the visibility table at `path`, in table order. A reader that uses the
+/// anchors passes the rules it draws under: a table whose anchors were placed under others is
+/// refused, naming both rule sets.
+pub fn read_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<Vec<KeptRow>> {
     let file = crate::store::input::open(path)?;
     let reader = FileReader::try_new(file, None)
         .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
+    if let Some(rules) = anchors {
+        rules.check_table(path, &reader.schema())?;
+    }
     let mut out = Vec::new();
     for (bi, batch) in reader.enumerate() {
         let b = batch.map_err(|e| Error::input(path, format!("batch {bi}"), e.to_string()))?;

@@ -32,8 +32,8 @@ pub enum BoxKind {
 /// Everything that decides where a label is anchored: the `[anchor]` section and the box kind
 /// of the effective Set-of-Mark config. The visibility stage anchors every object under these
 /// rules and records them in its table's metadata ([`RULES_KEY`]); the Set-of-Mark and MetaVQA
-/// stages read the anchors from the table and refuse one made under other rules
-/// ([`AnchorRules::check_table`]), so both always mark the same pixel.
+/// stages read the anchors from the table through [`crate::visibility::table::read_kept`],
+/// which refuses one made under other rules, so both always mark the same pixel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnchorRules {
     pub anchor: AnchorConfig,
@@ -74,13 +74,13 @@ impl AnchorRules {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// Refuses the visibility table at `path` when its anchors were placed under other rules
-    /// than `self`, naming both and the way out.
-    pub fn check_table(&self, path: &std::path::Path) -> Result<()> {
-        let file = crate::store::input::open(path)?;
-        let reader = arrow::ipc::reader::FileReader::try_new(file, None)
-            .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
-        let schema = reader.schema();
+    /// Refuses the visibility table at `path` (its `schema`) when its anchors were placed under
+    /// other rules than `self`, naming both and the way out.
+    pub(crate) fn check_table(
+        &self,
+        path: &std::path::Path,
+        schema: &arrow::datatypes::Schema,
+    ) -> Result<()> {
         if schema.column_with_name("anchor_x").is_none() {
             return Err(Error::input(
                 path,
