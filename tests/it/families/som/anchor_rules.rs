@@ -7,8 +7,6 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use arrow::array::{Array, Float64Array, StringArray, UInt32Array};
-
 fn run(args: &[&OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_drivegen"))
         .env("DRIVEGEN_PROGRESS", "0")
@@ -31,59 +29,24 @@ fn ok(args: &[&OsStr]) {
 type Anchors = HashMap<String, ([f64; 2], String, Option<[u32; 4]>)>;
 
 fn anchors(path: &Path, kept_only: bool) -> Anchors {
-    let reader =
-        arrow::ipc::reader::FileReader::try_new(std::fs::File::open(path).unwrap(), None).unwrap();
-    let mut out = Anchors::new();
-    for b in reader {
-        let b = b.unwrap();
-        let s = |n: &str| {
-            b.column_by_name(n)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .unwrap()
-                .clone()
-        };
-        let f = |n: &str| {
-            b.column_by_name(n)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<Float64Array>()
-                .unwrap()
-                .clone()
-        };
-        let (ann, rule, x, y) = (
-            s("annotation_id"),
-            s("anchor_rule"),
-            f("anchor_x"),
-            f("anchor_y"),
-        );
-        let kept = b.column_by_name("kept").map(|c| {
-            c.as_any()
-                .downcast_ref::<arrow::array::BooleanArray>()
-                .unwrap()
-                .clone()
-        });
-        let bbox = ["box_x0", "box_y0", "box_x1", "box_y1"].map(|n| {
-            b.column_by_name(n)
-                .map(|c| c.as_any().downcast_ref::<UInt32Array>().unwrap().clone())
-        });
-        for i in 0..b.num_rows() {
-            if kept_only && !kept.as_ref().is_some_and(|k| k.value(i)) {
-                continue;
-            }
-            let bx = bbox
-                .iter()
-                .map(|c| c.as_ref().map(|c| c.value(i)))
-                .collect::<Option<Vec<u32>>>()
-                .map(|v| [v[0], v[1], v[2], v[3]]);
-            out.insert(
-                ann.value(i).to_string(),
-                ([x.value(i), y.value(i)], rule.value(i).to_string(), bx),
-            );
-        }
-    }
-    out
+    let t = super::cli::read_table(path);
+    let f = |c: &str, i: usize| -> f64 { t[c][i].parse().unwrap() };
+    (0..t["annotation_id"].len())
+        .filter(|&i| !kept_only || t["kept"][i] == "true")
+        .map(|i| {
+            let bbox = t.contains_key("box_x0").then(|| {
+                ["box_x0", "box_y0", "box_x1", "box_y1"].map(|c| t[c][i].parse::<u32>().unwrap())
+            });
+            (
+                t["annotation_id"][i].clone(),
+                (
+                    [f("anchor_x", i), f("anchor_y", i)],
+                    t["anchor_rule"][i].clone(),
+                    bbox,
+                ),
+            )
+        })
+        .collect()
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn drivegen(args: &[&std::ffi::OsStr]) -> String {
 }
 
 /// The columns of an Arrow IPC file by name, every batch concatenated, as strings / numbers.
-fn read_table(path: &std::path::Path) -> HashMap<String, Vec<String>> {
+pub(super) fn read_table(path: &std::path::Path) -> HashMap<String, Vec<String>> {
     use arrow::util::display::{ArrayFormatter, FormatOptions};
     let reader =
         arrow::ipc::reader::FileReader::try_new(std::fs::File::open(path).unwrap(), None).unwrap();
