@@ -19,7 +19,7 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput};
 use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
-use drivegen::metavqa::input::read_kept;
+use drivegen::metavqa::input::{open_kept, scene_kept};
 use drivegen::metavqa::rollout::Rollouts;
 use drivegen::metavqa::stage::{image_questions, scene_graphs};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
@@ -78,12 +78,20 @@ fn main() {
     let (store, vis) = corpus(dir.path());
     let cfg = MetavqaConfig::default_config().unwrap();
     let ro = Rollouts::new(&cfg);
-    let kept = read_kept(&vis, None).unwrap();
     let scenes: Vec<_> = Store::open(&store)
         .unwrap()
         .scenes()
         .unwrap()
         .map(|s| s.unwrap())
+        .collect();
+    let mut table = open_kept(&vis, None).unwrap();
+    let kept: std::collections::HashMap<_, _> = scenes
+        .iter()
+        .map(|s| {
+            let id = s.scene.scene_id.clone();
+            let rows = scene_kept(&mut table, &id).unwrap();
+            (id, rows)
+        })
         .collect();
     let graphs: usize = scenes
         .iter()

@@ -1,11 +1,11 @@
 //! The kept rows of a visibility table (`schemas/visibility/visibility.json`, read by
 //! [`crate::visibility::table`]) as MetaVQA marks.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use super::graph::KeptMark;
 use crate::visibility::anchor::AnchorRules;
+use crate::visibility::table::KeptScenes;
 use crate::{Error, Result};
 
 /// A kept row: the image it belongs to and its mark geometry.
@@ -17,22 +17,28 @@ pub struct KeptRow {
     pub mark: KeptMark,
 }
 
-/// Kept rows by scene, in table order.
-pub(crate) type KeptByScene = HashMap<String, Vec<KeptRow>>;
+/// Opens the visibility table at `path` for reading scene by scene; with `anchors`, the
+/// table's anchors must have been placed under those rules.
+pub fn open_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<KeptScenes> {
+    KeptScenes::open(path, anchors)
+}
 
-/// Reads every kept row of the visibility table at `path`; with `anchors`, the table's anchors
-/// must have been placed under those rules.
-pub fn read_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<KeptByScene> {
-    let mut out = KeptByScene::new();
-    for r in crate::visibility::table::read_kept(path, anchors)? {
+/// The kept rows of `scene_id`, in table order.
+pub fn scene_kept(table: &mut KeptScenes, scene_id: &str) -> Result<Vec<KeptRow>> {
+    let mut out = Vec::new();
+    for r in table.scene(scene_id)? {
         let amodal = r
             .amodal
             .filter(|b| b.iter().all(|v| v.is_finite()))
             .ok_or_else(|| {
-                Error::input(path, r.record(), "kept row without a finite amodal box")
+                Error::input(
+                    table.path(),
+                    r.record(),
+                    "kept row without a finite amodal box",
+                )
             })?;
         let finite = |b: &[f64]| b.iter().all(|v| v.is_finite());
-        out.entry(r.scene_id).or_default().push(KeptRow {
+        out.push(KeptRow {
             frame_idx: r.frame_idx,
             camera: r.camera,
             camera_frame_id: r.camera_frame_id,

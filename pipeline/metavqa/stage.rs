@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 
 use super::config::MetavqaConfig;
 use super::graph::{ego_quad, Node, SceneGraph};
-use super::input::{read_kept, KeptRow};
+use super::input::{open_kept, scene_kept, KeptRow};
 use super::marks::{self, MarkSpec};
 use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
@@ -565,7 +565,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         "the output",
     )?;
     let store = Store::open(&opts.store)?;
-    let kept = read_kept(&opts.visibility, Some(&opts.som.anchor_rules()))?;
+    let mut kept = open_kept(&opts.visibility, Some(&opts.som.anchor_rules()))?;
     let images = ImageReader::new(&store, None);
     let gpu = if opts.images { opts.device.arc() } else { None };
     let ro = Rollouts::new(cfg);
@@ -600,9 +600,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
             continue;
         }
         found = true;
-        let empty = Vec::new();
-        let rows = kept.get(&sid).unwrap_or(&empty);
-        let graphs = scene_graphs(&data, rows, cfg, &opts.visibility)?;
+        let rows = scene_kept(&mut kept, &sid)?;
+        let graphs = scene_graphs(&data, &rows, cfg, &opts.visibility)?;
         let done: Vec<ImageDone> = graphs
             .par_iter()
             .map(|g| ask_and_draw(g, &data, &images, opts, gpu.as_deref(), &ro))

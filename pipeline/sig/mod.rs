@@ -13,13 +13,14 @@ pub mod qa;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use config::SigConfig;
 pub use frame::{SigFrame, SigObject};
 
 use crate::config::StageConfig;
 use crate::store::{CameraRow, ObjectRow, SceneData, Store};
+use crate::visibility::table::KeptScenes;
 use crate::{Error, Result};
 
 /// What this stage's output folder is, as its ownership marker records it.
@@ -78,20 +79,20 @@ struct Kept {
     bbox: [f64; 4],
 }
 
-fn read_kept(path: &Path) -> Result<HashMap<String, Vec<Kept>>> {
-    let mut out: HashMap<String, Vec<Kept>> = HashMap::new();
-    for r in crate::visibility::table::read_kept(path, None)? {
-        // A null in the (non-nullable) amodal box reads as 0, as the table's null slots do.
-        let bbox = r.modal.or(r.amodal).unwrap_or_default();
-        out.entry(r.scene_id).or_default().push(Kept {
+/// The kept rows of `scene_id` in the visibility table.
+fn scene_kept(table: &mut KeptScenes, scene_id: &str) -> Result<Vec<Kept>> {
+    Ok(table
+        .scene(scene_id)?
+        .into_iter()
+        .map(|r| Kept {
+            // A null in the (non-nullable) amodal box reads as 0, as the table's null slots do.
+            bbox: r.modal.or(r.amodal).unwrap_or_default(),
             frame_idx: r.frame_idx,
             camera: r.camera,
             camera_frame_id: r.camera_frame_id,
             annotation_id: r.annotation_id,
-            bbox,
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 /// The box centre in the camera frame: (x right, z forward).
@@ -113,7 +114,7 @@ pub fn run(opts: &Options) -> Result<SigSummary> {
         "the output",
     )?;
     let store = Store::open(&opts.store)?;
-    let kept = read_kept(&opts.visibility)?;
+    let mut kept = KeptScenes::open(&opts.visibility, None)?;
     let config_hash = cfg.hash()?;
     let mut summary = SigSummary {
         out_dir: opts.out.clone(),
@@ -131,8 +132,9 @@ pub fn run(opts: &Options) -> Result<SigSummary> {
     let pb = crate::progress::bar(store.meta().counts.scenes, "sig");
     for scene in store.scenes()? {
         let scene = scene?;
+        let rows = scene_kept(&mut kept, &scene.scene.scene_id)?;
         let (frames, questions) =
-            scene_rows(opts, &store, &kept, &config_hash, &scene, &mut summary)?;
+            scene_rows(opts, &store, &rows, &config_hash, &scene, &mut summary)?;
         fw.write(&output::frames_batch(&frames, &grid)?)?;
         qw.write(&output::qa_batch(&questions)?)?;
         tally.add(questions.iter().map(|q| &q.record));
@@ -152,7 +154,7 @@ pub fn run(opts: &Options) -> Result<SigSummary> {
 fn scene_rows(
     opts: &Options,
     store: &Store,
-    kept: &HashMap<String, Vec<Kept>>,
+    kept: &[Kept],
     config_hash: &str,
     scene: &SceneData,
     summary: &mut SigSummary,
@@ -177,7 +179,7 @@ fn scene_rows(
     // Images in (frame, camera) order; rows of an image in table order.
     let mut images: Vec<(u32, String, String)> = Vec::new();
     let mut rows_of: HashMap<String, Vec<&Kept>> = HashMap::new();
-    for k in kept.get(&sid).map(Vec::as_slice).unwrap_or(&[]) {
+    for k in kept {
         let e = rows_of.entry(k.camera_frame_id.clone()).or_default();
         if e.is_empty() {
             images.push((k.frame_idx, k.camera.clone(), k.camera_frame_id.clone()));

@@ -2,11 +2,10 @@
 //! ([`crate::visibility::table`]): each object's box, visible pixels and anchor, grouped by
 //! scene and image in table order, checked for what drawing needs.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use crate::visibility::anchor::{AnchorRule, AnchorRules};
-use crate::visibility::table::KeptRow;
+use crate::visibility::table::{KeptRow, KeptScenes};
 use crate::{Error, Result};
 
 /// One kept object of an image.
@@ -29,16 +28,19 @@ pub(super) struct Image {
     pub rows: Vec<Kept>,
 }
 
-/// Kept objects by scene, images in table order (frame, camera, image id), rows in table order.
-pub(super) type ByScene = HashMap<String, Vec<Image>>;
+/// Opens the visibility table at `path` for reading scene by scene; its anchors must have been
+/// placed under `rules`.
+pub(super) fn open(path: &Path, rules: &AnchorRules) -> Result<KeptScenes> {
+    KeptScenes::open(path, Some(rules))
+}
 
-/// Reads the kept rows of the visibility table at `path`. A value drawing cannot use (a
-/// non-finite box, a box or anchor off the pixel grid, an unknown rule) is refused with its row.
-pub(super) fn read(path: &Path, rules: &AnchorRules) -> Result<ByScene> {
-    let mut out = ByScene::new();
-    for r in crate::visibility::table::read_kept(path, Some(rules))? {
-        let kept = convert(&r).map_err(|why| Error::input(path, r.record(), why))?;
-        let images = out.entry(r.scene_id).or_default();
+/// The kept objects of `scene_id`, images in table order (frame, camera, image id), rows in
+/// table order. A value drawing cannot use (a non-finite box, a box or anchor off the pixel
+/// grid, an unknown rule) is refused with its row.
+pub(super) fn scene(table: &mut KeptScenes, scene_id: &str) -> Result<Vec<Image>> {
+    let mut images: Vec<Image> = Vec::new();
+    for r in table.scene(scene_id)? {
+        let kept = convert(&r).map_err(|why| Error::input(table.path(), r.record(), why))?;
         match images.last_mut() {
             Some(img) if img.camera_frame_id == r.camera_frame_id => img.rows.push(kept),
             _ => images.push(Image {
@@ -47,7 +49,7 @@ pub(super) fn read(path: &Path, rules: &AnchorRules) -> Result<ByScene> {
             }),
         }
     }
-    Ok(out)
+    Ok(images)
 }
 
 /// Whether `v` is a whole pixel coordinate.

@@ -219,7 +219,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
-    let mut kept = kept::read(vis_file, &cfg.anchor_rules())?;
+    let mut kept = kept::open(vis_file, &cfg.anchor_rules())?;
     let images = ImageReader::new(&store, None);
     // An earlier run's files would otherwise stay beside this one's.
     crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;
@@ -251,7 +251,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
             .iter()
             .map(|c| (c.camera_frame_id.as_str(), c))
             .collect();
-        let scene_images = kept.remove(&sid).unwrap_or_default();
+        let scene_images = kept::scene(&mut kept, &sid)?;
         let done: Vec<Marked> = scene_images
             .par_iter()
             .map(|image| {

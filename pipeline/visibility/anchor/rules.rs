@@ -32,7 +32,7 @@ pub enum BoxKind {
 /// Everything that decides where a label is anchored: the `[anchor]` section and the box kind
 /// of the effective Set-of-Mark config. The visibility stage anchors every object under these
 /// rules and records them in its table's metadata ([`RULES_KEY`]); the Set-of-Mark and MetaVQA
-/// stages read the anchors from the table through [`crate::visibility::table::read_kept`],
+/// stages read the anchors from the table through [`crate::visibility::table::KeptScenes`],
 /// which refuses one made under other rules, so both always mark the same pixel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnchorRules {

@@ -265,13 +265,11 @@ fn metavqa_questions(
 ) -> BTreeMap<ImageKey, Vec<String>> {
     let cfg = MetavqaConfig::default_config().unwrap();
     let ro = Rollouts::new(&cfg);
-    let kept = read_kept(vis, None).unwrap();
+    let mut kept = open_kept(vis, None).unwrap();
     let mut out = BTreeMap::new();
     for (k, scene) in scenes.iter().enumerate() {
-        let rows = kept
-            .get(&scene.scene.scene_id)
-            .map_or(&[][..], Vec::as_slice);
-        for mut g in scene_graphs(scene, rows, &cfg, vis).unwrap() {
+        let rows = scene_kept(&mut kept, &scene.scene.scene_id).unwrap();
+        for mut g in scene_graphs(scene, &rows, &cfg, vis).unwrap() {
             // Rank the nodes by position, and let no source id or name enter the draws.
             g.nodes.sort_by(|a, b| {
                 a.center[0]
