@@ -13,7 +13,7 @@
 # BENCH_CORRUPTIONS (default brightness,fog,motion_blur,h265) shape the corpus and the work;
 # BENCH_DEVICE (auto, gpu or cpu; default auto) is where visibility, som, metavqa and corrupt
 # run (scripts/gpu-bench.sh runs the build once on each); BENCH_KEEP (a folder) keeps each
-# size's release there.
+# size's release there; BENCH_PARQUET=0 skips the Parquet comparison.
 #
 # Prints a Markdown table; BENCHMARKS.md records the figures and the machine.
 set -euo pipefail
@@ -105,11 +105,17 @@ TOML
     ingest_rss="n/a"
   fi
   start=$(date +%s.%N)
-  (cd "$d" && "$bin" build build.toml > summary.txt 2> log.txt)
+  if [ -x /usr/bin/time ]; then
+    (cd "$d" && /usr/bin/time -f "%M" -o build-rss.txt "$bin" build build.toml > summary.txt 2> log.txt)
+    time_rss=$(( $(tail -1 "$d/build-rss.txt") / 1024 ))
+  else
+    (cd "$d" && "$bin" build build.toml > summary.txt 2> log.txt)
+    time_rss="n/a"
+  fi
   end=$(date +%s.%N)
   secs=$(python3 -c "print(f'{$end - $start:.1f}')")
-  # The build resets the kernel's peak before every step (per-step figures), so the process's
-  # peak is the largest step peak in the summary, not what getrusage reports at exit.
+  # The summary's per-step peaks (the largest is the process's peak, which /usr/bin/time
+  # reports too: the build never resets the kernel's figure).
   rss=$(python3 - "$d/summary.txt" <<'PY'
 import re, sys
 peaks = [float(m.group(1)) for m in re.finditer(r"\s(\d+) \(\+\d+\)\s", open(sys.argv[1]).read())]
@@ -127,29 +133,31 @@ PY
   fi
   echo "--- $n scenes: $secs s, peak RSS $rss MiB, work folder $work_b bytes" >&2
   cat "$d/summary.txt" >&2
-  rows+=("| $n | $secs | $spm | $rss | $ingest_rss | $mb_scene |")
+  rows+=("| $n | $secs | $spm | $rss | $time_rss | $ingest_rss | $mb_scene |")
   steps+=("$(python3 - "$d/summary.txt" "$n" <<'PY'
 import re, sys
 n = int(sys.argv[2])
 cells = []
 for line in open(sys.argv[1]):
-    m = re.match(r"(\S+)\s+ran\s+([0-9.]+)\s", line)
+    m = re.match(r"(\S+)\s+ran\s+([0-9.]+)\s+(\d+) \(\+\d+\)", line)
     if m:
-        cells.append(f"{m.group(1)} {float(m.group(2)) / n:.2f}")
+        cells.append(f"{m.group(1)} {float(m.group(2)) / n:.2f} s, {m.group(3)} MiB")
 print(f"| {n} | " + ", ".join(cells) + " |")
 PY
 )")
 done
-echo "| scenes | build seconds | scenes/min | build peak RSS (MiB) | ingest peak RSS (MiB) | work folder MB/scene |"
-echo "|---:|---:|---:|---:|---:|---:|"
+echo "| scenes | build seconds | scenes/min | build peak RSS, summary (MiB) | build peak RSS, /usr/bin/time (MiB) | ingest peak RSS (MiB) | work folder MB/scene |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "| scenes | seconds per scene, by step |"
+echo "| scenes | by step: seconds per scene, peak RSS |"
 echo "|---:|---|"
 printf '%s\n' "${steps[@]}"
 
 # Parquet write throughput: rewrite the largest build's release with the release writer, then
-# the same table with pyarrow (zstd level 3, the same row groups).
+# the same table with pyarrow (zstd level 3, the same row groups). pyarrow holds the whole
+# release in memory, so BENCH_PARQUET=0 leaves this out for runs of hundreds of scenes.
+[ "${BENCH_PARQUET:-1}" = 0 ] && exit 0
 d="$work/s${sizes[-1]}"
 qa=$(ls "$d"/release.work/families/*/*.arrow | sed 's/^/--qa /' | tr '\n' ' ')
 store="$d/store"

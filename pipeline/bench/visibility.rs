@@ -494,13 +494,15 @@ pub fn time_many_boxes(
     drop(scene);
     let mut opts = crate::visibility::Options::new(store, out, None)?;
     opts.rasteriser = rasteriser;
-    crate::chain::memory::reset_peak();
+    let probe = crate::chain::memory::StepProbe::start();
     let t0 = Instant::now();
-    let summary = crate::visibility::run(&opts)?;
+    let summary = crate::visibility::run(&opts);
     let seconds = t0.elapsed().as_secs_f64();
+    let (_, peak_rss_mib) = probe.finish();
+    let summary = summary?;
     Ok(ManyBoxesRun {
         seconds,
-        peak_rss_mib: crate::chain::memory::peak_mib(),
+        peak_rss_mib,
         camera_images: summary.camera_images,
         rows: summary.rows,
         triangles,

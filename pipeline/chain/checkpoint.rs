@@ -151,14 +151,14 @@ impl Checkpoints {
         }
         eprintln!("[{n}] {step} …");
         let t0 = Instant::now();
-        super::memory::reset_peak();
-        let start_rss_mib = super::memory::current_mib();
+        let probe = super::memory::StepProbe::start();
         let detail = f().map_err(|e| Error::Stage {
             stage: step.into(),
             source: Box::new(e),
-        })?;
+        });
+        let (start_rss_mib, peak_rss_mib) = probe.finish();
+        let detail = detail?;
         let seconds = t0.elapsed().as_secs_f64();
-        let peak_rss_mib = super::memory::peak_mib();
         let rss = peak_rss_mib.map_or(String::new(), |m| format!(", peak RSS {m:.0} MiB"));
         eprintln!("[{n}] {step}: {detail} ({seconds:.1} s{rss})");
         let c = Checkpoint {
