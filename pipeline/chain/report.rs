@@ -379,9 +379,8 @@ fn robustness_section(
         );
         return Ok(());
     };
-    let questions = crate::score::read_release_splits(dir, true)?;
     let predictions = crate::score::read_predictions(p)?;
-    let scored = crate::score::score_release(&questions, &predictions, None)?;
+    let scored = crate::score::score_release(dir, true, &predictions, None)?;
     let _ = write!(
         html,
         "<p>Predictions <code>{}</code>: accuracy per setting over the re-asked rows with 95 %          paired bootstrap intervals; grey bars black views out; the dashed line is chance.</p>",

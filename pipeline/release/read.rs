@@ -239,6 +239,54 @@ pub(crate) fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     Ok(c.finish())
 }
 
+/// Reads shard `f` a batch at a time, passing each row's record and setting to `each` (the
+/// shard's QA columns only; memory holds one batch). `main` says whether the shard is of the
+/// main split: a row of a release written before the setting columns existed is then clean.
+pub(crate) fn for_each_row(
+    f: &Path,
+    main: bool,
+    mut each: impl FnMut(&QaRecord, &RowSetting) -> Result<()>,
+) -> Result<()> {
+    for batch in qa_batches(f, false)? {
+        let batch = batch?;
+        let records = checked(f, qa::from_batch(&batch)?)?;
+        let tags = row_settings(&batch, &records, if main { "clean" } else { "" });
+        for (r, t) in records.iter().zip(&tags) {
+            each(r, t)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads only the `qa_id` column of shard `f`, passing each id to `each`.
+pub(crate) fn for_each_id(f: &Path, mut each: impl FnMut(&str)) -> Result<()> {
+    let reader = super::bounded::open(
+        f,
+        |schema| {
+            let keep = (0..schema.num_columns()).filter(|&i| {
+                schema.column(i).path().parts().first().map(String::as_str) == Some("qa_id")
+            });
+            ProjectionMask::leaves(schema, keep)
+        },
+        1024,
+    )?;
+    for batch in reader {
+        let batch = batch?;
+        let ids = batch
+            .column_by_name("qa_id")
+            .and_then(|c| c.as_string_opt::<i32>())
+            .ok_or_else(|| Error::Input {
+                file: f.to_path_buf(),
+                record: "column qa_id".into(),
+                detail: "missing: the file is not a drivegen release shard".into(),
+            })?;
+        for i in 0..ids.len() {
+            each(ids.value(i));
+        }
+    }
+    Ok(())
+}
+
 /// Rows per batch when images are read.
 const IMAGE_BATCH_ROWS: usize = 16;
 

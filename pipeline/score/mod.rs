@@ -19,8 +19,9 @@ pub mod metrics;
 pub mod parse;
 pub mod robustness;
 pub mod sig;
+mod split;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::BufReader;
 use std::path::Path;
@@ -130,66 +131,55 @@ pub struct ReleaseScore {
     pub robustness: BTreeMap<String, robustness::FamilyRobustness>,
 }
 
-/// Scores each split on its own: a prediction counts for the split it names, or for
-/// `default_split` (the release's main split unless given) when it names none. The text-only
-/// control repeats the main split's ids, so one prediction never counts for both.
+/// Scores each split of the release in `dir` on its own: a prediction counts for the split it
+/// names, or for `default_split` (the release's main split unless given) when it names none.
+/// The text-only control repeats the main split's ids, so one prediction never counts for both.
+/// The shards are read a batch at a time (the prediction file and per-group tallies are what is
+/// held), each checked against the manifest's sha256 when `verify`.
 pub fn score_release(
-    release: &ReleaseQuestions,
+    dir: &Path,
+    verify: bool,
     predictions: &SplitPredictions,
     default_split: Option<&str>,
 ) -> Result<ReleaseScore> {
-    let default = default_split.unwrap_or(&release.main).to_string();
-    if !release.splits.contains_key(&default) {
+    let (main, shards) = listed_shards(dir, verify)?;
+    let (settings, text_only) = crate::release::read::manifest_settings(dir)?;
+    let default = default_split.unwrap_or(&main).to_string();
+    if !shards.contains_key(&default) {
         return Err(Error::invalid(
             "score",
             format!(
                 "the release has no split {default} (it has {})",
-                release
-                    .splits
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                shards.keys().cloned().collect::<Vec<_>>().join(", ")
             ),
         ));
     }
-    let mut by_split: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let by_id = matched_by_id(&shards, &settings, &default, predictions.get(&None))?;
+    let mut by_split: BTreeMap<String, HashMap<&str, &str>> = BTreeMap::new();
     let mut out = ReleaseScore {
         default_split: default.clone(),
         ..Default::default()
     };
-    // A robustness row has an id of its own, so a prediction naming no split still finds it.
-    let robust_ids: std::collections::HashMap<&str, &str> = release
-        .settings
-        .iter()
-        .filter_map(|s| release.splits.get_key_value(&s.split))
-        .flat_map(|(split, rows)| rows.iter().map(move |r| (r.qa_id.as_str(), split.as_str())))
-        .collect();
-    let main_ids: std::collections::HashSet<&str> = release
-        .splits
-        .get(&default)
-        .map(|rows| rows.iter().map(|r| r.qa_id.as_str()).collect())
-        .unwrap_or_default();
     for (split, preds) in predictions {
         let named = split.clone().unwrap_or_else(|| default.clone());
-        if !release.splits.contains_key(&named) {
+        if !shards.contains_key(&named) {
             *out.unknown_split.entry(named).or_default() += preds.len();
             continue;
         }
         for (id, text) in preds {
-            let name = match (split, robust_ids.get(id.as_str())) {
-                (None, Some(s)) if !main_ids.contains(id.as_str()) => {
+            let name = match (split, by_id.get(id.as_str())) {
+                (None, Some(s)) => {
                     out.matched_by_id += 1;
-                    s.to_string()
+                    (*s).to_string()
                 }
-                (None, _) => {
+                (None, None) => {
                     out.matched_to_default += 1;
                     named.clone()
                 }
                 _ => named.clone(),
             };
             let into = by_split.entry(name.clone()).or_default();
-            if into.insert(id.clone(), text.clone()).is_some() {
+            if into.insert(id.as_str(), text.as_str()).is_some() {
                 return Err(Error::invalid(
                     "score",
                     format!(
@@ -200,108 +190,99 @@ pub fn score_release(
             }
         }
     }
-    let mut correct = robustness::Correct::new();
-    for (split, questions) in &release.splits {
-        let preds = by_split.remove(split).unwrap_or_default();
-        if preds.is_empty() && *split != release.main {
+    // The robustness splits first: the main split's and the control's rows only fill in the
+    // base rows they re-ask.
+    let mut order: Vec<&String> = Vec::new();
+    for s in settings.iter().map(|s| &s.split) {
+        if let Some((k, _)) = shards.get_key_value(s).filter(|_| !order.contains(&s)) {
+            order.push(k);
+        }
+    }
+    order.extend(
+        shards
+            .keys()
+            .filter(|k| !settings.iter().any(|s| &s.split == *k)),
+    );
+    let mut robust = robustness::Collector::new(&settings, &main, text_only.as_deref());
+    for split in order {
+        let preds = by_split.remove(split.as_str()).unwrap_or_default();
+        if preds.is_empty() && *split != main {
             continue;
         }
-        let (report, right) = score_rows(questions, &preds);
-        correct.insert(split.clone(), right);
-        out.splits.insert(split.clone(), report);
+        let mut tally = split::SplitTally::new(preds);
+        for f in &shards[split] {
+            crate::release::read::for_each_row(f, *split == main, |q, tag| {
+                let right = tally.add(q);
+                robust.add(
+                    split,
+                    robustness::Answered {
+                        family: &q.family,
+                        qa_id: &q.qa_id,
+                        base_qa_id: &tag.base_qa_id,
+                        question_type: &q.question_type,
+                        choices: q.choices.len(),
+                        right,
+                    },
+                );
+                Ok(())
+            })?;
+        }
+        out.splits.insert(split.clone(), tally.finish());
     }
-    if !release.settings.is_empty() {
-        out.robustness = robustness::robustness(release, &correct);
+    if !settings.is_empty() {
+        out.robustness = robust.finish();
+    }
+    Ok(out)
+}
+
+/// The predictions naming no split whose `qa_id` is a robustness row's and not a row of the
+/// default split: `qa_id` → that robustness split. Reads only the shards' id columns.
+fn matched_by_id<'p>(
+    shards: &'p BTreeMap<String, Vec<std::path::PathBuf>>,
+    settings: &[crate::release::read::SplitSetting],
+    default: &str,
+    unnamed: Option<&'p BTreeMap<String, String>>,
+) -> Result<HashMap<&'p str, &'p str>> {
+    let mut out = HashMap::new();
+    let Some(unnamed) = unnamed.filter(|u| !u.is_empty()) else {
+        return Ok(out);
+    };
+    let mut in_default: HashSet<&str> = HashSet::new();
+    for f in shards.get(default).into_iter().flatten() {
+        crate::release::read::for_each_id(f, |id| {
+            if let Some((k, _)) = unnamed.get_key_value(id) {
+                in_default.insert(k.as_str());
+            }
+        })?;
+    }
+    for s in settings {
+        let Some((split, files)) = shards.get_key_value(&s.split) else {
+            continue;
+        };
+        for f in files {
+            crate::release::read::for_each_id(f, |id| {
+                if let Some((k, _)) = unnamed.get_key_value(id) {
+                    if !in_default.contains(k.as_str()) {
+                        out.insert(k.as_str(), split.as_str());
+                    }
+                }
+            })?;
+        }
     }
     Ok(out)
 }
 
 /// Scores `predictions` against `questions`.
 pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> ScoreReport {
-    score_rows(questions, predictions).0
-}
-
-/// [`score`], and whether each question was answered right (unanswered or unparsable: no),
-/// which the robustness figures pair across splits.
-fn score_rows(
-    questions: &[QaRecord],
-    predictions: &BTreeMap<String, String>,
-) -> (ScoreReport, Vec<bool>) {
-    let mut right = Vec::with_capacity(questions.len());
-    type Pairs = Vec<(String, Option<String>)>;
-    let mut report = ScoreReport {
-        questions: questions.len(),
-        predictions: predictions.len(),
-        ..Default::default()
-    };
-    let mut all: Pairs = Vec::new();
-    let mut groups: [BTreeMap<String, Pairs>; 4] = Default::default();
-    let mut temporal: Pairs = Vec::new();
-    let mut per_clip: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let preds = predictions
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut tally = split::SplitTally::new(preds);
     for q in questions {
-        let predicted = match predictions.get(&q.qa_id) {
-            None => {
-                report.missing += 1;
-                None
-            }
-            Some(text) => {
-                // Letters are only accepted where the family shows lettered options.
-                let letters = q.family != "egodyn";
-                parse::parse(text, &q.choices, letters).map(|(i, stage)| {
-                    let s = serde_json::to_value(stage)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default();
-                    *report.stages.entry(s).or_default() += 1;
-                    q.choices[i].clone()
-                })
-            }
-        };
-        right.push(predicted.as_ref() == Some(&q.answer));
-        let pair = (q.answer.clone(), predicted.clone());
-        all.push(pair.clone());
-        let keys = [
-            q.family.clone(),
-            format!("{}/{}", q.family, q.question_type),
-            q.source.clone(),
-            q.corruption.clone().unwrap_or_else(|| "clean".into()),
-        ];
-        for (g, k) in groups.iter_mut().zip(keys) {
-            g.entry(k).or_default().push(pair.clone());
-        }
-        if q.family == "egodyn" {
-            if EGODYN_TEMPORAL.contains(&q.question_type.as_str()) {
-                temporal.push(pair.clone());
-            }
-            let clip = q.clip_id.clone().unwrap_or_else(|| q.scene_id.clone());
-            let answers = per_clip.entry(clip).or_default();
-            if let Some(p) = predicted {
-                answers.insert(q.question_type.clone(), p);
-            }
-        }
+        tally.add(q);
     }
-    let known: std::collections::BTreeSet<&str> =
-        questions.iter().map(|q| q.qa_id.as_str()).collect();
-    report.unknown = predictions
-        .keys()
-        .filter(|k| !known.contains(k.as_str()))
-        .count();
-    report.overall = metrics::score(&all);
-    let [fam, ty, src, cor] = groups;
-    let sc = |m: BTreeMap<String, Pairs>| -> BTreeMap<String, GroupScore> {
-        m.into_iter()
-            .map(|(k, v)| (k, metrics::score(&v)))
-            .collect()
-    };
-    report.by_family = sc(fam);
-    report.by_type = sc(ty);
-    report.by_source = sc(src);
-    report.by_corruption = sc(cor);
-    if !per_clip.is_empty() {
-        report.egodyn_temporal = Some(metrics::score(&temporal));
-        report.egodyn_consistency = Some(consistency::consistency(&per_clip));
-    }
-    (report, right)
+    tally.finish()
 }
 
 /// The tables the command prints, one per scored split.

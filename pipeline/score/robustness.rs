@@ -12,13 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::qa::record::SplitMix64;
-use crate::qa::QaRecord;
-use crate::release::read::{ReleaseQuestions, SplitSetting};
+use crate::release::read::SplitSetting;
 use crate::svg::esc;
-
-/// Correctness of each row, per split, aligned with `release.splits[split]` (an unanswered or
-/// unparsable question is false).
-pub(crate) type Correct = BTreeMap<String, Vec<bool>>;
 
 /// Bootstrap resamples per table.
 pub(crate) const RESAMPLES: usize = 1000;
@@ -109,94 +104,120 @@ struct Figures {
     mrr_without_blackout: Option<f64>,
 }
 
-/// Robustness figures per family that appears in a robustness split with answers in `correct`.
-pub fn robustness(
-    release: &ReleaseQuestions,
-    correct: &Correct,
-) -> BTreeMap<String, FamilyRobustness> {
-    let answered = |split: &str, i: usize| correct.get(split).and_then(|c| c.get(i)) == Some(&true);
-    let control = release.text_only.as_deref();
-    // family -> base id -> base.
-    let mut families: BTreeMap<String, BTreeMap<String, Base>> = BTreeMap::new();
-    for (k, s) in release.settings.iter().enumerate() {
-        let scored = correct.contains_key(&s.split) && s.split != release.main;
-        let Some(rows) = release.splits.get(&s.split).filter(|_| scored) else {
-            continue;
-        };
-        if control == Some(s.split.as_str()) {
-            continue;
+/// What the robustness figures take of one answered row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answered<'a> {
+    pub family: &'a str,
+    pub qa_id: &'a str,
+    /// The main split's row it repeats (empty: itself, as releases before the column did).
+    pub base_qa_id: &'a str,
+    pub question_type: &'a str,
+    pub choices: usize,
+    /// Answered right (an unanswered or unparsable question is not).
+    pub right: bool,
+}
+
+/// Collects the robustness figures' compact facts (one [`Base`] per re-asked base row) from
+/// answered rows read a batch at a time, so no split is held. The rows of the robustness
+/// splits must come before those of the main split and the text-only control, whose rows only
+/// fill in bases a robustness split re-asked.
+pub(crate) struct Collector<'s> {
+    settings: &'s [SplitSetting],
+    main: String,
+    text_only: Option<String>,
+    /// family -> base id -> base.
+    families: BTreeMap<String, BTreeMap<String, Base>>,
+}
+
+impl<'s> Collector<'s> {
+    /// Feed it only the splits with answers: a robustness split without any is left out.
+    pub(crate) fn new(settings: &'s [SplitSetting], main: &str, text_only: Option<&str>) -> Self {
+        Self {
+            settings,
+            main: main.to_string(),
+            text_only: text_only.map(String::from),
+            families: BTreeMap::new(),
         }
-        let tags = release.tags.get(&s.split);
-        for (i, r) in rows.iter().enumerate() {
-            // A row without a recorded base repeats itself, as releases before the column did.
-            let base_id = tags
-                .and_then(|t| t.get(i))
-                .map(|t| t.base_qa_id.as_str())
-                .filter(|b| !b.is_empty())
-                .unwrap_or(&r.qa_id);
-            let b = families
-                .entry(r.family.clone())
+    }
+
+    /// The row of split `split`.
+    pub(crate) fn add(&mut self, split: &str, r: Answered<'_>) {
+        if split == self.main {
+            if let Some(b) = self.base_mut(r.family, r.qa_id) {
+                b.clean = Some(r.right);
+                b.question_type = r.question_type.to_string();
+                b.chance = chance_of(r.choices);
+            }
+            return;
+        }
+        if self.text_only.as_deref() == Some(split) {
+            if let Some(b) = self.base_mut(r.family, r.qa_id) {
+                b.text = Some(r.right);
+            }
+            return;
+        }
+        let n = self.settings.len();
+        for (k, _) in self
+            .settings
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.split == split)
+        {
+            let base_id = if r.base_qa_id.is_empty() {
+                r.qa_id
+            } else {
+                r.base_qa_id
+            };
+            let b = self
+                .families
+                .entry(r.family.to_string())
                 .or_default()
                 .entry(base_id.to_string())
                 .or_insert_with(|| Base {
-                    question_type: r.question_type.clone(),
-                    chance: chance_of(r.choices.len()),
-                    tally: vec![Tally::default(); release.settings.len()],
+                    question_type: r.question_type.to_string(),
+                    chance: chance_of(r.choices),
+                    tally: vec![Tally::default(); n],
                     ..Base::default()
                 });
             if let Some(t) = b.tally.get_mut(k) {
                 t.n += 1;
-                t.right += u32::from(answered(&s.split, i));
+                t.right += u32::from(r.right);
             }
         }
     }
-    let rows_of = |split: &str| release.splits.get(split).into_iter().flatten().enumerate();
-    // The main split's copy of a base row is the reference for its type and choices.
-    for (i, r) in rows_of(&release.main) {
-        if let Some(b) = base_mut(&mut families, r) {
-            b.clean = Some(answered(&release.main, i));
-            b.question_type.clone_from(&r.question_type);
-            b.chance = chance_of(r.choices.len());
-        }
-    }
-    if let Some(t) = control.filter(|t| correct.contains_key(*t)) {
-        for (i, r) in rows_of(t) {
-            if let Some(b) = base_mut(&mut families, r) {
-                b.text = Some(answered(t, i));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (family, fb) in &families {
-        let rows_where = |keep: &dyn Fn(&Base) -> bool| {
-            let bases: Vec<&Base> = fb.values().filter(|b| keep(b)).collect();
-            let asks = |k: usize| {
-                bases
-                    .iter()
-                    .any(|b| b.tally.get(k).is_some_and(|t| t.n > 0))
-            };
-            let settings = (release.settings.iter().enumerate())
-                .filter(|(k, _)| asks(*k))
-                .collect();
-            Rows { bases, settings }
-        };
-        let types: BTreeSet<&str> = fb.values().map(|b| b.question_type.as_str()).collect();
-        let of_type = |ty: &str| table(&rows_where(&|b| b.question_type == ty));
-        let by_type = types
-            .into_iter()
-            .map(|ty| (ty.to_string(), of_type(ty)))
-            .collect();
-        let table = table(&rows_where(&|_| true));
-        out.insert(family.clone(), FamilyRobustness { table, by_type });
-    }
-    out
-}
 
-fn base_mut<'a>(
-    families: &'a mut BTreeMap<String, BTreeMap<String, Base>>,
-    r: &QaRecord,
-) -> Option<&'a mut Base> {
-    families.get_mut(&r.family)?.get_mut(&r.qa_id)
+    fn base_mut(&mut self, family: &str, qa_id: &str) -> Option<&mut Base> {
+        self.families.get_mut(family)?.get_mut(qa_id)
+    }
+
+    /// Robustness figures per family that appears in a robustness split with answers.
+    pub(crate) fn finish(self) -> BTreeMap<String, FamilyRobustness> {
+        let settings = self.settings;
+        let mut out = BTreeMap::new();
+        for (family, fb) in &self.families {
+            let rows_where = |keep: &dyn Fn(&Base) -> bool| {
+                let bases: Vec<&Base> = fb.values().filter(|b| keep(b)).collect();
+                let asks = |k: usize| {
+                    bases
+                        .iter()
+                        .any(|b| b.tally.get(k).is_some_and(|t| t.n > 0))
+                };
+                let settings = (settings.iter().enumerate())
+                    .filter(|(k, _)| asks(*k))
+                    .collect();
+                Rows { bases, settings }
+            };
+            let types: BTreeSet<&str> = fb.values().map(|b| b.question_type.as_str()).collect();
+            let of_type = |ty: &str| table(&rows_where(&|b| b.question_type == ty));
+            let by_type = types
+                .into_iter()
+                .map(|ty| (ty.to_string(), of_type(ty)))
+                .collect();
+            let table = table(&rows_where(&|_| true));
+            out.insert(family.clone(), FamilyRobustness { table, by_type });
+        }
+        out
+    }
 }
 
 fn chance_of(choices: usize) -> Option<f64> {
@@ -471,7 +492,46 @@ pub(crate) fn plots(r: &BTreeMap<String, FamilyRobustness>, level: &str) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::read::RowSetting;
+    use crate::qa::QaRecord;
+    use crate::release::read::{ReleaseQuestions, RowSetting};
+
+    /// Correctness of each row, per split, aligned with `release.splits[split]`.
+    type Correct = BTreeMap<String, Vec<bool>>;
+
+    /// The figures of an in-memory release, its rows fed as `drivegen score` feeds them: the
+    /// robustness splits with answers first, then the main split and the text-only control.
+    fn robustness(
+        release: &ReleaseQuestions,
+        correct: &Correct,
+    ) -> BTreeMap<String, FamilyRobustness> {
+        let mut c = Collector::new(
+            &release.settings,
+            &release.main,
+            release.text_only.as_deref(),
+        );
+        let settings = release.settings.iter().map(|s| s.split.as_str());
+        let order = settings
+            .chain([release.main.as_str()])
+            .chain(release.text_only.as_deref());
+        for split in order.filter(|s| correct.contains_key(*s)) {
+            let rows = release.splits.get(split).into_iter().flatten();
+            let tags = release.tags.get(split);
+            for (i, r) in rows.enumerate() {
+                c.add(
+                    split,
+                    Answered {
+                        family: &r.family,
+                        qa_id: &r.qa_id,
+                        base_qa_id: tags.and_then(|t| t.get(i)).map_or("", |t| &t.base_qa_id),
+                        question_type: &r.question_type,
+                        choices: r.choices.len(),
+                        right: correct[split].get(i) == Some(&true),
+                    },
+                );
+            }
+        }
+        c.finish()
+    }
 
     fn rec(id: &str, family: &str, ty: &str, choices: usize) -> QaRecord {
         let choices = (0..choices).map(|k| k.to_string()).collect();

@@ -93,9 +93,13 @@ impl ScoreArgs {
             drivegen::store::paths::disjoint(release, "--release", html, "--html")?;
             drivegen::store::owner::file_output(html)?;
         }
-        let questions = score::read_release_splits(release, !self.no_verify)?;
         let predictions = score::read_predictions(preds)?;
-        let report = score::score_release(&questions, &predictions, self.split.as_deref())?;
+        let report = score::score_release(
+            release,
+            !self.no_verify,
+            &predictions,
+            self.split.as_deref(),
+        )?;
         if let Some(html) = self.html.as_deref() {
             let title = format!("drivegen robustness: {}", release.display());
             let page = score::robustness::html(&title, &report.robustness);
