@@ -111,26 +111,31 @@ pub(crate) fn contact_sheet_of(
     let codec_jobs: Vec<(Corruption, u8)> =
         jobs.iter().copied().filter(|(c, _)| c.is_codec()).collect();
     let (codec_cells, other_cells) = rayon::join(
-        || codec_cells(cfg, img, id, &codec_jobs),
+        || {
+            codec_cells(cfg, img, id, &codec_jobs).map(|cells| {
+                (cells.into_iter())
+                    .map(|r| r.map(|(out_img, params)| (thumb(&out_img), params)))
+                    .collect::<Vec<_>>()
+            })
+        },
         || {
             jobs.par_iter()
                 .filter(|(c, _)| !c.is_codec())
                 .map(|&(c, sev)| {
                     let mut v = corrupt_frame(cfg, gpu, c, sev, seed, id, &view)?;
                     let (out_img, _, params) = v.remove(0);
-                    Ok((out_img, params))
+                    Ok((thumb(&out_img), params))
                 })
                 .collect::<Result<Vec<_>>>()
         },
     );
     let (mut codec_cells, mut other_cells) = (codec_cells?.into_iter(), other_cells?.into_iter());
     let mut cells = jobs.iter().map(|(c, _)| {
-        let cell = if c.is_codec() {
+        if c.is_codec() {
             codec_cells.next()
         } else {
             other_cells.next().map(Ok)
-        };
-        cell.map(|r| r.map(|(out_img, params)| (thumb(&out_img), params)))
+        }
     });
     let mut legend = Vec::new();
     for (r, c) in Corruption::ALL.into_iter().enumerate() {
