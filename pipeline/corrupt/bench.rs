@@ -247,12 +247,14 @@ fn codec_path(
             Some(g) => {
                 let (r, report) = gpu_codec_rate(g, shape, jpeg, &plan, n, cfg)?;
                 notes.push(format!(
-                    "{}: {} batches, {} device buffers created for {} images; the GPU thread \
-                     waited {:.2} s for decoded images and {:.2} s for the device",
+                    "{}: {} images in {} batches used {} device buffers, {} of them created \
+                     (the rest reused); the GPU thread waited {:.2} s for decoded images and \
+                     {:.2} s for the device",
                     c.name(),
-                    report.batches,
-                    report.buffers_created,
                     report.images,
+                    report.batches,
+                    report.buffers_used,
+                    report.buffers_created,
                     report.waited_for_input_s,
                     report.waited_for_device_s
                 ));

@@ -99,9 +99,15 @@ impl<'g> GpuRunner<'g> {
         self.open.as_ref().map_or(0, |o| o.slots.len())
     }
 
-    /// Device buffers created so far (the rest were reused).
+    /// Device buffers created so far.
     pub fn buffers_created(&self) -> u64 {
         self.scratch.created()
+    }
+
+    /// Device buffers the views used so far, reused ones included: what one image at a
+    /// time would have created.
+    pub fn buffers_used(&self) -> u64 {
+        self.scratch.handed_out()
     }
 
     /// Adds `jobs` to the open batch, packing their pixels on the CPU pool.

@@ -62,8 +62,9 @@ pub(crate) struct Scratch {
     groups: HashMap<(KernelId, Vec<wgpu::Buffer>), wgpu::BindGroup>,
     /// Submissions queued so far.
     submissions: u64,
-    /// Buffers created, for tests and the benchmark's note.
+    /// Buffers created, and buffers handed out, for tests and the benchmark's note.
     created: u64,
+    handed_out: u64,
 }
 
 impl Scratch {
@@ -77,6 +78,7 @@ impl Scratch {
                 (gpu.reusable_buffer(label, bytes, usage.usage())?, false)
             }
         };
+        self.handed_out += 1;
         self.taken.push((key, buffer.clone()));
         Ok(Taken { buffer, reused })
     }
@@ -137,5 +139,10 @@ impl Scratch {
     /// Buffers created so far.
     pub(crate) fn created(&self) -> u64 {
         self.created
+    }
+
+    /// Buffers handed out so far: what would have been created without the pool.
+    pub(crate) fn handed_out(&self) -> u64 {
+        self.handed_out
     }
 }

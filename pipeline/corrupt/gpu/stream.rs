@@ -55,8 +55,11 @@ impl StreamShape {
 pub struct StreamReport {
     pub images: usize,
     pub batches: usize,
-    /// Device buffers created over the run (the rest of the per-view buffers were reused).
+    /// Device buffers created over the run.
     pub buffers_created: u64,
+    /// Device buffers the views used, reused ones included (what one image at a time
+    /// would have created).
+    pub buffers_used: u64,
     /// Seconds the GPU thread waited for decoded views.
     pub waited_for_input_s: f64,
     /// Seconds the GPU thread waited for the device (read-backs).
@@ -221,5 +224,6 @@ fn feed(
         }
     }
     report.buffers_created = runner.buffers_created();
+    report.buffers_used = runner.buffers_used();
     Ok(report)
 }

@@ -134,6 +134,7 @@ fn the_stream_reuses_its_buffers_and_stops_on_an_error() {
     // view of one batch, made once and reused by the other three batches.
     assert_eq!(report.batches, 4);
     assert_eq!(report.buffers_created, 3 * 3, "{report:?}");
+    assert_eq!(report.buffers_used, 3 * n as u64, "{report:?}");
 
     let failed = stream(
         gpu,
