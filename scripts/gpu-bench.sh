@@ -53,10 +53,10 @@ bench_vis visibility-gpu --frames "${VIS_FRAMES:-4096}" --repeats 3 --device gpu
   >"$out/visibility-cpu.md" 2>&1
 cat "$out/visibility-cpu.md"
 
-if ! "$bin" bench corrupt --images "${CORRUPT_IMAGES:-256}" --cpu-images "${CORRUPT_CPU_IMAGES:-32}" \
+if ! "$bin" bench corrupt --device gpu --images "${CORRUPT_IMAGES:-256}" --cpu-images "${CORRUPT_CPU_IMAGES:-32}" \
   --python "$(command -v "$py")" --report "$out/corrupt.md" >"$out/corrupt.log" 2>&1; then
   echo "(corrupt: the Python reference failed; timed without it)" >>"$out/corrupt.log"
-  "$bin" bench corrupt --images "${CORRUPT_IMAGES:-256}" --cpu-images "${CORRUPT_CPU_IMAGES:-32}" \
+  "$bin" bench corrupt --device gpu --images "${CORRUPT_IMAGES:-256}" --cpu-images "${CORRUPT_CPU_IMAGES:-32}" \
     --report "$out/corrupt.md" >>"$out/corrupt.log" 2>&1
 fi
 cat "$out/corrupt.md"

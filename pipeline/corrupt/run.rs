@@ -18,15 +18,16 @@ use image::RgbImage;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use super::frames::{frames_of, FrameIn, ViewIn};
+use super::inflight::InFlight;
 use super::output::CorruptionRow;
-use super::qa::{frame_questions, FrameRef, ShownView};
+use super::qa::{frame_questions, ShownView};
 use super::{apply_cpu, codec, plan_frame, CorruptConfig, Corruption, View};
 use crate::gpu::Gpu;
 use crate::images::ImageReader;
 use crate::qa::QaRecord;
 use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
-use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
 /// What this stage's output folder is, as its ownership marker records it.
@@ -145,123 +146,6 @@ pub(crate) const STAGE: &str = "corrupt";
 
 /// A decoded frame: its views' images, or why it is skipped.
 type Decoded = std::result::Result<Vec<RgbImage>, Reject>;
-
-/// One input view.
-#[derive(Debug, Clone)]
-struct ViewIn {
-    image_id: String,
-    camera: String,
-    /// The file the image is in (for a Waymo store, the segment's `camera_image` file).
-    path: PathBuf,
-    /// The store row the image belongs to (None: a plain file).
-    cam: Option<CameraRow>,
-    /// Relative path kept under the output folders; its extension is the output format.
-    rel: PathBuf,
-}
-
-#[derive(Debug, Clone)]
-struct FrameIn {
-    frame: FrameRef,
-    views: Vec<ViewIn>,
-}
-
-fn is_image(p: &Path) -> bool {
-    p.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "png" | "jpg" | "jpeg"))
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for e in rd {
-        let p = e.map_err(|e| Error::io(dir, e))?.path();
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if is_image(&p) {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
-fn frames_of(
-    input: &Input,
-    frames_per_scene: Option<usize>,
-) -> Result<(Vec<FrameIn>, Option<ImageReader>)> {
-    match input {
-        Input::Images(dir) => {
-            let mut files = Vec::new();
-            walk(dir, &mut files)?;
-            files.sort();
-            if files.is_empty() {
-                return Err(Error::not_found(dir, ".png/.jpg/.jpeg images found"));
-            }
-            let frames = files
-                .into_iter()
-                .map(|p| {
-                    let rel = p.strip_prefix(dir).unwrap_or(&p).to_path_buf();
-                    let id = rel.to_string_lossy().replace('\\', "/");
-                    let camera = p
-                        .parent()
-                        .and_then(|d| d.file_name())
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .filter(|n| n.starts_with("CAM_"))
-                        .unwrap_or_else(|| "CAM_FRONT".into());
-                    FrameIn {
-                        frame: FrameRef {
-                            source: "images".into(),
-                            scene_id: String::new(),
-                            frame_idx: None,
-                            frame_id: id.clone(),
-                        },
-                        views: vec![ViewIn {
-                            image_id: id,
-                            camera,
-                            path: p,
-                            cam: None,
-                            rel,
-                        }],
-                    }
-                })
-                .collect();
-            Ok((frames, None))
-        }
-        Input::Store(dir) => {
-            let store = Store::open(dir)?;
-            let images = ImageReader::new(&store, None);
-            let source = store.meta().source.clone();
-            let mut frames = Vec::new();
-            for scene in store.scenes()? {
-                let scene = scene?;
-                let mut by_frame: std::collections::BTreeMap<u32, Vec<ViewIn>> = Default::default();
-                for c in scene.cameras.iter().filter(|c| c.is_keyframe) {
-                    by_frame.entry(c.frame_idx).or_default().push(ViewIn {
-                        image_id: c.camera_frame_id.clone(),
-                        camera: c.camera.clone(),
-                        path: images.source_path(c),
-                        cam: Some(c.clone()),
-                        // Waymo images are rows of one file: each gets a name of its own.
-                        rel: PathBuf::from(ImageReader::file_name(c)),
-                    });
-                }
-                let keep = frames_per_scene.unwrap_or(usize::MAX);
-                for (idx, mut views) in by_frame.into_iter().take(keep) {
-                    views.sort_by_key(|v| (super::camera_rank(&v.camera), v.camera.clone()));
-                    frames.push(FrameIn {
-                        frame: FrameRef {
-                            source: source.clone(),
-                            scene_id: scene.scene.scene_id.clone(),
-                            frame_idx: Some(idx),
-                            frame_id: format!("{}/{idx}", scene.scene.scene_id),
-                        },
-                        views,
-                    });
-                }
-            }
-            Ok((frames, Some(images)))
-        }
-    }
-}
 
 /// The severities to run for `c`.
 fn severities(opts: &Options, c: Corruption) -> Vec<u8> {
@@ -511,7 +395,9 @@ fn write_images(
 }
 
 /// The corruption stage: runs every chosen corruption and severity on each decoded frame,
-/// records rows and questions in `acc` and hands the images to the writer.
+/// records rows and questions in `acc` and hands the images to the writer. On the GPU the
+/// units go through [`InFlight`], so several frames' work shares a submission and the stage
+/// waits once per batch.
 fn corrupt_frames(
     opts: &Options,
     gpu: Option<&Gpu>,
@@ -528,6 +414,7 @@ fn corrupt_frames(
     } else {
         CODEC_GROUP_IMAGES
     };
+    let mut flight = InFlight::new(if opts.images { gpu } else { None });
     let mut group: Vec<(usize, Decoded)> = Vec::new();
     let mut held = 0;
     for msg in frame_rx.iter() {
@@ -539,20 +426,15 @@ fn corrupt_frames(
         group.push((i, images));
         if held >= group_images {
             held = 0;
-            if !corrupt_group(
-                opts,
-                gpu,
-                frames,
-                &std::mem::take(&mut group),
-                write_tx,
-                pb,
-                acc,
-            )? {
+            let group = std::mem::take(&mut group);
+            if !corrupt_group(opts, frames, &group, &mut flight, write_tx, pb, acc)? {
                 return Ok(());
             }
         }
     }
-    corrupt_group(opts, gpu, frames, &group, write_tx, pb, acc)?;
+    if corrupt_group(opts, frames, &group, &mut flight, write_tx, pb, acc)? {
+        send_done(opts, frames, &mut flight, true, write_tx, acc)?;
+    }
     Ok(())
 }
 
@@ -565,9 +447,9 @@ const CODEC_GROUP_IMAGES: usize = 24;
 /// Runs [`corrupt_frames`]' work on a group of decoded frames; false once the writer stopped.
 fn corrupt_group(
     opts: &Options,
-    gpu: Option<&Gpu>,
     frames: &[FrameIn],
     group: &[(usize, Decoded)],
+    flight: &mut InFlight<'_>,
     write_tx: &crossbeam_channel::Sender<WriteBatch>,
     pb: &ProgressBar,
     acc: &mut Gathered,
@@ -606,8 +488,8 @@ fn corrupt_group(
         let mut frame_codec: Vec<_> = (&mut codec_done).take(views.len()).collect();
         for &c in &opts.corruptions {
             for sev in severities(opts, c) {
-                let done = if c.is_codec() {
-                    frame_codec
+                if c.is_codec() {
+                    let done = frame_codec
                         .iter_mut()
                         .map(|jobs| {
                             jobs.next().ok_or_else(|| {
@@ -617,35 +499,48 @@ fn corrupt_group(
                         .collect::<Result<Vec<_>>>()?
                         .into_iter()
                         .map(|(img, p)| (Some(img), true, p))
-                        .collect()
-                } else if opts.images {
-                    corrupt_frame(
-                        &opts.config,
-                        gpu,
-                        c,
-                        sev,
-                        opts.seed,
-                        &f.frame.frame_id,
-                        &views,
-                    )?
-                    .into_iter()
-                    .map(|(img, applied, p)| (Some(img), applied, p))
-                    .collect()
+                        .collect();
+                    flight.push_done(*i, c, sev, done);
+                    continue;
+                }
+                let plans = plan_frame(&opts.config, c, sev, opts.seed, &f.frame.frame_id, &views)?;
+                if opts.images {
+                    flight.push_planned(*i, c, sev, &views, plans)?;
                 } else {
-                    plan_frame(&opts.config, c, sev, opts.seed, &f.frame.frame_id, &views)?
+                    let done = plans
                         .into_iter()
                         .map(|p| (None, p.applied, p.params))
-                        .collect()
-                };
-                let batch = acc.record(opts.seed, f, c, sev, done)?;
-                acc.summary.images_written += batch.len();
-                if write_tx.send(batch).is_err() {
-                    // The writer stopped on an error, which its join reports.
+                        .collect();
+                    flight.push_done(*i, c, sev, done);
+                }
+                if !send_done(opts, frames, flight, false, write_tx, acc)? {
                     return Ok(false);
                 }
             }
         }
         pb.inc(1);
+    }
+    Ok(true)
+}
+
+/// Records the units [`InFlight::take_done`] gives back and hands their images to the
+/// writer; false once the writer stopped.
+fn send_done(
+    opts: &Options,
+    frames: &[FrameIn],
+    flight: &mut InFlight<'_>,
+    all: bool,
+    write_tx: &crossbeam_channel::Sender<WriteBatch>,
+    acc: &mut Gathered,
+) -> Result<bool> {
+    for (unit, done) in flight.take_done(all)? {
+        let f = &frames[unit.frame];
+        let batch = acc.record(opts.seed, f, unit.corruption, unit.severity, done)?;
+        acc.summary.images_written += batch.len();
+        if write_tx.send(batch).is_err() {
+            // The writer stopped on an error, which its join reports.
+            return Ok(false);
+        }
     }
     Ok(true)
 }

@@ -141,6 +141,39 @@ impl Gpu {
         })
     }
 
+    /// A zeroed buffer of `bytes` bytes with `usage`, for work repeated on buffers of the same
+    /// size: the caller refills it with `Queue::write_buffer` or clears it before each use.
+    /// Checked against the storage or uniform binding limit its usage implies.
+    pub(crate) fn reusable_buffer(
+        &self,
+        label: &str,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
+        if usage.contains(wgpu::BufferUsages::STORAGE) {
+            self.check_storage_size(label, bytes)?;
+        }
+        if usage.contains(wgpu::BufferUsages::UNIFORM) {
+            let max = self.device.limits().max_uniform_buffer_binding_size;
+            if bytes > max {
+                return Err(gpu_error(
+                    label,
+                    format!(
+                        "{bytes} B of parameters exceed max_uniform_buffer_binding_size {max} B"
+                    ),
+                ));
+            }
+        }
+        self.scoped(label, || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
     fn check_storage_size(&self, label: &str, bytes: u64) -> Result<()> {
         let l = self.device.limits();
         let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
@@ -321,7 +354,7 @@ impl Gpu {
 }
 
 /// Records one compute pass of `k`: `bindings[i]` at `@group(0) @binding(i)`, over
-/// `groups` = `[x, y]` workgroups. Every kernel dispatch of drivegen is recorded here.
+/// `groups` = `[x, y]` workgroups.
 pub(crate) fn record_pass(
     device: &wgpu::Device,
     enc: &mut wgpu::CommandEncoder,
@@ -330,6 +363,18 @@ pub(crate) fn record_pass(
     bindings: &[&wgpu::Buffer],
     groups: [u32; 2],
 ) {
+    let group = bind_group(device, k, label, bindings);
+    record_bound(enc, k, label, &group, groups);
+}
+
+/// The bind group of `bindings` for `k` (`bindings[i]` at `@group(0) @binding(i)`), for callers
+/// that run the same kernel on the same buffers again and keep the group.
+pub(crate) fn bind_group(
+    device: &wgpu::Device,
+    k: &Kernel,
+    label: &str,
+    bindings: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
     let entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
         .iter()
         .zip(0u32..)
@@ -338,16 +383,27 @@ pub(crate) fn record_pass(
             resource: b.as_entire_binding(),
         })
         .collect();
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(label),
         layout: &k.pipeline.get_bind_group_layout(0),
         entries: &entries,
-    });
+    })
+}
+
+/// Records one compute pass of `k` with `group` bound at group 0, over `groups` = `[x, y]`
+/// workgroups. Every kernel dispatch of drivegen is recorded here.
+pub(crate) fn record_bound(
+    enc: &mut wgpu::CommandEncoder,
+    k: &Kernel,
+    label: &str,
+    group: &wgpu::BindGroup,
+    groups: [u32; 2],
+) {
     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),
         timestamp_writes: None,
     });
     pass.set_pipeline(&k.pipeline);
-    pass.set_bind_group(0, &group, &[]);
+    pass.set_bind_group(0, group, &[]);
     pass.dispatch_workgroups(groups[0], groups[1], 1);
 }

@@ -239,6 +239,10 @@ pub struct BenchCorruptArgs {
     /// Skip the CPU twin and the Python reference.
     #[arg(long)]
     pub gpu_only: bool,
+    /// Where the GPU columns run, chosen as every stage chooses: `auto` (a hardware GPU, else
+    /// none), `gpu` (any adapter, a software one included) or `cpu` (no GPU columns).
+    #[arg(long, default_value = "auto", value_parser = device)]
+    pub device: DeviceChoice,
     /// Write the Markdown table here too.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -261,7 +265,13 @@ impl BenchCorruptArgs {
             cpu_images: self.cpu_images,
             python: if self.gpu_only { None } else { python },
             cpu: !self.gpu_only,
+            device: Device::open(self.device)?,
         };
+        if opts.device.gpu().is_none() && self.device != DeviceChoice::Cpu {
+            eprintln!(
+                "drivegen: no hardware GPU; no GPU columns (`--device gpu` times any adapter)"
+            );
+        }
         let report = drivegen::corrupt::bench::run(&opts)?;
         print!("{report}");
         if let Some(p) = self

@@ -250,6 +250,8 @@ fn bench_corrupt_reports_every_corruption() {
                 "--images",
                 "2",
                 "--gpu-only",
+                "--device",
+                device(),
                 "--report",
             ])
             .arg(&report)

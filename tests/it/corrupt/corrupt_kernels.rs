@@ -17,7 +17,7 @@ use image::RgbImage;
 
 /// A random image: smooth gradients with noise, flat patches and saturated corners, so
 /// HSV edge cases (greys, ties, black, white) all occur.
-fn random_image(rng: &mut Rng, w: u32, h: u32) -> RgbImage {
+pub(super) fn random_image(rng: &mut Rng, w: u32, h: u32) -> RgbImage {
     let base = [rng.below(256), rng.below(256), rng.below(256)];
     let grad = [rng.below(5), rng.below(5), rng.below(5)];
     let noise = 1 + rng.below(60);
@@ -38,7 +38,7 @@ fn random_image(rng: &mut Rng, w: u32, h: u32) -> RgbImage {
 
 const CAMS: [&str; 6] = drivegen::corrupt::CAMERA_ORDER;
 
-fn max_diff(a: &RgbImage, b: &RgbImage) -> (u8, usize) {
+pub(super) fn max_diff(a: &RgbImage, b: &RgbImage) -> (u8, usize) {
     let mut worst = 0u8;
     let mut count = 0;
     for (x, y) in a.iter().zip(b.iter()) {
@@ -49,7 +49,7 @@ fn max_diff(a: &RgbImage, b: &RgbImage) -> (u8, usize) {
     (worst, count)
 }
 
-fn exact(c: Corruption) -> bool {
+pub(super) fn exact(c: Corruption) -> bool {
     matches!(
         c,
         Corruption::ColorQuant | Corruption::CameraCrash | Corruption::FrameLost
