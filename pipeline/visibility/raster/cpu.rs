@@ -1,6 +1,8 @@
 //! The CPU rasteriser: rules 9–10 of [`super`] over bands of rows in parallel, each triangle
 //! drawn as spans, and the merge of images rasterised in chunks.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 
 use super::triangle::*;
@@ -12,8 +14,73 @@ use crate::{Error, Result};
 const BAND_ROWS: u32 = 32;
 
 /// Pixels per row segment of the early depth test: a span is tested against its segment's
-/// farthest key once, then drawn pixel by pixel only if it can win somewhere.
+/// farthest key once, then, only if it can win somewhere, the whole segment is z-tested with
+/// the pixels outside the span masked off, so every pixel takes the vector path.
 const SEG: u32 = 32;
+
+/// Pixels per block of the visible-pixel scan.
+const LANES: usize = 8;
+
+thread_local! {
+    /// This thread's band buffers, kept from band to band and image to image.
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch::new()) };
+}
+
+/// The buffers of one band: its depth keys and object ids (rows `stride` apart, the width
+/// rounded up to whole segments), all [`EMPTY`] between bands, and its early-test bounds.
+struct Scratch {
+    keys: Vec<u32>,
+    ids: Vec<u32>,
+    /// Per row and segment, a key no nearer than the farthest one there.
+    far: Vec<u32>,
+    /// Per row, the pixels `lo..hi` any span reached: outside them every pixel is EMPTY, so
+    /// only they are counted and cleared.
+    touched: Vec<(u32, u32)>,
+    /// Set while a band is drawn, so that rows a panicking band left behind are cleared
+    /// before the next one uses them.
+    dirty: bool,
+}
+
+impl Scratch {
+    const fn new() -> Self {
+        Scratch {
+            keys: Vec::new(),
+            ids: Vec::new(),
+            far: Vec::new(),
+            touched: Vec::new(),
+            dirty: false,
+        }
+    }
+
+    /// Readies the buffers of a band of `rows` rows of `stride` pixels and `segs` segments.
+    fn start(&mut self, rows: usize, stride: usize, segs: usize) {
+        if self.dirty {
+            self.keys.fill(EMPTY);
+            self.ids.fill(EMPTY);
+        }
+        if self.keys.len() < rows * stride {
+            self.keys.resize(rows * stride, EMPTY);
+            self.ids.resize(rows * stride, EMPTY);
+        }
+        self.far.clear();
+        self.far.resize(rows * segs, EMPTY);
+        self.touched.clear();
+        self.touched.resize(rows, (u32::MAX, 0));
+        self.dirty = true;
+    }
+
+    /// Leaves the touched pixels of the first `touched.len()` rows EMPTY again.
+    fn finish(&mut self, stride: usize) {
+        for (r, &(lo, hi)) in self.touched.iter().enumerate() {
+            if lo < hi {
+                let run = r * stride + lo as usize..r * stride + hi as usize;
+                self.keys[run.clone()].fill(EMPTY);
+                self.ids[run].fill(EMPTY);
+            }
+        }
+        self.dirty = false;
+    }
+}
 
 /// The CPU z-buffer (rules 1–10).
 ///
@@ -59,30 +126,40 @@ pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
         bins: &bins,
         num_objects: n,
     };
-    // Bands draw straight into their rows of the image's buffers (Grid::new refused an empty
+    // Each band is drawn in its thread's buffers, which stay in cache and are handed back
+    // all EMPTY, so a frame neither allocates nor clears a full-size buffer unless it keeps
+    // its maps, and then each band's rows are copied out whole (Grid::new refused an empty
     // image, so a band holds at least one pixel).
-    let len = job.width as usize * job.height as usize;
-    let band_len = BAND_ROWS as usize * job.width as usize;
-    let mut depth_keys = vec![EMPTY; len];
-    let mut ids = vec![EMPTY; len];
-    let bands: Vec<Vec<ObjectStats>> = depth_keys
-        .par_chunks_mut(band_len)
-        .zip(ids.par_chunks_mut(band_len))
-        .enumerate()
-        .map(|(b, (keys, ids))| {
-            let ja = b as u32 * BAND_ROWS;
-            let jb = (ja + BAND_ROWS).min(job.height) - 1;
-            tris.band(ja, jb, keys, ids)
-        })
-        .collect();
+    let draw = |b: usize, out: Option<(&mut [u32], &mut [u32])>| {
+        let ja = b as u32 * BAND_ROWS;
+        let jb = (ja + BAND_ROWS).min(job.height) - 1;
+        SCRATCH.with(|scratch| tris.band(ja, jb, &mut scratch.borrow_mut(), out))
+    };
+    let (ids, depth_keys, bands): (Vec<u32>, Vec<u32>, Vec<Vec<ObjectStats>>) = if job.want_maps {
+        let len = job.width as usize * job.height as usize;
+        let band_len = BAND_ROWS as usize * job.width as usize;
+        // Zeroed pages cost nothing until the bands write every pixel.
+        let mut depth_keys = vec![0u32; len];
+        let mut ids = vec![0u32; len];
+        let bands = depth_keys
+            .par_chunks_mut(band_len)
+            .zip(ids.par_chunks_mut(band_len))
+            .enumerate()
+            .map(|(b, out)| draw(b, Some(out)))
+            .collect();
+        (ids, depth_keys, bands)
+    } else {
+        let bands = (0..bins.len())
+            .into_par_iter()
+            .map(|b| draw(b, None))
+            .collect();
+        (Vec::new(), Vec::new(), bands)
+    };
     let mut objects = vec![ObjectStats::default(); n];
     for band in bands {
         for (o, add) in objects.iter_mut().zip(&band) {
             o.merge(add);
         }
-    }
-    if !job.want_maps {
-        (ids, depth_keys) = (Vec::new(), Vec::new());
     }
     Ok(RasterOut {
         width: job.width,
@@ -167,7 +244,7 @@ impl ObjectStats {
 /// Twice the relative rounding error of the four `f32` additions of rule 7 (4 · 2^-24).
 const ROUNDING: f64 = 1.0 / (1u64 << 21) as f64;
 
-/// What [`DepthBound::min_key`] needs to bound a triangle's inverse depth over a row segment
+/// What [`DepthBound::loses`] needs to bound a triangle's inverse depth over a row segment
 /// from above, so the early test never skips a pixel the triangle would win.
 struct DepthBound {
     /// The stored plane in `f64`: `w0 + a·di + b·dj`, with `a = wi_hi + wi_lo` (exact).
@@ -210,14 +287,29 @@ impl DepthBound {
         exact + mag * ROUNDING
     }
 
-    /// A key no larger than any key the triangle gives in row offset `dj`, pixel offsets
-    /// `da..=db` (the plane is affine, so its largest value is at an end of the segment).
+    /// The plane's value and its terms' magnitudes at row offset `dj`, for
+    /// [`DepthBound::loses`].
     #[inline]
-    fn min_key(&self, da: u32, db: u32, dj: u32) -> u32 {
-        let (da, db, dj) = (f64::from(da), f64::from(db), f64::from(dj));
-        let exact = self.w0 + self.b * dj + self.a * da + (self.a * (db - da)).max(0.0);
-        let mag = self.abs_w0 + self.abs_a * db + self.abs_b * dj;
-        depth_key(((exact + mag * ROUNDING) as f32).next_up())
+    fn row(&self, dj: u32) -> [f64; 2] {
+        let dj = f64::from(dj);
+        [self.w0 + self.b * dj, self.abs_w0 + self.abs_b * dj]
+    }
+
+    /// Whether the triangle, in a row (`row` from [`DepthBound::row`]) at pixel offsets
+    /// `da..=db`, is strictly farther than every pixel of a segment whose farthest key is
+    /// `farthest`: the bound of the inverse depth it computes there (the plane is affine, so
+    /// its largest value is at an end of the segment) is below the farthest pixel's, and so is
+    /// the clamp of rule 8, which could otherwise give an equal key.
+    #[inline]
+    fn loses(&self, [w_row, mag_row]: [f64; 2], da: u32, db: u32, farthest: u32) -> bool {
+        if farthest == EMPTY {
+            return false;
+        }
+        let (da, db) = (f64::from(da), f64::from(db));
+        let exact = w_row + self.a * da + (self.a * (db - da)).max(0.0);
+        let upper = exact + (mag_row + self.abs_a * db) * ROUNDING;
+        let w_far = f64::from(f32::from_bits(u32::MAX - farthest));
+        upper.max(f64::from(f32::MIN_POSITIVE)) < w_far
     }
 }
 
@@ -234,27 +326,64 @@ struct Tris<'a> {
 }
 
 impl Tris<'_> {
-    /// Rasterises rows `ja..=jb` into their depth keys and object ids (row-major, all
-    /// [`EMPTY`] on entry); returns each object's counts in them.
-    fn band(&self, ja: u32, jb: u32, keys: &mut [u32], ids: &mut [u32]) -> Vec<ObjectStats> {
+    /// Rasterises rows `ja..=jb` in `scratch` and returns each object's counts in them; with
+    /// `out`, also writes the rows' depth keys and object ids there (row-major, `width` apart).
+    fn band(
+        &self,
+        ja: u32,
+        jb: u32,
+        scratch: &mut Scratch,
+        out: Option<(&mut [u32], &mut [u32])>,
+    ) -> Vec<ObjectStats> {
         let w = self.g.width as usize;
+        let stride = w.next_multiple_of(SEG as usize);
         let rows = (jb - ja + 1) as usize;
         let segs = self.g.width.div_ceil(SEG) as usize;
-        let mut far = vec![EMPTY; rows * segs];
+        scratch.start(rows, stride, segs);
+        let Scratch {
+            keys,
+            ids,
+            far,
+            touched,
+            ..
+        } = scratch;
         let bin = &self.bins[(ja / BAND_ROWS) as usize];
         for &t in bin {
             let (s, bound) = (&self.setups[t as usize], &self.bounds[t as usize]);
             for_each_span_in(self.g, s, ja, jb, |j, lo, hi| {
                 let r = (j - ja) as usize;
-                let row = r * w..(r + 1) * w;
+                let reach = &mut touched[r];
+                *reach = (reach.0.min(lo), reach.1.max(hi + 1));
+                let row = r * stride..(r + 1) * stride;
                 let far = &mut far[r * segs..(r + 1) * segs];
                 let span = Span { j, lo, hi };
-                draw_span(s, bound, span, &mut keys[row.clone()], &mut ids[row], far);
+                draw_span(
+                    s,
+                    bound,
+                    span,
+                    w as u32,
+                    &mut keys[row.clone()],
+                    &mut ids[row],
+                    far,
+                );
             });
         }
         let mut objects = vec![ObjectStats::default(); self.num_objects];
         self.count_projected(ja, jb, bin, &mut objects);
-        add_visible(ids, w, ja, &mut objects);
+        for (r, &(lo, hi)) in touched.iter().enumerate() {
+            if lo < hi {
+                let run = r * stride + lo as usize..r * stride + hi as usize;
+                add_visible_row(&ids[run], lo, ja + r as u32, &mut objects);
+            }
+        }
+        if let Some((keys_out, ids_out)) = out {
+            for r in 0..rows {
+                let (row, own) = (r * w..(r + 1) * w, r * stride..r * stride + w);
+                keys_out[row.clone()].copy_from_slice(&keys[own.clone()]);
+                ids_out[row].copy_from_slice(&ids[own]);
+            }
+        }
+        scratch.finish(stride);
         objects
     }
 
@@ -294,30 +423,45 @@ impl Tris<'_> {
     }
 }
 
-/// Adds each pixel of a band (rows from `ja`) to the stats of the object it shows, one run
-/// of equal pixels at a time.
+/// Adds each pixel of a band (rows from `ja`) to the stats of the object it shows.
 fn add_visible(ids: &[u32], w: usize, ja: u32, objects: &mut [ObjectStats]) {
     for (r, row) in ids.chunks(w).enumerate() {
-        let j = ja + r as u32;
-        let mut i = 0;
-        while i < row.len() {
-            let id = row[i];
-            let run = row[i..].iter().take_while(|&&v| v == id).count();
-            if id != EMPTY {
-                let (a, b) = (i as u32, (i + run) as u32);
-                let o = &mut objects[id as usize];
-                o.visible_pixels += b - a;
-                // The sum of a..b: (a + b - 1) · n / 2, one of the two factors is even.
-                o.sum_i += (u64::from(a) + u64::from(b) - 1) * u64::from(b - a) / 2;
-                o.sum_j += u64::from(j) * u64::from(b - a);
-                o.modal = Some(match o.modal {
-                    None => [a, j, b, j + 1],
-                    Some([x0, y0, x1, y1]) => [x0.min(a), y0.min(j), x1.max(b), y1.max(j + 1)],
-                });
-            }
-            i += run;
-        }
+        add_visible_row(row, 0, ja + r as u32, objects);
     }
+}
+
+/// Adds the pixels of row `j` from column `i0` on to the stats of the objects they show, one
+/// run of equal pixels at a time.
+fn add_visible_row(row: &[u32], i0: u32, j: u32, objects: &mut [ObjectStats]) {
+    let mut i = 0;
+    while i < row.len() {
+        let id = row[i];
+        let run = run_len(&row[i..], id);
+        if id != EMPTY {
+            let (a, b) = (i0 + i as u32, i0 + (i + run) as u32);
+            let o = &mut objects[id as usize];
+            o.visible_pixels += b - a;
+            // The sum of a..b: (a + b - 1) · n / 2, one of the two factors is even.
+            o.sum_i += (u64::from(a) + u64::from(b) - 1) * u64::from(b - a) / 2;
+            o.sum_j += u64::from(j) * u64::from(b - a);
+            o.modal = Some(match o.modal {
+                None => [a, j, b, j + 1],
+                Some([x0, y0, x1, y1]) => [x0.min(a), y0.min(j), x1.max(b), y1.max(j + 1)],
+            });
+        }
+        i += run;
+    }
+}
+
+/// How many pixels from the start of `row` equal `id`, a block at a time while whole blocks do.
+fn run_len(row: &[u32], id: u32) -> usize {
+    let (blocks, _) = row.as_chunks::<LANES>();
+    let same = blocks
+        .iter()
+        .take_while(|b| b.iter().fold(0, |d, &v| d | (v ^ id)) == 0)
+        .count()
+        * LANES;
+    same + row[same..].iter().take_while(|&&v| v == id).count()
 }
 
 /// Pixels `lo..=hi` of row `j`.
@@ -328,12 +472,27 @@ struct Span {
     hi: u32,
 }
 
-/// Draws a span (rules 7–10), one segment at a time, skipping a segment where the triangle
-/// cannot come strictly nearer than the farthest key already there.
-fn draw_span(
+crate::cpu::avx2_clone! {
+    /// Draws a span (rules 7–10) into a row `width` pixels wide, held in whole segments, one
+    /// segment at a time, skipping a segment where the triangle cannot come strictly nearer
+    /// than the farthest key already there.
+    fn draw_span(
+        s: &TriSetup,
+        bound: &DepthBound,
+        span: Span,
+        width: u32,
+        keys: &mut [u32],
+        ids: &mut [u32],
+        far: &mut [u32],
+    ) = draw_span_any;
+}
+
+#[inline(always)]
+fn draw_span_any(
     s: &TriSetup,
     bound: &DepthBound,
     span: Span,
+    width: u32,
     keys: &mut [u32],
     ids: &mut [u32],
     far: &mut [u32],
@@ -341,56 +500,59 @@ fn draw_span(
     let dj = span.j - s.j0;
     let djf = dj as f32;
     // The same exact products rule 7 forms, so every sum below is bit for bit inv_depth's.
-    let (tj_hi, tj_lo) = (s.wj_hi * djf, s.wj_lo * djf);
-    let width = keys.len() as u32;
+    let tj = [s.wj_hi * djf, s.wj_lo * djf];
+    let row = bound.row(dj);
+    let (keys, _) = keys.as_chunks_mut::<{ SEG as usize }>();
+    let (ids, _) = ids.as_chunks_mut::<{ SEG as usize }>();
     let mut a = span.lo;
     while a <= span.hi {
         let seg = a / SEG;
-        let seg_end = ((seg + 1) * SEG).min(width) - 1;
+        let first = seg * SEG;
+        let seg_end = (first + SEG).min(width) - 1;
         let b = span.hi.min(seg_end);
-        let farthest = far[seg as usize];
-        if farthest != EMPTY && bound.min_key(a - s.i0, b - s.i0, dj) > farthest {
-            a = b + 1;
-            continue;
-        }
-        let range = a as usize..b as usize + 1;
-        let seg_far = draw_run(
-            s,
-            a - s.i0,
-            (tj_hi, tj_lo),
-            &mut keys[range.clone()],
-            &mut ids[range],
-        );
-        // Keys only ever get smaller, so an old farthest key stays a valid bound; a span that
-        // covers the whole segment gives the exact one.
-        if a == seg * SEG && b == seg_end {
-            far[seg as usize] = seg_far;
+        if !bound.loses(row, a - s.i0, b - s.i0, far[seg as usize]) {
+            let d0 = first as i32 - s.i0 as i32;
+            let (k, i) = (&mut keys[seg as usize], &mut ids[seg as usize]);
+            let seg_far = draw_segment(s, d0, [a - first, b - first], tj, k, i);
+            // Keys only ever get smaller, so an old farthest key stays a valid bound; a span
+            // that covers the whole segment gives the exact one (or EMPTY, from a last
+            // segment's padding, which only turns the test off there).
+            if a == first && b == seg_end {
+                far[seg as usize] = seg_far;
+            }
         }
         a = b + 1;
     }
 }
 
-/// The z-test of consecutive pixels from offset `di0` in the triangle's box; returns the
-/// farthest key left. Written as a straight loop over slices so that it vectorises.
-fn draw_run(
+/// The z-test of a whole segment, the first pixel at offset `d0` in the triangle's box, for
+/// its pixels `lo..=hi` (the others keep their values), with row terms `tj`; returns the
+/// farthest key left in it. A fixed-size loop, so that every step is a vector operation.
+/// Offsets are below 2^14, so converting them through `i32` (which vector units have) gives
+/// `f32(di)` exactly; the masked-off pixels' values are computed and dropped.
+#[inline(always)]
+fn draw_segment(
     s: &TriSetup,
-    di0: u32,
-    (tj_hi, tj_lo): (f32, f32),
-    keys: &mut [u32],
-    ids: &mut [u32],
+    d0: i32,
+    [lo, hi]: [u32; 2],
+    [tj_hi, tj_lo]: [f32; 2],
+    keys: &mut [u32; SEG as usize],
+    ids: &mut [u32; SEG as usize],
 ) -> u32 {
     let mut far = 0u32;
-    for (k, (key, id)) in keys.iter_mut().zip(ids.iter_mut()).enumerate() {
-        let di = (di0 + k as u32) as f32;
+    for x in 0..SEG {
+        let (key, id) = (keys[x as usize], ids[x as usize]);
+        let di = (d0 + x as i32) as f32;
         let w = s.w0 + s.wi_hi * di;
         let w = w + tj_hi;
         let w = w + s.wi_lo * di;
         let w = w + tj_lo;
         let new = depth_key(w);
-        let take = new < *key || (new == *key && s.obj < *id);
-        *id = if take { s.obj } else { *id };
-        *key = if take { new } else { *key };
-        far = far.max(*key);
+        let nearer = new < key || (new == key && s.obj < id);
+        let take = (lo <= x) & (x <= hi) & nearer;
+        ids[x as usize] = if take { s.obj } else { id };
+        keys[x as usize] = if take { new } else { key };
+        far = far.max(keys[x as usize]);
     }
     far
 }

@@ -270,38 +270,102 @@ pub fn for_each_span_in(
         return;
     }
     let sb = g.sub_bits;
-    let mut step = [0i64; 3];
-    let mut bias = [0i64; 3];
-    for k in 0..3 {
-        let (a, b) = ((k + 1) % 3, (k + 2) % 3);
-        step[k] = i64::from(s.y[b] - s.y[a]) << sb;
-        bias[k] = i64::from(s.top_left >> k & 1);
-    }
     let px0 = g.centre(s.i0);
+    let py0 = g.centre(ja);
+    // Pixel i0 + n passes edge k when e0 − n·step > 0, with e0 the edge function at the row's
+    // first pixel plus the top-left bias. Along a row that bounds n from above (step > 0:
+    // n ≤ ⌊(e0 − 1)/step⌋) or from below (step < 0: n ≥ ⌊−e0/|step|⌋ + 1); outside the
+    // triangle's side the bound just empties the span. From row to row e0 grows by a
+    // constant, so each bound's quotient and remainder are carried along instead of divided
+    // afresh.
+    let mut bounds = [Bound::default(); 3];
+    for (k, b) in bounds.iter_mut().enumerate() {
+        let (a, bb) = ((k + 1) % 3, (k + 2) % 3);
+        let step = i64::from(s.y[bb] - s.y[a]) << sb;
+        let e0 = i64::from(edge(s, k, px0, py0)) + i64::from(s.top_left >> k & 1);
+        let grow = i64::from(s.x[bb] - s.x[a]) << sb;
+        *b = if step == 0 {
+            // Parallel to the rows: the same e0 sign all along a row.
+            Bound::flat(e0, grow)
+        } else if step > 0 {
+            Bound::new(Side::Upper, e0 - 1, grow, step)
+        } else {
+            Bound::new(Side::Lower, -e0, -grow, -step)
+        };
+    }
     let width = i64::from(s.i1 - s.i0);
     for j in ja..=jb {
-        let py = g.centre(j);
-        // Pixel i0 + n passes edge k when e0 - n·step > 0.
         let (mut lo, mut hi) = (0i64, width);
-        for k in 0..3 {
-            let e0 = i64::from(edge(s, k, px0, py)) + bias[k];
-            let st = step[k];
-            if st == 0 {
-                if e0 <= 0 {
-                    hi = -1;
+        for b in &mut bounds {
+            match b.side {
+                Side::Upper => hi = hi.min(b.q),
+                Side::Lower => lo = lo.max(b.q + 1),
+                Side::Flat => {
+                    if b.q <= 0 {
+                        hi = -1;
+                    }
                 }
-            } else if st > 0 {
-                // n < e0 / st: the last n is ceil(e0 / st) - 1.
-                let last = if e0 <= 0 { -1 } else { (e0 - 1).div_euclid(st) };
-                hi = hi.min(last);
-            } else {
-                // n > -e0 / |st|: the first n is floor(-e0 / |st|) + 1, or 0.
-                let first = if e0 > 0 { 0 } else { (-e0).div_euclid(-st) + 1 };
-                lo = lo.max(first);
             }
+            b.advance();
         }
         if lo <= hi {
             f(j, s.i0 + lo as u32, s.i0 + hi as u32);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Side {
+    /// `n ≤ q`.
+    #[default]
+    Upper,
+    /// `n ≥ q + 1`.
+    Lower,
+    /// Edge parallel to the rows: `q` is e0 itself, no pixel of the row passes if `q ≤ 0`.
+    Flat,
+}
+
+/// `q = ⌊num/d⌋` and `r = num − q·d` (`d > 0`) of a numerator that grows by `grow` a row,
+/// kept exact with `grow = gq·d + gr`, `0 ≤ gr < d`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bound {
+    side: Side,
+    q: i64,
+    r: i64,
+    d: i64,
+    gq: i64,
+    gr: i64,
+}
+
+impl Bound {
+    fn new(side: Side, num: i64, grow: i64, d: i64) -> Self {
+        Bound {
+            side,
+            q: num.div_euclid(d),
+            r: num.rem_euclid(d),
+            d,
+            gq: grow.div_euclid(d),
+            gr: grow.rem_euclid(d),
+        }
+    }
+
+    fn flat(e0: i64, grow: i64) -> Self {
+        Bound {
+            side: Side::Flat,
+            q: e0,
+            gq: grow,
+            ..Bound::default()
+        }
+    }
+
+    /// To the next row.
+    #[inline]
+    fn advance(&mut self) {
+        self.q += self.gq;
+        self.r += self.gr;
+        if self.r >= self.d && self.side != Side::Flat {
+            self.r -= self.d;
+            self.q += 1;
         }
     }
 }
