@@ -71,7 +71,7 @@ impl Ticket {
 }
 
 /// Runs corruption plans on the GPU a batch at a time, keeping its buffers and bind groups
-/// from batch to batch ([`super::scratch`]). Not shared between threads: each thread that
+/// from batch to batch (`scratch.rs`). Not shared between threads: each thread that
 /// feeds the device holds its own.
 pub struct GpuRunner<'g> {
     gpu: &'g Gpu,
