@@ -34,15 +34,20 @@ enum Decoded {
 /// What is carried from row to row and shard to shard.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    ids: HashMap<String, HashSet<String>>,
+    /// Per split, a 128-bit digest of each `qa_id` ([`id_key`]): a duplicate is named by the
+    /// row that repeats it, so the ids themselves need not be held.
+    ids: HashMap<String, HashSet<u128>>,
     pub counts: BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>>,
     /// Per (family, type, options): how often each letter is the answer, main splits only.
     letters: BTreeMap<(String, String, usize), Vec<usize>>,
     /// Per (split, qa_id) of a main split: a digest of what a control row must repeat.
-    fingerprints: HashMap<(String, String), [u8; 32]>,
+    /// Keyed by [`id_key`] of (split, qa_id).
+    fingerprints: HashMap<u128, [u8; 32]>,
     /// Control rows, (control split, shard, qa_id, digest), checked once every main row is
-    /// read.
-    controls: Vec<(String, String, String, [u8; 32])>,
+    /// read; split and shard are indices into `names`, as a release has few of each.
+    controls: Vec<(u32, u32, String, [u8; 32])>,
+    names: Vec<String>,
+    name_index: HashMap<String, u32>,
     decoded: HashMap<[u8; 32], Decoded>,
     pub images: usize,
     /// The robustness splits and what their rows must repeat.
@@ -277,7 +282,7 @@ fn check_row(
         .ids
         .entry(shard.split.clone())
         .or_default()
-        .insert(r.qa_id.clone())
+        .insert(id_key(&[&r.qa_id]))
     {
         bad(
             "duplicate_id",
@@ -318,17 +323,13 @@ fn check_row(
         // Its key and letter are its clean row's: checked against that row, not balanced.
         state.robust.note_repeat(r, shard, digest);
     } else if control {
-        state.controls.push((
-            shard.split.clone(),
-            shard.path.clone(),
-            r.qa_id.clone(),
-            digest,
-        ));
+        let (split, path) = (state.name(&shard.split), state.name(&shard.path));
+        state.controls.push((split, path, r.qa_id.clone(), digest));
     } else {
         state.robust.note_clean(r, &shard.split);
         state
             .fingerprints
-            .insert((shard.split.clone(), r.qa_id.clone()), digest);
+            .insert(id_key(&[&shard.split, &r.qa_id]), digest);
         state
             .letters
             .entry((r.family.clone(), r.qtype.clone(), n))
@@ -519,13 +520,26 @@ fn out_of_order(family: &str, qtype: &str, choices: &[String]) -> Option<String>
     (!ok).then(|| format!("{choices:?} are not in their order ({order:?})"))
 }
 
+/// A 128-bit digest of `parts` (length-prefixed, so no two lists of parts share one): the
+/// checks that pair rows by id hold this instead of the strings.
+fn id_key(parts: &[&str]) -> u128 {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    let d = h.finalize();
+    u128::from_le_bytes(d[..16].try_into().unwrap_or_default())
+}
+
 /// The checks that need every row: controls against their main split, and letter balance.
 pub fn finish(state: &State, rep: &mut Report) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (split, shard, id, digest) in &state.controls {
+        let (split, shard) = (&state.names[*split as usize], &state.names[*shard as usize]);
         let main = split.trim_end_matches(CONTROL_SUFFIX);
         *seen.entry(split).or_default() += 1;
-        match state.fingerprints.get(&(main.to_string(), id.clone())) {
+        match state.fingerprints.get(&id_key(&[main, id])) {
             None => rep.add(
                 "control_split",
                 Some(shard),
@@ -562,8 +576,18 @@ pub fn finish(state: &State, rep: &mut Report) {
 impl State {
     /// The fingerprint of a main split's row.
     pub(super) fn fingerprint_of(&self, split: &str, qa_id: &str) -> Option<&[u8; 32]> {
-        self.fingerprints
-            .get(&(split.to_string(), qa_id.to_string()))
+        self.fingerprints.get(&id_key(&[split, qa_id]))
+    }
+
+    /// The index of `name` in `names`, added when new.
+    fn name(&mut self, name: &str) -> u32 {
+        if let Some(&at) = self.name_index.get(name) {
+            return at;
+        }
+        let at = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.name_index.insert(name.to_string(), at);
+        at
     }
 
     /// What an image decoded to, if it was decoded.
