@@ -19,13 +19,14 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput};
 use drivegen::config::StageConfig;
 use drivegen::gpu::DeviceChoice;
-use drivegen::metavqa::input::{open_kept, scene_kept};
+use drivegen::metavqa::input::scene_kept;
 use drivegen::metavqa::rollout::Rollouts;
 use drivegen::metavqa::stage::{image_questions, scene_graphs};
 use drivegen::metavqa::{self, MetavqaConfig, Options};
 use drivegen::som::SomConfig;
 use drivegen::store::Store;
 use drivegen::visibility;
+use drivegen::visibility::table::KeptScenes;
 use rayon::prelude::*;
 
 fn corpus(dir: &Path) -> (PathBuf, PathBuf) {
@@ -84,7 +85,7 @@ fn main() {
         .unwrap()
         .map(|s| s.unwrap())
         .collect();
-    let mut table = open_kept(&vis, None).unwrap();
+    let mut table = KeptScenes::open(&vis, None).unwrap();
     let kept: std::collections::HashMap<_, _> = scenes
         .iter()
         .map(|s| {

@@ -1,10 +1,7 @@
 //! The kept rows of a visibility table (`schemas/visibility/visibility.json`, read by
 //! [`crate::visibility::table`]) as MetaVQA marks.
 
-use std::path::Path;
-
 use super::graph::KeptMark;
-use crate::visibility::anchor::AnchorRules;
 use crate::visibility::table::KeptScenes;
 use crate::{Error, Result};
 
@@ -15,12 +12,6 @@ pub struct KeptRow {
     pub camera: String,
     pub camera_frame_id: String,
     pub mark: KeptMark,
-}
-
-/// Opens the visibility table at `path` for reading scene by scene; with `anchors`, the
-/// table's anchors must have been placed under those rules.
-pub fn open_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<KeptScenes> {
-    KeptScenes::open(path, anchors)
 }
 
 /// The kept rows of `scene_id`, in table order.

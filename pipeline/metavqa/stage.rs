@@ -37,7 +37,7 @@ use sha2::{Digest, Sha256};
 
 use super::config::MetavqaConfig;
 use super::graph::{ego_quad, Node, SceneGraph};
-use super::input::{open_kept, scene_kept, KeptRow};
+use super::input::{scene_kept, KeptRow};
 use super::marks::{self, MarkSpec};
 use super::questions::{generate, Draft, Labels, Skips};
 use super::rollout::Rollouts;
@@ -53,6 +53,7 @@ use crate::store::atomic::write_atomic;
 use crate::store::rejects::{Reject, RejectLog, LOG_FILE};
 use crate::store::{CameraRow, FrameRow, ObjectRow, SceneData, Store};
 use crate::visibility::output::safe_name;
+use crate::visibility::table::KeptScenes;
 use crate::{Error, Result};
 
 /// What this stage's output folder is, as its ownership marker records it.
@@ -565,7 +566,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         "the output",
     )?;
     let store = Store::open(&opts.store)?;
-    let mut kept = open_kept(&opts.visibility, Some(&opts.som.anchor_rules()))?;
+    let mut kept = KeptScenes::open(&opts.visibility, Some(&opts.som.anchor_rules()))?;
     let images = ImageReader::new(&store, None);
     let gpu = if opts.images { opts.device.arc() } else { None };
     let ro = Rollouts::new(cfg);

@@ -2,9 +2,7 @@
 //! ([`crate::visibility::table`]): each object's box, visible pixels and anchor, grouped by
 //! scene and image in table order, checked for what drawing needs.
 
-use std::path::Path;
-
-use crate::visibility::anchor::{AnchorRule, AnchorRules};
+use crate::visibility::anchor::AnchorRule;
 use crate::visibility::table::{KeptRow, KeptScenes};
 use crate::{Error, Result};
 
@@ -26,12 +24,6 @@ pub(super) struct Kept {
 pub(super) struct Image {
     pub camera_frame_id: String,
     pub rows: Vec<Kept>,
-}
-
-/// Opens the visibility table at `path` for reading scene by scene; its anchors must have been
-/// placed under `rules`.
-pub(super) fn open(path: &Path, rules: &AnchorRules) -> Result<KeptScenes> {
-    KeptScenes::open(path, Some(rules))
 }
 
 /// The kept objects of `scene_id`, images in table order (frame, camera, image id), rows in

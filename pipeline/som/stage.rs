@@ -43,6 +43,7 @@ use crate::store::CameraRow;
 use crate::store::Store;
 use crate::visibility::anchor::{choose_anchor, AnchorRule};
 use crate::visibility::output::safe_name;
+use crate::visibility::table::KeptScenes;
 use crate::{Error, Result};
 
 /// What this stage's output folder is, as its ownership marker records it.
@@ -219,7 +220,7 @@ pub fn run(opts: &Options<'_>) -> Result<SomSummary> {
     crate::store::paths::disjoint(store_dir, "the store", out_dir, "the output")?;
     crate::store::paths::disjoint(vis_file, "the visibility table", out_dir, "the output")?;
     let store = Store::open(store_dir)?;
-    let mut kept = kept::open(vis_file, &cfg.anchor_rules())?;
+    let mut kept = KeptScenes::open(vis_file, Some(&cfg.anchor_rules()))?;
     let images = ImageReader::new(&store, None);
     // An earlier run's files would otherwise stay beside this one's.
     crate::store::rerun::clear_earlier_run(out_dir, OUTPUT)?;

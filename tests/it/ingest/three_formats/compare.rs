@@ -265,7 +265,7 @@ fn metavqa_questions(
 ) -> BTreeMap<ImageKey, Vec<String>> {
     let cfg = MetavqaConfig::default_config().unwrap();
     let ro = Rollouts::new(&cfg);
-    let mut kept = open_kept(vis, None).unwrap();
+    let mut kept = KeptScenes::open(vis, None).unwrap();
     let mut out = BTreeMap::new();
     for (k, scene) in scenes.iter().enumerate() {
         let rows = scene_kept(&mut kept, &scene.scene.scene_id).unwrap();

@@ -82,7 +82,7 @@ use drivegen::ingest::nuscenes::{IngestOptions, SceneRules};
 use drivegen::ingest::sources::SourcesConfig;
 use drivegen::ingest::{carla, waymo};
 use drivegen::maplayers::MapLayers;
-use drivegen::metavqa::input::{open_kept, scene_kept};
+use drivegen::metavqa::input::scene_kept;
 use drivegen::metavqa::questions::generate;
 use drivegen::metavqa::rollout::Rollouts;
 use drivegen::metavqa::stage::scene_graphs;
@@ -100,6 +100,7 @@ use drivegen::taxonomy::Taxonomy;
 use drivegen::tracks::candidate_pairs;
 use drivegen::visibility::config::VisibilityConfig;
 use drivegen::visibility::raster::CpuRasteriser;
+use drivegen::visibility::table::KeptScenes;
 
 mod compare;
 mod pair;
