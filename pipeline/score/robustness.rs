@@ -125,6 +125,8 @@ pub(crate) struct Collector<'s> {
     settings: &'s [SplitSetting],
     main: String,
     text_only: Option<String>,
+    /// Split -> the indices of `settings` it is asked in, looked up once per row.
+    setting_of: BTreeMap<String, Vec<usize>>,
     /// family -> base id -> base.
     families: BTreeMap<String, BTreeMap<String, Base>>,
 }
@@ -132,10 +134,15 @@ pub(crate) struct Collector<'s> {
 impl<'s> Collector<'s> {
     /// Feed it only the splits with answers: a robustness split without any is left out.
     pub(crate) fn new(settings: &'s [SplitSetting], main: &str, text_only: Option<&str>) -> Self {
+        let mut setting_of: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (k, s) in settings.iter().enumerate() {
+            setting_of.entry(s.split.clone()).or_default().push(k);
+        }
         Self {
             settings,
             main: main.to_string(),
             text_only: text_only.map(String::from),
+            setting_of,
             families: BTreeMap::new(),
         }
     }
@@ -157,12 +164,7 @@ impl<'s> Collector<'s> {
             return;
         }
         let n = self.settings.len();
-        for (k, _) in self
-            .settings
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.split == split)
-        {
+        for &k in self.setting_of.get(split).into_iter().flatten() {
             let base_id = if r.base_qa_id.is_empty() {
                 r.qa_id
             } else {
