@@ -146,23 +146,6 @@ impl KeptScenes {
     }
 }
 
-/// Every kept row of the visibility table at `path`, in table order (a whole-table read, for
-/// tests and tools that compare tables; stages read [`KeptScenes`]).
-pub fn read_kept(path: &Path, anchors: Option<&AnchorRules>) -> Result<Vec<KeptRow>> {
-    let file = crate::store::input::open(path)?;
-    let reader = FileReader::try_new(file, None)
-        .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
-    if let Some(rules) = anchors {
-        rules.check_table(path, &reader.schema())?;
-    }
-    let mut out = Vec::new();
-    for (bi, batch) in reader.enumerate() {
-        let b = batch.map_err(|e| Error::input(path, format!("batch {bi}"), e.to_string()))?;
-        kept_rows(&b, bi, path, None, &mut out)?;
-    }
-    Ok(out)
-}
-
 /// Appends the kept rows of batch `bi` (of `scene`, when given) to `out`.
 fn kept_rows(
     b: &RecordBatch,
@@ -233,6 +216,20 @@ mod tests {
     use super::*;
     use crate::visibility::output::{schema, to_batch, VisRow};
 
+    /// Every kept row of the table, in table order: the whole-table read the per-scene one must
+    /// agree with.
+    fn read_kept(path: &Path) -> Result<Vec<KeptRow>> {
+        let file = crate::store::input::open(path)?;
+        let reader = FileReader::try_new(file, None)
+            .map_err(|e| Error::input(path, "file", format!("not an Arrow IPC file: {e}")))?;
+        let mut out = Vec::new();
+        for (bi, batch) in reader.enumerate() {
+            let b = batch.map_err(|e| Error::input(path, format!("batch {bi}"), e.to_string()))?;
+            kept_rows(&b, bi, path, None, &mut out)?;
+        }
+        Ok(out)
+    }
+
     /// A table whose scenes come back to back, interleaved within a batch and split over
     /// batches, as merged or hand-made tables may be: the per-scene reader must return exactly
     /// the whole-table read's rows of each scene, in table order.
@@ -265,7 +262,7 @@ mod tests {
         }
         w.finish().unwrap();
 
-        let all = read_kept(&path, None).unwrap();
+        let all = read_kept(&path).unwrap();
         let mut table = KeptScenes::open(&path, None).unwrap();
         // Asked out of table order, and one scene twice, to show the reader seeks.
         for scene in ["b", "a", "d", "c", "b", "nowhere"] {
