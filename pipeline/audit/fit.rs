@@ -19,8 +19,8 @@ struct Fit {
 }
 
 impl Fit {
-    fn add(&mut self, r: &Row) {
-        let a = r.answer_text();
+    fn add(&mut self, rows: &Rows, r: &Row) {
+        let a = rows.answer_text(r);
         *self.letters.entry(r.answer).or_default() += 1;
         *self
             .by_template
@@ -30,11 +30,11 @@ impl Fit {
             .or_default() += 1;
         *self.answers.entry(a).or_default() += 1;
         let wc = self.word_counts.entry(a).or_default();
-        for &w in r.words.iter() {
+        for &w in rows.words(r) {
             *wc.entry(w).or_default() += 1;
             self.vocabulary.insert(w);
         }
-        *self.word_totals.entry(a).or_default() += r.words.len();
+        *self.word_totals.entry(a).or_default() += rows.n_words(r);
         self.rows += 1;
     }
 
@@ -60,9 +60,9 @@ impl Fit {
         best as u8
     }
 
-    fn template_guess(&self, r: &Row) -> u8 {
+    fn template_guess(&self, rows: &Rows, r: &Row) -> u8 {
         let counts = self.by_template.get(&r.template);
-        Self::pick(&r.options, |o| {
+        Self::pick(rows.options(r), |o| {
             let t = counts.and_then(|c| c.get(&o)).copied().unwrap_or(0);
             let a = self.answers.get(&o).copied().unwrap_or(0);
             // The template's own counts first; the type's break ties.
@@ -70,16 +70,16 @@ impl Fit {
         })
     }
 
-    fn text_guess(&self, r: &Row) -> u8 {
+    fn text_guess(&self, rows: &Rows, r: &Row) -> u8 {
         let v = self.vocabulary.len().max(1) as f64;
         let n = self.rows.max(1) as f64;
         let classes = self.answers.len().max(1) as f64;
-        Self::pick(&r.options, |o| {
+        Self::pick(rows.options(r), |o| {
             let prior = (self.answers.get(&o).copied().unwrap_or(0) as f64 + 1.0) / (n + classes);
             let wc = self.word_counts.get(&o);
             let total = self.word_totals.get(&o).copied().unwrap_or(0) as f64;
             let mut s = prior.ln();
-            for w in r.words.iter() {
+            for w in rows.words(r) {
                 let c = wc.and_then(|m| m.get(w)).copied().unwrap_or(0) as f64;
                 s += ((c + 1.0) / (total + v)).ln();
             }
@@ -195,7 +195,7 @@ pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (Folds, Vec<Outcome>) {
         for k in 0..folds.folds {
             let mut fit = Fit::default();
             for &i in group.iter().filter(|&&i| fold_of_row(i) != k) {
-                fit.add(&rows.rows[i]);
+                fit.add(rows, &rows.rows[i]);
             }
             for &i in group.iter().filter(|&&i| fold_of_row(i) == k) {
                 let r = &rows.rows[i];
@@ -203,11 +203,11 @@ pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (Folds, Vec<Outcome>) {
                     row: i,
                     family: r.family,
                     key: r.key,
-                    chance: 1.0 / r.options.len() as f64,
+                    chance: 1.0 / rows.options(r).len() as f64,
                     right: [
                         fit.letter() == Some(r.answer),
-                        fit.template_guess(r) == r.answer,
-                        fit.text_guess(r) == r.answer,
+                        fit.template_guess(rows, r) == r.answer,
+                        fit.text_guess(rows, r) == r.answer,
                     ],
                 });
             }

@@ -126,7 +126,7 @@ impl Tally {
 
 /// The audit of `records` (one split).
 pub fn audit(records: &[QaRecord]) -> Audit {
-    let mut c = Collector::default();
+    let mut c = Collector::for_audit();
     records.iter().for_each(|r| c.add(r));
     c.finish()
 }
@@ -143,6 +143,14 @@ pub(crate) struct Collector {
 }
 
 impl Collector {
+    /// A collector that is only [`Collector::finish`]ed: it keeps no `qa_id`s, which only the
+    /// filter reads.
+    pub fn for_audit() -> Self {
+        let mut c = Collector::default();
+        c.rows.no_ids = true;
+        c
+    }
+
     /// Adds the next record.
     pub fn add(&mut self, r: &QaRecord) {
         self.add_at(self.added, r);
@@ -271,7 +279,7 @@ fn filter_rows(
                 .filter(|o| o.right[best])
                 .map(|o| o.row)
                 .collect();
-            correct.sort_by(|&a, &b| rows.qa_ids[a].cmp(&rows.qa_ids[b]));
+            correct.sort_by(|&a, &b| rows.qa_ids.get(a).cmp(rows.qa_ids.get(b)));
             let c = correct.len() as f64;
             let need = ((c - target * n) / (1.0 - target).max(1e-9))
                 .ceil()
@@ -280,7 +288,7 @@ fn filter_rows(
             for &i in correct.iter().take(take) {
                 keep[i] = false;
                 removed.push(Removed {
-                    qa_id: rows.qa_ids[i].to_string(),
+                    qa_id: rows.qa_ids.get(i).to_string(),
                     reason: format!(
                         "the {} answers it without the image ({family}: {:.3} against chance {chance:.3})",
                         BASELINES[best],
@@ -314,7 +322,7 @@ fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
         groups
             .entry((name(r.family), name(r.template)))
             .or_default()
-            .entry(name(r.answer_text()))
+            .entry(name(rows.answer_text(r)))
             .or_default()
             .push(i);
     }
@@ -327,12 +335,12 @@ fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
             answers.values().map(Vec::len).min().unwrap_or(0)
         };
         for (answer, mut group) in answers {
-            group.sort_by(|&a, &b| rows.qa_ids[a].cmp(&rows.qa_ids[b]));
+            group.sort_by(|&a, &b| rows.qa_ids.get(a).cmp(rows.qa_ids.get(b)));
             let n = group.len();
             for &i in group.iter().skip(cap) {
                 keep[i] = false;
                 removed.push(Removed {
-                    qa_id: rows.qa_ids[i].to_string(),
+                    qa_id: rows.qa_ids.get(i).to_string(),
                     reason: format!(
                         "its template answers {answer:?} in {n} rows where its rarest answer \
                          has {cap} ({family}: {tpl:?})"

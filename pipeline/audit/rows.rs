@@ -3,32 +3,8 @@
 //! and the audit's memory follows the number of rows times a few dozen bytes, not the
 //! prompts' and evidence's text.
 
-use std::collections::HashMap;
-
+use crate::qa::compact::{Column, Lists, Names};
 use crate::qa::QaRecord;
-
-/// Interned strings; ids are given in first-seen order.
-#[derive(Default)]
-pub(super) struct Names {
-    ids: HashMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
-}
-
-impl Names {
-    pub(super) fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(s.into());
-        self.ids.insert(s.into(), i);
-        i
-    }
-
-    pub(super) fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-}
 
 /// One scorable row: the prompt's stem, its options and the key, as ids into [`Names`].
 pub(super) struct Row {
@@ -41,25 +17,26 @@ pub(super) struct Row {
     pub unit: u32,
     /// The stem with numbers masked ([`template`]).
     pub template: u32,
-    /// The preamble's and the stem's words ([`words`]).
-    pub words: Box<[u32]>,
-    pub options: Box<[u32]>,
+    /// The preamble's words ([`words`]) as a list of [`Rows`]: the questions on one frame
+    /// share it.
+    pub preamble: u32,
+    /// The stem's words, a list of [`Rows`].
+    pub stem: u32,
+    /// The options' texts, a list of [`Rows`].
+    pub options: u32,
     pub answer: u8,
-}
-
-impl Row {
-    pub(super) fn answer_text(&self) -> u32 {
-        self.options[usize::from(self.answer)]
-    }
 }
 
 /// The rows of one split, in the order they were added, with their names.
 #[derive(Default)]
 pub(super) struct Rows {
     pub names: Names,
+    lists: Lists,
     pub rows: Vec<Row>,
-    /// Per row, its record's `qa_id` ([`crate::audit::filter`] orders and names rows by it).
-    pub qa_ids: Vec<Box<str>>,
+    /// Per row, its record's `qa_id` ([`crate::audit::filter`] orders and names rows by it);
+    /// empty when `no_ids` (an audit alone never names a row).
+    pub qa_ids: Column,
+    pub no_ids: bool,
 }
 
 impl Rows {
@@ -76,27 +53,53 @@ impl Rows {
             scene: n.id(&r.scene_id),
             unit: n.id(&unit(r)),
             template: n.id(&template(&r.prompt.stem)),
-            // Everything a model reads before the options: the preamble names the agents, their
-            // classes, positions and cameras, which can give an answer away as well as the stem.
-            words: words(&r.prompt.preamble)
-                .iter()
-                .chain(&words(&r.prompt.stem))
-                .map(|w| n.id(w))
-                .collect(),
-            options: r.choices.iter().map(|c| n.id(c)).collect(),
+            preamble: self
+                .lists
+                .id(words(&r.prompt.preamble).iter().map(|w| n.id(w)).collect()),
+            stem: self
+                .lists
+                .id(words(&r.prompt.stem).iter().map(|w| n.id(w)).collect()),
+            options: self.lists.id(r.choices.iter().map(|c| n.id(c)).collect()),
             answer: r.answer_index,
         };
         self.rows.push(row);
-        self.qa_ids.push(r.qa_id.as_str().into());
+        if !self.no_ids {
+            self.qa_ids.push(&r.qa_id);
+        }
         true
+    }
+
+    /// Everything a model reads of `r` before the options: the preamble names the agents,
+    /// their classes, positions and cameras, which can give an answer away as well as the stem.
+    pub(super) fn words(&self, r: &Row) -> impl Iterator<Item = &u32> {
+        self.lists
+            .list(r.preamble)
+            .iter()
+            .chain(self.lists.list(r.stem))
+    }
+
+    pub(super) fn n_words(&self, r: &Row) -> usize {
+        self.lists.list(r.preamble).len() + self.lists.list(r.stem).len()
+    }
+
+    pub(super) fn options(&self, r: &Row) -> &[u32] {
+        self.lists.list(r.options)
+    }
+
+    pub(super) fn answer_text(&self, r: &Row) -> u32 {
+        self.options(r)[usize::from(r.answer)]
     }
 
     /// Puts row `by[i]` at `i`.
     pub(super) fn permute(&mut self, by: &[usize]) {
-        let rows = std::mem::take(&mut self.rows);
-        let ids = std::mem::take(&mut self.qa_ids);
-        let mut pairs: Vec<Option<(Row, Box<str>)>> = rows.into_iter().zip(ids).map(Some).collect();
-        (self.rows, self.qa_ids) = by.iter().filter_map(|&i| pairs[i].take()).unzip();
+        let mut rows: Vec<Option<Row>> = std::mem::take(&mut self.rows)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.rows = by.iter().filter_map(|&i| rows[i].take()).collect();
+        if !self.no_ids {
+            self.qa_ids = self.qa_ids.select(by);
+        }
     }
 }
 

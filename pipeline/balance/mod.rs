@@ -12,7 +12,7 @@ pub mod greedy;
 pub mod plan;
 pub mod stats;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use self::greedy::{BalanceSpec, Selection};
@@ -248,10 +248,50 @@ fn blind_filter(
 
 /// Writes every row of `inputs` to `out` in the canonical order, unbalanced; returns the row
 /// count. (The release places every correct option, so letters need no balancing here.)
+///
+/// The canonical order puts the scene first, so each scene's rows are sorted on their own:
+/// memory holds which record batches hold each scene and one scene's rows, however many rows
+/// the family has.
 pub fn gather(inputs: &[PathBuf], out: &Path) -> Result<usize> {
-    let facts = scan(inputs)?;
-    let plan = plan::plan(&facts, None);
-    write_plan(inputs, &facts, &plan, out)
+    let mut scenes: BTreeMap<String, BTreeSet<(usize, usize)>> = BTreeMap::new();
+    qa::ipc::for_each_batch(inputs, |file, batch, rows| {
+        for r in &rows {
+            match scenes.get_mut(r.scene_id.as_str()) {
+                Some(at) => {
+                    at.insert((file, batch));
+                }
+                None => {
+                    scenes.insert(r.scene_id.clone(), BTreeSet::from([(file, batch)]));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let mut files: Vec<QaFile> = inputs
+        .iter()
+        .map(|p| QaFile::open(p))
+        .collect::<Result<_>>()?;
+    let mut w = QaWriter::create(out)?;
+    for (scene, batches) in &scenes {
+        let mut rows = Vec::new();
+        for &(file, batch) in batches {
+            let records = files[file].batch(batch)?;
+            rows.extend(records.into_iter().filter(|r| &r.scene_id == scene));
+        }
+        // Stable, as balancing's order is: rows with equal keys keep the tables' order.
+        rows.sort_by_cached_key(|r| {
+            (
+                item_key(r),
+                r.family.clone(),
+                r.question_type.clone(),
+                r.qa_id.clone(),
+            )
+        });
+        for r in rows {
+            w.push(r)?;
+        }
+    }
+    w.finish()
 }
 
 /// The facts of every row of `inputs`, read a batch at a time.

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::greedy::{self, Item, Selection};
 use super::stats::Distribution;
 use super::Options;
+use crate::qa::compact::{Column, Lists, Names};
 use crate::qa::{self, QaRecord};
 
 /// Where a row is: (input file, record batch, row within the batch).
@@ -20,33 +21,6 @@ pub struct Loc {
     pub file: u32,
     pub batch: u32,
     pub row: u32,
-}
-
-/// Strings stored once, named by their index.
-#[derive(Debug, Default)]
-struct Interner {
-    ids: BTreeMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
-}
-
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(s.into());
-        self.ids.insert(s.into(), i);
-        i
-    }
-
-    fn name(&self, i: u32) -> &str {
-        &self.names[i as usize]
-    }
-
-    fn get(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
-    }
 }
 
 #[derive(Debug)]
@@ -62,15 +36,18 @@ struct RowFacts {
     answer: u32,
     letter: u32,
     n_choices: u8,
-    choices: Box<[u32]>,
-    qa_id: Box<str>,
+    /// Into `lists`: rows offering the same options share them.
+    choices: u32,
 }
 
 /// What balancing needs to know about every row of the input.
 #[derive(Debug, Default)]
 pub struct Facts {
-    strings: Interner,
+    strings: Names,
+    lists: Lists,
     rows: Vec<RowFacts>,
+    /// Each row's `qa_id`, by row.
+    qa_ids: Column,
 }
 
 impl Facts {
@@ -103,10 +80,10 @@ impl Facts {
             answer: s.id(&r.answer),
             letter: s.id(&r.answer_letter),
             n_choices: r.choices.len().min(usize::from(u8::MAX)) as u8,
-            choices: r.choices.iter().map(|c| s.id(c)).collect(),
-            qa_id: r.qa_id.as_str().into(),
+            choices: self.lists.id(r.choices.iter().map(|c| s.id(c)).collect()),
         };
         self.rows.push(row);
+        self.qa_ids.push(&r.qa_id);
     }
 
     pub fn len(&self) -> usize {
@@ -127,6 +104,15 @@ impl Facts {
 
     fn name(&self, i: u32) -> &str {
         self.strings.name(i)
+    }
+
+    fn qa_id(&self, row: usize) -> &str {
+        self.qa_ids.get(row)
+    }
+
+    /// Orders positions into `order` by their rows' `qa_id`.
+    fn by_id(&self, order: &[usize], a: usize, b: usize) -> Ordering {
+        self.qa_id(order[a]).cmp(self.qa_id(order[b]))
     }
 
     /// Answer and letter counts of `rows`, with letters moved as `moves` say.
@@ -151,8 +137,10 @@ impl Facts {
         d
     }
 
-    /// The items (sorted by id, Algorithm 1's tie-break order) and each item's rows.
-    fn items(&self) -> (Vec<Item>, Vec<Vec<usize>>) {
+    /// The items (sorted by id, Algorithm 1's tie-break order) and each item's rows; with
+    /// `answers`, each item's answers per type, which only Algorithm 1 reads (a gathered table
+    /// would hold a copy of every row's answer for nothing).
+    fn items(&self, answers: bool) -> (Vec<Item>, Vec<Vec<usize>>) {
         let mut by: BTreeMap<&str, (Item, Vec<usize>)> = BTreeMap::new();
         for (k, r) in self.rows.iter().enumerate() {
             let id = self.name(r.item);
@@ -166,10 +154,12 @@ impl Facts {
                     Vec::new(),
                 )
             });
-            e.0.answers
-                .entry(self.name(r.key).to_string())
-                .or_default()
-                .push(self.name(r.answer).to_string());
+            if answers {
+                e.0.answers
+                    .entry(self.name(r.key).to_string())
+                    .or_default()
+                    .push(self.name(r.answer).to_string());
+            }
             e.1.push(k);
         }
         by.into_values().unzip()
@@ -183,7 +173,7 @@ impl Facts {
                 self.name(r.item),
                 self.name(r.family),
                 self.name(r.qtype),
-                &r.qa_id,
+                self.qa_id(k),
             )
         };
         key(a).cmp(&key(b))
@@ -208,7 +198,7 @@ pub struct Plan {
 /// Decides what to keep: Algorithm 1 over the items, then the per-type caps and the answer
 /// letters, when `opts` is given; every row otherwise (a table gathered as it is).
 pub fn plan(facts: &Facts, opts: Option<&Options>) -> Plan {
-    let (pool, members) = facts.items();
+    let (pool, members) = facts.items(opts.is_some());
     let selection = match opts {
         Some(o) => greedy::select(&pool, &o.spec),
         None => Selection {
@@ -299,7 +289,12 @@ pub fn prune_options(facts: &Facts, order: &[usize]) -> (Vec<usize>, Offered) {
 fn offered_count(facts: &Facts, k: usize, offered: Option<&Offered>) -> u8 {
     let r = &facts.rows[k];
     match offered.and_then(|o| o.get(&r.key)) {
-        Some(set) => r.choices.iter().filter(|c| set.contains(c)).count() as u8,
+        Some(set) => facts
+            .lists
+            .list(r.choices)
+            .iter()
+            .filter(|c| set.contains(c))
+            .count() as u8,
         None => r.n_choices,
     }
 }
@@ -329,27 +324,83 @@ pub(crate) fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
 /// letters are as uniform as its count allows too. Aligned with `order`; None for rows with
 /// fewer than two options. With `offered`, rows count the options they offer once pruned.
 pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -> Vec<Option<u8>> {
+    place_letters(
+        order,
+        |k| {
+            let r = &facts.rows[k];
+            let n = offered_count(facts, k, offered);
+            (facts.name(r.family), n, facts.name(r.qtype))
+        },
+        |k| facts.qa_id(k),
+    )
+}
+
+/// What letter balancing reads of each row, and nothing else: the release places the letters
+/// of every row it publishes, so it keeps this much per row, not balancing's [`Facts`].
+#[derive(Debug, Default)]
+pub struct Letters {
+    names: Names,
+    /// Per row: family, type (ids into `names`) and the number of options.
+    rows: Vec<(u32, u32, u8)>,
+    qa_ids: Column,
+}
+
+impl Letters {
+    pub fn push(&mut self, r: &QaRecord) {
+        let family = self.names.id(&r.family);
+        let qtype = self.names.id(&r.question_type);
+        let n = r.choices.len().min(usize::from(u8::MAX)) as u8;
+        self.rows.push((family, qtype, n));
+        self.qa_ids.push(&r.qa_id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn qa_id(&self, row: usize) -> &str {
+        self.qa_ids.get(row)
+    }
+
+    /// [`letter_moves`] of every row, in the order they were pushed.
+    pub fn moves(&self) -> Vec<Option<u8>> {
+        let order: Vec<usize> = (0..self.len()).collect();
+        place_letters(
+            &order,
+            |k| {
+                let (f, t, n) = self.rows[k];
+                (self.names.name(f), n, self.names.name(t))
+            },
+            |k| self.qa_id(k),
+        )
+    }
+}
+
+/// [`letter_moves`] over rows known by their (family, options, type) and `qa_id`.
+fn place_letters<'a>(
+    order: &[usize],
+    group: impl Fn(usize) -> (&'a str, u8, &'a str),
+    qa_id: impl Fn(usize) -> &'a str,
+) -> Vec<Option<u8>> {
     let mut groups: BTreeMap<(&str, u8, &str), Vec<usize>> = BTreeMap::new();
     for (pos, &k) in order.iter().enumerate() {
-        let r = &facts.rows[k];
-        let n = offered_count(facts, k, offered);
-        groups
-            .entry((facts.name(r.family), n, facts.name(r.qtype)))
-            .or_default()
-            .push(pos);
+        groups.entry(group(k)).or_default().push(pos);
     }
     let mut out = vec![None; order.len()];
     let mut offset: BTreeMap<(&str, u8), usize> = BTreeMap::new();
-    for ((family, n_choices, _), mut positions) in groups {
+    for ((family, n_choices, qtype), mut positions) in groups {
         let n = usize::from(n_choices);
         if n < 2 {
             continue;
         }
-        let qtype = facts.name(facts.rows[order[positions[0]]].qtype);
         if !qa::option_order(family, qtype).movable() {
             continue;
         }
-        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        positions.sort_by(|&a, &b| qa_id(order[a]).cmp(qa_id(order[b])));
         let off = offset.entry((family, n_choices)).or_default();
         for (rank, &pos) in positions.iter().enumerate() {
             out[pos] = Some(((*off + rank) % n) as u8);
@@ -359,8 +410,6 @@ pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -
     out
 }
 
-/// Ranks the rows of `order` by `qa_id` within their group and maps `(rank, row)` through `f`;
-/// the results are aligned with `order`.
 /// Keeps, per (family, type), at most `ratio` × the rows of its rarest answer for each answer,
 /// the first by `qa_id` (a hash, so the kept rows are an unbiased sample). The canonical order
 /// is kept.
@@ -391,7 +440,7 @@ pub fn flatten_answers(facts: &Facts, order: &[usize], ratio: f64) -> Vec<usize>
     }
     let mut kept = vec![false; order.len()];
     for ((f, t, _), mut positions) in by_answer {
-        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        positions.sort_by(|&a, &b| facts.by_id(order, a, b));
         for pos in positions.into_iter().take(caps[&(f, t)]) {
             kept[pos] = true;
         }
@@ -421,7 +470,7 @@ pub fn quota(facts: &Facts, order: &[usize], max: usize) -> Vec<usize> {
     let mut queues: Vec<std::collections::VecDeque<usize>> = groups
         .into_values()
         .map(|mut p| {
-            p.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+            p.sort_by(|&a, &b| facts.by_id(order, a, b));
             p.into()
         })
         .collect();
@@ -445,6 +494,8 @@ pub fn quota(facts: &Facts, order: &[usize], max: usize) -> Vec<usize> {
         .collect()
 }
 
+/// Ranks the rows of `order` by `qa_id` within their group and maps `(rank, row)` through `f`;
+/// the results are aligned with `order`.
 fn first_by_id<T>(
     facts: &Facts,
     order: &[usize],
@@ -457,7 +508,7 @@ fn first_by_id<T>(
     }
     let mut out: Vec<Option<T>> = (0..order.len()).map(|_| None).collect();
     for mut positions in by.into_values() {
-        positions.sort_by(|&a, &b| facts.rows[order[a]].qa_id.cmp(&facts.rows[order[b]].qa_id));
+        positions.sort_by(|&a, &b| facts.by_id(order, a, b));
         for (rank, pos) in positions.into_iter().enumerate() {
             out[pos] = Some(f(rank, &facts.rows[order[pos]]));
         }
@@ -484,4 +535,46 @@ pub fn move_answer(r: &mut QaRecord, to: usize) {
     r.answer_index = to as u8;
     r.answer_letter = qa::letter(to).unwrap_or_default();
     r.answer = r.choices[to].clone();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The release keeps only [`Letters`] of each row; the letters it places must be the ones
+    /// balancing places from its full facts.
+    #[test]
+    fn the_release_places_the_letters_balancing_would() {
+        let mut rows = Vec::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for i in 0..600 {
+            let family = ["metavqa", "egodyn", "sig"][next(3) as usize];
+            let n = 1 + next(5) as usize;
+            let choices: Vec<String> = (0..n).map(|c| format!("option {c}")).collect();
+            rows.push(QaRecord {
+                qa_id: format!("{family}-{:016x}", next(u64::MAX)),
+                scene_id: format!("scene-{}", i % 7),
+                family: family.into(),
+                question_type: format!("type{}", next(4)),
+                answer: choices[0].clone(),
+                answer_letter: "A".into(),
+                choices,
+                ..Default::default()
+            });
+        }
+        let facts = Facts::of(&rows);
+        let order: Vec<usize> = (0..rows.len()).collect();
+        let mut letters = Letters::default();
+        rows.iter().for_each(|r| letters.push(r));
+        let want = letter_moves(&facts, &order, None);
+        assert_eq!(letters.moves(), want);
+        assert!(want.iter().filter(|m| m.is_some()).count() > 300);
+        assert_eq!(letters.qa_id(5), rows[5].qa_id);
+    }
 }

@@ -3,8 +3,8 @@
 //! and the summary's largest step peak is that same figure. A step that raises the process's
 //! peak (`VmHWM`) is given it exactly; a step that stays under an earlier step's peak is given
 //! the largest resident size (`VmRSS`) a sampler saw while it ran, every few milliseconds. The
-//! resident size at the start of a step is recorded too: the allocator keeps memory earlier
-//! steps freed, so a step's own working set is its peak minus that. Elsewhere these are no-ops.
+//! resident size at the start of a step is recorded too, after the memory earlier steps freed
+//! is handed back to the system, so a step's own working set is its peak minus that. Elsewhere these are no-ops.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,9 +24,23 @@ pub(crate) struct StepProbe {
     sampler: Option<JoinHandle<()>>,
 }
 
+/// Hands the memory the allocator keeps but no longer uses back to the system. glibc keeps
+/// what each thread's arena freed for reuse, so without this every later step of a build
+/// would carry the largest earlier step's working set as resident memory, and the build's
+/// peak would be the sum of steps rather than the largest one.
+pub(crate) fn return_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 impl StepProbe {
-    /// Starts watching: notes the process's peak and resident size now and starts the sampler.
+    /// Starts watching: hands freed memory back ([`return_freed`]), notes the process's peak
+    /// and resident size and starts the sampler.
     pub(crate) fn start() -> Self {
+        return_freed();
         let start_rss_kib = status_kib("VmRSS:");
         let stop = Arc::new(AtomicBool::new(false));
         let max_kib = Arc::new(AtomicU64::new(start_rss_kib.unwrap_or(0)));

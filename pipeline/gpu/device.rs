@@ -135,6 +135,17 @@ fn shared() -> Result<Arc<Gpu>> {
 /// The shared adapter when it is real hardware: `auto` passes over software drivers.
 fn hardware() -> Option<Arc<Gpu>> {
     static NOTE: OnceLock<()> = OnceLock::new();
+    // The adapter's type is known before a device is opened, and a software driver's device
+    // holds tens of megabytes for the rest of the process: `auto` opens none it would not use.
+    static SOFTWARE: OnceLock<Option<String>> = OnceLock::new();
+    let software = SOFTWARE.get_or_init(|| match super::adapter::select() {
+        Ok(c) if c.summary.device_type == wgpu::DeviceType::Cpu => Some(c.summary.to_string()),
+        _ => None,
+    });
+    if let Some(name) = software {
+        NOTE.get_or_init(|| log::warn!("{name} is a software adapter; `auto` runs the CPU twins"));
+        return None;
+    }
     match shared() {
         Ok(g) if g.info().device_type != wgpu::DeviceType::Cpu => Some(g),
         Ok(g) => {

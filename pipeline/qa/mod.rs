@@ -1,6 +1,7 @@
 //! Question–answer records shared by every question family (EgoDyn, MetaVQA, STSBench, SIG,
 //! DriveBench); see `docs/qa-schema.md`.
 
+pub mod compact;
 pub mod ipc;
 pub mod prompt;
 pub mod record;

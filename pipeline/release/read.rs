@@ -232,7 +232,7 @@ pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
 /// memory follows the rows' count, not their text.
 pub(crate) fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     let (main, shards) = listed_shards(dir, true)?;
-    let mut c = crate::audit::Collector::default();
+    let mut c = crate::audit::Collector::for_audit();
     for f in shards.get(&main).into_iter().flatten() {
         for_each_batch(f, |batch| batch.iter().for_each(|r| c.add(r)))?;
     }
@@ -260,11 +260,21 @@ pub(crate) fn for_each_row(
 
 /// Reads only the `qa_id` column of shard `f`, passing each id to `each`.
 pub(crate) fn for_each_id(f: &Path, mut each: impl FnMut(&str)) -> Result<()> {
+    for_each_string(f, "qa_id", |id| each(id.unwrap_or_default()))
+}
+
+/// Reads only the string column `name` of shard `f`, passing each value (None where null) to
+/// `each`.
+pub(crate) fn for_each_string(
+    f: &Path,
+    name: &str,
+    mut each: impl FnMut(Option<&str>),
+) -> Result<()> {
     let reader = super::bounded::open(
         f,
         |schema| {
             let keep = (0..schema.num_columns()).filter(|&i| {
-                schema.column(i).path().parts().first().map(String::as_str) == Some("qa_id")
+                schema.column(i).path().parts().first().map(String::as_str) == Some(name)
             });
             ProjectionMask::leaves(schema, keep)
         },
@@ -272,16 +282,16 @@ pub(crate) fn for_each_id(f: &Path, mut each: impl FnMut(&str)) -> Result<()> {
     )?;
     for batch in reader {
         let batch = batch?;
-        let ids = batch
-            .column_by_name("qa_id")
+        let values = batch
+            .column_by_name(name)
             .and_then(|c| c.as_string_opt::<i32>())
             .ok_or_else(|| Error::Input {
                 file: f.to_path_buf(),
-                record: "column qa_id".into(),
+                record: format!("column {name}"),
                 detail: "missing: the file is not a drivegen release shard".into(),
             })?;
-        for i in 0..ids.len() {
-            each(ids.value(i));
+        for i in 0..values.len() {
+            each(values.is_valid(i).then(|| values.value(i)));
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::{ImageFinder, ImageMode, Options, Shown};
-use crate::balance::plan::{letter_moves, Facts, Loc};
+use crate::balance::plan::Letters;
 use crate::qa::QaRecord;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::Result;
@@ -41,9 +41,8 @@ pub(crate) struct Screened {
     pub pool: crate::robustness::select::Pool,
     /// Those families.
     robust: Vec<String>,
-    facts: Facts,
-    /// [`id_key`] of each kept row, in order, until the moves are placed.
-    kept_ids: Vec<u128>,
+    /// What placing the letters needs of each kept row, until they are placed.
+    letters: Letters,
 }
 
 /// 128 bits of the hash of a `qa_id`: a few MB for millions of rows, and no false alarm in
@@ -80,8 +79,7 @@ pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screene
             .as_ref()
             .map(|r| r.families.clone())
             .unwrap_or_default(),
-        facts: Facts::default(),
-        kept_ids: Vec::new(),
+        letters: Letters::default(),
     };
     let check = opts.images == ImageMode::Embed;
     let mut verdicts: HashMap<PathBuf, Option<(PathBuf, String)>> = HashMap::new();
@@ -149,31 +147,23 @@ pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screene
         block.push(Pending { record: r, images });
     }
     settle(&mut block, &mut todo, &mut verdicts, &mut out);
-    let order: Vec<usize> = (0..out.facts.len()).collect();
-    let moves = letter_moves(&out.facts, &order, None);
-    out.moves = std::mem::take(&mut out.kept_ids)
+    // The release holds none of this while it writes, only the moves.
+    let letters = std::mem::take(&mut out.letters);
+    out.moves = letters
+        .moves()
         .into_iter()
-        .zip(moves)
-        .filter_map(|(id, m)| m.map(|to| (id, to)))
+        .enumerate()
+        .filter_map(|(k, m)| m.map(|to| (id_key(letters.qa_id(k)), to)))
         .collect();
     Ok(out)
 }
 
 impl Screened {
     fn keep(&mut self, r: &QaRecord) {
-        let row = self.kept as u32;
-        self.facts.push(
-            r,
-            Loc {
-                file: 0,
-                batch: 0,
-                row,
-            },
-        );
+        self.letters.push(r);
         self.kept += 1;
-        let key = id_key(&r.qa_id);
-        self.kept_ids.push(key);
         if self.robust.contains(&r.family) {
+            let key = id_key(&r.qa_id);
             self.pool.add(&r.family, &r.question_type, &r.answer, key);
         }
         *self.families.entry(r.family.clone()).or_default() += 1;

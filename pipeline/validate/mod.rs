@@ -139,6 +139,8 @@ pub fn run(dir: &Path) -> Result<Report> {
     let listed = check_shard_files(dir, manifest.as_ref(), &mut rep);
     let mut state = rows::State::default();
     state.robust = robust::Robust::from_manifest(manifest.as_ref(), &mut rep);
+    state.robust.read_bases(dir, &listed);
+    state.paired = listed.iter().any(|l| l.split.ends_with(CONTROL_SUFFIX));
     let pb = crate::progress::bar(listed.len() as u64, "validate shards");
     for shard in &listed {
         rows::check_shard(dir, shard, &mut state, &mut rep);

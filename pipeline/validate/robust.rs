@@ -5,7 +5,7 @@
 //! of a frame as they are (Water Splash, Lens Obstacle, Camera Crash and Frame Lost choose
 //! views).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use image::RgbImage;
 
@@ -116,9 +116,10 @@ pub(crate) struct Robust {
     main: String,
     seed: Option<u64>,
     settings: HashMap<String, SplitSetting>,
-    /// The image digests of the main split's rows, by `qa_id` (kept only when the release
-    /// has robustness splits).
+    /// The image digests of the main split's rows that robustness splits repeat, by `qa_id`.
     clean_images: HashMap<String, Vec<Option<[u8; 32]>>>,
+    /// The `base_qa_id`s of the robustness splits' rows, read ahead ([`Robust::read_bases`]).
+    bases: Option<HashSet<String>>,
     repeats: Vec<Repeat>,
 }
 
@@ -153,9 +154,39 @@ impl Robust {
         self.settings.contains_key(split)
     }
 
+    /// Whether the release has robustness splits.
+    pub(crate) fn any(&self) -> bool {
+        !self.settings.is_empty()
+    }
+
+    /// Reads the `base_qa_id` column of the robustness splits' shards, so that only the clean
+    /// rows they repeat are kept for the comparison: a drawn subset, not the main split. A
+    /// shard that cannot be read leaves every clean row kept (the row checks report it).
+    pub(crate) fn read_bases(&mut self, dir: &std::path::Path, listed: &[super::Listed]) {
+        let mut bases = HashSet::new();
+        for l in listed.iter().filter(|l| self.is_robust(&l.split)) {
+            let read =
+                crate::release::read::for_each_string(&dir.join(&l.path), "base_qa_id", |b| {
+                    if let Some(b) = b.filter(|b| !b.is_empty()) {
+                        bases.insert(b.to_string());
+                    }
+                });
+            if read.is_err() {
+                return;
+            }
+        }
+        self.bases = Some(bases);
+    }
+
+    /// Whether the clean row `qa_id` of the main split is repeated by a robustness split (or
+    /// might be, when the repeats could not be read ahead).
+    pub(crate) fn repeats(&self, split: &str, qa_id: &str) -> bool {
+        self.any() && split == self.main && self.bases.as_ref().is_none_or(|b| b.contains(qa_id))
+    }
+
     /// Notes a row of a main split (its images, for the comparison with its repeats).
     pub(super) fn note_clean(&mut self, r: &Row, split: &str) {
-        if !self.settings.is_empty() && split == self.main {
+        if self.repeats(split, &r.qa_id) {
             self.clean_images.insert(r.qa_id.clone(), r.images.clone());
         }
     }

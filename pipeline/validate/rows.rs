@@ -41,8 +41,12 @@ pub(crate) struct State {
     /// Per (family, type, options): how often each letter is the answer, main splits only.
     letters: BTreeMap<(String, String, usize), Vec<usize>>,
     /// Per (split, qa_id) of a main split: a digest of what a control row must repeat.
-    /// Keyed by [`id_key`] of (split, qa_id).
+    /// Keyed by [`id_key`] of (split, qa_id); kept when `paired`, or for the rows a
+    /// robustness split repeats.
     fingerprints: HashMap<u128, [u8; 32]>,
+    /// Whether a text-only control split repeats a main split: without one, only the rows a
+    /// robustness split repeats keep their fingerprints (about 60 bytes a row).
+    pub paired: bool,
     /// Control rows, (control split, shard, qa_id, digest), checked once every main row is
     /// read; split and shard are indices into `names`, as a release has few of each.
     controls: Vec<(u32, u32, String, [u8; 32])>,
@@ -327,9 +331,11 @@ fn check_row(
         state.controls.push((split, path, r.qa_id.clone(), digest));
     } else {
         state.robust.note_clean(r, &shard.split);
-        state
-            .fingerprints
-            .insert(id_key(&[&shard.split, &r.qa_id]), digest);
+        if state.paired || state.robust.repeats(&shard.split, &r.qa_id) {
+            state
+                .fingerprints
+                .insert(id_key(&[&shard.split, &r.qa_id]), digest);
+        }
         state
             .letters
             .entry((r.family.clone(), r.qtype.clone(), n))

@@ -1,0 +1,143 @@
+//! Per-row facts kept for every question of a release (balancing, the blind audit) stored
+//! so that memory follows the number of distinct strings and lists, not the number of rows
+//! times their text: names and lists are stored once and shared, ids sit end to end in one
+//! buffer. At a million rows the difference is hundreds of megabytes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Strings stored once, named by their index in first-seen order.
+#[derive(Debug, Default)]
+pub struct Names {
+    ids: HashMap<Arc<str>, u32>,
+    names: Vec<Arc<str>>,
+}
+
+impl Names {
+    /// The index of `s`, added when new.
+    pub fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        let shared: Arc<str> = s.into();
+        self.names.push(shared.clone());
+        self.ids.insert(shared, i);
+        i
+    }
+
+    pub fn name(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+
+    /// The index of `s`, if it was added.
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+}
+
+/// Lists of ids stored once, named by their index: the questions on one frame repeat its
+/// preamble, and a type's stems and option lists repeat across its questions.
+#[derive(Debug, Default)]
+pub struct Lists {
+    ids: HashMap<Arc<[u32]>, u32>,
+    lists: Vec<Arc<[u32]>>,
+}
+
+impl Lists {
+    /// The index of `list`, added when new.
+    pub fn id(&mut self, list: Vec<u32>) -> u32 {
+        if let Some(&i) = self.ids.get(list.as_slice()) {
+            return i;
+        }
+        let i = self.lists.len() as u32;
+        let shared: Arc<[u32]> = list.into();
+        self.lists.push(shared.clone());
+        self.ids.insert(shared, i);
+        i
+    }
+
+    pub fn list(&self, i: u32) -> &[u32] {
+        &self.lists[i as usize]
+    }
+}
+
+/// Strings appended end to end, named by their position: a row's `qa_id` without an
+/// allocation of its own.
+#[derive(Debug, Default)]
+pub struct Column {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Column {
+    pub fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The strings at `by`, in that order.
+    pub fn select(&self, by: &[usize]) -> Column {
+        let mut out = Column::default();
+        for &i in by {
+            out.push(self.get(i));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lists_and_columns_give_back_what_went_in() {
+        let mut n = Names::default();
+        let words = ["left", "car", "left", "", "truck", "car"];
+        let ids: Vec<u32> = words.iter().map(|w| n.id(w)).collect();
+        assert_eq!(ids, [0, 1, 0, 2, 3, 1]);
+        for (w, i) in words.iter().zip(&ids) {
+            assert_eq!(n.name(*i), *w);
+            assert_eq!(n.get(w), Some(*i));
+        }
+        assert_eq!(n.get("bus"), None);
+
+        let mut l = Lists::default();
+        let a = l.id(vec![3, 1, 2]);
+        let b = l.id(vec![3, 1, 2]);
+        let c = l.id(vec![3, 2, 1]);
+        let e = l.id(Vec::new());
+        assert_eq!((a, b, c, e), (0, 0, 1, 2), "an equal list is stored once");
+        assert_eq!(l.list(a), &[3, 1, 2]);
+        assert_eq!(l.list(c), &[3, 2, 1]);
+        assert!(l.list(e).is_empty());
+
+        let mut col = Column::default();
+        let ids = ["q-0", "", "q-é-2", "q-3"];
+        for s in ids {
+            col.push(s);
+        }
+        assert_eq!(col.len(), 4);
+        for (i, s) in ids.iter().enumerate() {
+            assert_eq!(col.get(i), *s);
+        }
+        let picked = col.select(&[3, 0, 1]);
+        assert_eq!(
+            (0..3).map(|i| picked.get(i)).collect::<Vec<_>>(),
+            ["q-3", "q-0", ""]
+        );
+    }
+}
