@@ -84,18 +84,35 @@ impl DepthBound {
         self.upper_over(row, da, db) < w_far
     }
 
-    /// A key no larger than any the triangle gives in a row at pixel offsets `da..=db`: the
-    /// upper bound rounded up to an `f32` (whose bits order like the value) and keyed. A
+    /// A key no larger than any the triangle gives in a row at pixel offsets `da..=db`. A
     /// segment whose farthest key is below it is lost with one integer comparison.
     #[inline]
     fn key_floor(&self, row: [f64; 2], da: u32, db: u32) -> u32 {
-        let upper = self.upper_over(row, da, db);
-        let mut w = upper as f32;
-        if f64::from(w) < upper {
-            w = w.next_up();
-        }
-        u32::MAX - w.to_bits()
+        key_above(self.upper_over(row, da, db))
     }
+
+    /// A key no larger than any the triangle gives at row offsets `dja..=djb` and pixel
+    /// offsets `0..=di_max`: the plane is affine, so its largest value is at a corner.
+    #[inline]
+    fn key_floor_box(&self, dja: u32, djb: u32, di_max: u32) -> u32 {
+        let (dja, djb, di_max) = (f64::from(dja), f64::from(djb), f64::from(di_max));
+        let upper = [(0.0, dja), (di_max, dja), (0.0, djb), (di_max, djb)]
+            .iter()
+            .map(|&(i, j)| self.upper(i, j, di_max, djb))
+            .fold(f64::from(f32::MIN_POSITIVE), f64::max);
+        key_above(upper)
+    }
+}
+
+/// The key of the smallest `f32` not below `upper` (positive, at least the clamp of rule 8):
+/// `f32` bits order like the values, so no inverse depth up to `upper` keys below it.
+#[inline]
+fn key_above(upper: f64) -> u32 {
+    let mut w = upper as f32;
+    if f64::from(w) < upper {
+        w = w.next_up();
+    }
+    u32::MAX - w.to_bits()
 }
 
 /// A row span drawn in a band: row `r` of the band, pixels `lo..=hi`. The band keeps them so
@@ -133,6 +150,30 @@ crate::cpu::avx2_clone! {
 
 #[inline(always)]
 pub(super) fn draw_tri_any(g: &Grid, s: &TriSetup, bound: &DepthBound, c: &mut Canvas<'_>) {
+    let (ra, rb) = (c.ja.max(s.j0), c.jb.min(s.j1));
+    // Most triangles are wholly behind what nearer ones drew in a band (the frames are busy
+    // with overlaps): one key bound over the triangle's box in the band, against the farthest
+    // key of every segment there, settles them without a depth test per span. Their spans
+    // are still recorded, for the projected count.
+    let coarse = bound.key_floor_box(ra - s.j0, rb - s.j0, s.i1 - s.i0);
+    let (ca, cb) = ((s.i0 / SEG) as usize, (s.i1 / SEG) as usize);
+    let mut farthest = 0u32;
+    if ra <= rb {
+        for r in (ra - c.ja) as usize..=(rb - c.ja) as usize {
+            let far = &c.far[r * c.segs..(r + 1) * c.segs];
+            farthest = far[ca..=cb].iter().fold(farthest, |m, &k| m.max(k));
+        }
+    }
+    if farthest < coarse {
+        for (j, lo, hi) in Spans::new(g, s, c.ja, c.jb) {
+            c.runs.push(Run {
+                r: j - c.ja,
+                lo,
+                hi,
+            });
+        }
+        return;
+    }
     for (j, lo, hi) in Spans::new(g, s, c.ja, c.jb) {
         let r = (j - c.ja) as usize;
         c.runs.push(Run {
@@ -147,6 +188,7 @@ pub(super) fn draw_tri_any(g: &Grid, s: &TriSetup, bound: &DepthBound, c: &mut C
             s,
             bound,
             [j, lo, hi],
+            coarse,
             c.width,
             &mut c.keys[row.clone()],
             &mut c.ids[row],
@@ -157,12 +199,15 @@ pub(super) fn draw_tri_any(g: &Grid, s: &TriSetup, bound: &DepthBound, c: &mut C
 
 /// Draws pixels `lo..=hi` of row `j` into a row `width` pixels wide, held in whole segments,
 /// one segment at a time, skipping a segment where the triangle cannot come strictly nearer
-/// than the farthest key already there.
+/// than the farthest key already there. `coarse` is a key no larger than any the triangle
+/// gives in the band.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn draw_span(
     s: &TriSetup,
     bound: &DepthBound,
     [j, lo, hi]: [u32; 3],
+    coarse: u32,
     width: u32,
     keys: &mut [u32],
     ids: &mut [u32],
@@ -172,11 +217,11 @@ fn draw_span(
     let djf = dj as f32;
     // The same exact products rule 7 forms, so every sum below is bit for bit inv_depth's.
     let tj = [s.wj_hi * djf, s.wj_lo * djf];
-    let row = bound.row(dj);
-    // One bound for the whole span first, compared as an integer with each segment's key; a
-    // span over several segments is bounded again per segment (tighter on a slanted
-    // surface) only where that did not settle it. Over one segment the two are the same.
-    let floor = bound.key_floor(row, lo - s.i0, hi - s.i0);
+    // Tighter bounds, tried in turn only where the one before did not settle a segment: the
+    // triangle's in the band (an integer compare), the span's (computed once, when first
+    // needed), and, for a span over several segments, the segment's own (tighter on a
+    // slanted surface; over one segment it is the span's).
+    let mut fine: Option<([f64; 2], u32)> = None;
     let several = lo / SEG != hi / SEG;
     let (keys, _) = keys.as_chunks_mut::<{ SEG as usize }>();
     let (ids, _) = ids.as_chunks_mut::<{ SEG as usize }>();
@@ -187,7 +232,13 @@ fn draw_span(
         let seg_end = (first + SEG).min(width) - 1;
         let b = hi.min(seg_end);
         let farthest = far[seg];
-        let lost = farthest < floor || (several && bound.loses(row, a - s.i0, b - s.i0, farthest));
+        let lost = farthest < coarse || {
+            let (row, floor) = *fine.get_or_insert_with(|| {
+                let row = bound.row(dj);
+                (row, bound.key_floor(row, lo - s.i0, hi - s.i0))
+            });
+            farthest < floor || (several && bound.loses(row, a - s.i0, b - s.i0, farthest))
+        };
         if !lost {
             let d0 = first as i32 - s.i0 as i32;
             // Keys only ever get smaller, and the z-test returns the largest of all the
@@ -236,4 +287,95 @@ fn draw_segment(
         far = far.max(keys[x as usize]);
     }
     far
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::triangle::setup;
+    use super::super::Tri;
+    use super::*;
+
+    /// A band's buffers, owned.
+    struct Band {
+        keys: Vec<u32>,
+        ids: Vec<u32>,
+        far: Vec<u32>,
+        touched: Vec<(u32, u32)>,
+        runs: Vec<Run>,
+    }
+
+    impl Band {
+        fn new(rows: usize, stride: usize, segs: usize) -> Self {
+            Band {
+                keys: vec![EMPTY; rows * stride],
+                ids: vec![EMPTY; rows * stride],
+                far: vec![EMPTY; rows * segs],
+                touched: vec![(u32::MAX, 0); rows],
+                runs: Vec::new(),
+            }
+        }
+
+        fn canvas(&mut self, g: &Grid, ja: u32, jb: u32) -> Canvas<'_> {
+            Canvas {
+                ja,
+                jb,
+                width: g.width,
+                stride: g.width.next_multiple_of(SEG) as usize,
+                segs: g.width.div_ceil(SEG) as usize,
+                keys: &mut self.keys,
+                ids: &mut self.ids,
+                far: &mut self.far,
+                touched: &mut self.touched,
+                runs: &mut self.runs,
+            }
+        }
+    }
+
+    /// The plain build of the drawing (what a CPU without AVX2 runs) leaves the same buffers
+    /// as the one this CPU dispatches to, which the rasteriser's own tests hold to the rules.
+    #[test]
+    fn the_scalar_path_draws_what_the_dispatched_one_does() {
+        let mut state = 0x6a09_e667_f3bc_c909u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000_000) as f32 / 1_000_000.0
+        };
+        for case in 0..60 {
+            let (width, height) = (40 + (next() * 150.0) as u32, 8 + (next() * 40.0) as u32);
+            let g = Grid::new(width, height).unwrap();
+            let (ja, jb) = ((next() * 4.0) as u32, height - 1 - (next() * 4.0) as u32);
+            let rows = (jb - ja + 1) as usize;
+            let (stride, segs) = (
+                width.next_multiple_of(SEG) as usize,
+                width.div_ceil(SEG) as usize,
+            );
+            let (mut plain, mut dispatched) = (
+                Band::new(rows, stride, segs),
+                Band::new(rows, stride, segs),
+            );
+            for t in 0..(next() * 80.0) as u32 {
+                let (cx, cy) = (next() * width as f32, next() * height as f32);
+                let size = 2.0 + next() * width as f32;
+                let tri = Tri {
+                    p: [0; 3].map(|_| {
+                        [cx + (next() - 0.5) * size, cy + (next() - 0.5) * size].map(|v| v.max(0.0))
+                    }),
+                    z: [0; 3].map(|_| 1.0 + next() * 40.0),
+                    obj: t % 7,
+                };
+                let Some(s) = setup(&g, &tri) else { continue };
+                let bound = DepthBound::new(&s);
+                draw_tri_any(&g, &s, &bound, &mut plain.canvas(&g, ja, jb));
+                draw_tri(&g, &s, &bound, &mut dispatched.canvas(&g, ja, jb));
+            }
+            assert_eq!(plain.keys, dispatched.keys, "case {case}");
+            assert_eq!(plain.ids, dispatched.ids, "case {case}");
+            assert_eq!(plain.far, dispatched.far, "case {case}");
+            assert_eq!(plain.touched, dispatched.touched, "case {case}");
+            let runs = |b: &Band| b.runs.iter().map(|r| (r.r, r.lo, r.hi)).collect::<Vec<_>>();
+            assert_eq!(runs(&plain), runs(&dispatched), "case {case}");
+        }
+    }
 }
