@@ -35,8 +35,10 @@ struct Scratch {
     /// The spans drawn, triangle after triangle, and where each triangle's end.
     runs: Vec<Run>,
     ends: Vec<u32>,
-    /// Per row, the spans of the object being counted.
-    rows: Vec<Vec<(u32, u32)>>,
+    /// Per row, a bit per pixel covered by the object being counted (`words` words a row),
+    /// and the words `lo..hi` of it that hold any: all zero between objects.
+    bits: Vec<u64>,
+    bit_reach: Vec<(u32, u32)>,
     /// Set while a band is drawn, so that rows a panicking band left behind are cleared
     /// before the next one uses them.
     dirty: bool,
@@ -51,13 +53,15 @@ impl Scratch {
             touched: Vec::new(),
             runs: Vec::new(),
             ends: Vec::new(),
-            rows: Vec::new(),
+            bits: Vec::new(),
+            bit_reach: Vec::new(),
             dirty: false,
         }
     }
 
-    /// Readies the buffers of a band of `rows` rows of `stride` pixels and `segs` segments.
-    fn start(&mut self, rows: usize, stride: usize, segs: usize) {
+    /// Readies the buffers of a band of `rows` rows of `stride` pixels, `segs` segments and
+    /// `words` bit words.
+    fn start(&mut self, rows: usize, stride: usize, segs: usize, words: usize) {
         if self.dirty {
             self.keys.fill(EMPTY);
             self.ids.fill(EMPTY);
@@ -72,22 +76,11 @@ impl Scratch {
         self.touched.resize(rows, (u32::MAX, 0));
         self.runs.clear();
         self.ends.clear();
-        if self.rows.len() < rows {
-            self.rows.resize(rows, Vec::new());
-        }
+        self.bits.clear();
+        self.bits.resize(rows * words, 0);
+        self.bit_reach.clear();
+        self.bit_reach.resize(rows, (u32::MAX, 0));
         self.dirty = true;
-    }
-
-    /// Leaves the touched pixels of the first `touched.len()` rows EMPTY again.
-    fn finish(&mut self, stride: usize) {
-        for (r, &(lo, hi)) in self.touched.iter().enumerate() {
-            if lo < hi {
-                let run = r * stride + lo as usize..r * stride + hi as usize;
-                self.keys[run.clone()].fill(EMPTY);
-                self.ids[run].fill(EMPTY);
-            }
-        }
-        self.dirty = false;
     }
 }
 
@@ -301,7 +294,7 @@ impl Tris<'_> {
         let stride = w.next_multiple_of(SEG as usize);
         let rows = (jb - ja + 1) as usize;
         let segs = self.g.width.div_ceil(SEG) as usize;
-        scratch.start(rows, stride, segs);
+        scratch.start(rows, stride, segs, w.div_ceil(64));
         let b = (ja / BAND_ROWS) as usize;
         let bin = &self.bins[b];
         let mut canvas = Canvas {
@@ -326,29 +319,37 @@ impl Tris<'_> {
         let Scratch {
             keys, ids, touched, ..
         } = scratch;
+        // Row by row, while a row is in the nearest cache: copied out, counted, and left
+        // EMPTY again where anything was drawn.
+        let mut out = out;
         for (r, &(lo, hi)) in touched.iter().enumerate() {
-            if lo < hi {
-                let run = r * stride + lo as usize..r * stride + hi as usize;
-                add_visible_row(&ids[run], lo, ja + r as u32, &mut objects);
-            }
-        }
-        if let Some((keys_out, ids_out)) = out {
-            for r in 0..rows {
+            if let Some((keys_out, ids_out)) = &mut out {
                 let (row, own) = (r * w..(r + 1) * w, r * stride..r * stride + w);
                 keys_out[row.clone()].copy_from_slice(&keys[own.clone()]);
                 ids_out[row].copy_from_slice(&ids[own]);
             }
+            if lo < hi {
+                let run = r * stride + lo as usize..r * stride + hi as usize;
+                add_visible_row(&ids[run.clone()], lo, ja + r as u32, &mut objects);
+                keys[run.clone()].fill(EMPTY);
+                ids[run].fill(EMPTY);
+            }
         }
-        scratch.finish(stride);
+        scratch.dirty = false;
         objects
     }
 
     /// Each object's projected pixels in band `b`: the union of its triangles' row spans as
-    /// drawn (`scratch.runs`), gathered row by row, object by object.
+    /// drawn (`scratch.runs`), object by object, as bits set in a row's words and counted.
     fn count_projected(&self, b: usize, scratch: &mut Scratch, objects: &mut [ObjectStats]) {
         let (bin, order) = (&self.bins[b], &self.by_index[b]);
+        let words = (self.g.width as usize).div_ceil(64);
         let Scratch {
-            runs, ends, rows, ..
+            runs,
+            ends,
+            bits,
+            bit_reach,
+            ..
         } = scratch;
         let runs_of = |p: u32| {
             let p = p as usize;
@@ -364,22 +365,28 @@ impl Tris<'_> {
             } else {
                 for &p in group {
                     for r in runs_of(p) {
-                        rows[r.r as usize].push((r.lo, r.hi));
+                        let row = &mut bits[r.r as usize * words..(r.r as usize + 1) * words];
+                        let (wa, wb) = ((r.lo / 64) as usize, (r.hi / 64) as usize);
+                        let (first, last) = (!0u64 << (r.lo % 64), !0u64 >> (63 - r.hi % 64));
+                        if wa == wb {
+                            row[wa] |= first & last;
+                        } else {
+                            row[wa] |= first;
+                            row[wa + 1..wb].fill(!0);
+                            row[wb] |= last;
+                        }
+                        let reach = &mut bit_reach[r.r as usize];
+                        *reach = (reach.0.min(wa as u32), reach.1.max(wb as u32 + 1));
                     }
                 }
-                for spans in rows.iter_mut().filter(|r| !r.is_empty()) {
-                    spans.sort_unstable();
-                    let (mut lo, mut hi) = spans[0];
-                    for &(a, b) in &spans[1..] {
-                        if a <= hi + 1 {
-                            hi = hi.max(b);
-                        } else {
-                            count += hi - lo + 1;
-                            (lo, hi) = (a, b);
-                        }
+                for (r, reach) in bit_reach.iter_mut().enumerate() {
+                    if reach.0 < reach.1 {
+                        let set =
+                            &mut bits[r * words + reach.0 as usize..r * words + reach.1 as usize];
+                        count += set.iter().map(|v| v.count_ones()).sum::<u32>();
+                        set.fill(0);
+                        *reach = (u32::MAX, 0);
                     }
-                    count += hi - lo + 1;
-                    spans.clear();
                 }
             }
             if let Some(&first) = group.first() {

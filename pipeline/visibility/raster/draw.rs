@@ -262,6 +262,10 @@ fn draw_span(
 /// farthest key left in it. A fixed-size loop, so that every step is a vector operation.
 /// Offsets are below 2^14, so converting them through `i32` (which vector units have) gives
 /// `f32(di)` exactly; the masked-off pixels' values are computed and dropped.
+///
+/// The comparisons are the signed ones vector units have: every key has its top bit set (the
+/// bits of a positive `f32` are below 2^31, and EMPTY is all ones), so keys order alike as
+/// `i32`; object ids are flipped at the top bit, which turns their order into the signed one.
 #[inline(always)]
 fn draw_segment(
     s: &TriSetup,
@@ -271,22 +275,26 @@ fn draw_segment(
     keys: &mut [u32; SEG as usize],
     ids: &mut [u32; SEG as usize],
 ) -> u32 {
-    let mut far = 0u32;
-    for x in 0..SEG {
-        let (key, id) = (keys[x as usize], ids[x as usize]);
-        let di = (d0 + x as i32) as f32;
+    const TOP: u32 = 1 << 31;
+    let (lo, hi) = (lo as i32, hi as i32);
+    let obj = (s.obj ^ TOP) as i32;
+    let mut far = i32::MIN;
+    for x in 0..SEG as i32 {
+        let (key, id) = (keys[x as usize] as i32, ids[x as usize]);
+        let di = (d0 + x) as f32;
         let w = s.w0 + s.wi_hi * di;
         let w = w + tj_hi;
         let w = w + s.wi_lo * di;
         let w = w + tj_lo;
-        let new = depth_key(w);
-        let nearer = new < key || (new == key && s.obj < id);
+        let new = depth_key(w) as i32;
+        let nearer = new < key || (new == key && obj < (id ^ TOP) as i32);
         let take = (lo <= x) & (x <= hi) & nearer;
         ids[x as usize] = if take { s.obj } else { id };
-        keys[x as usize] = if take { new } else { key };
-        far = far.max(keys[x as usize]);
+        let kept = if take { new } else { key };
+        keys[x as usize] = kept as u32;
+        far = far.max(kept);
     }
-    far
+    far as u32
 }
 
 #[cfg(test)]
@@ -351,10 +359,8 @@ mod tests {
                 width.next_multiple_of(SEG) as usize,
                 width.div_ceil(SEG) as usize,
             );
-            let (mut plain, mut dispatched) = (
-                Band::new(rows, stride, segs),
-                Band::new(rows, stride, segs),
-            );
+            let (mut plain, mut dispatched) =
+                (Band::new(rows, stride, segs), Band::new(rows, stride, segs));
             for t in 0..(next() * 80.0) as u32 {
                 let (cx, cy) = (next() * width as f32, next() * height as f32);
                 let size = 2.0 + next() * width as f32;
