@@ -151,6 +151,9 @@ crate::cpu::avx2_clone! {
 #[inline(always)]
 pub(super) fn draw_tri_any(g: &Grid, s: &TriSetup, bound: &DepthBound, c: &mut Canvas<'_>) {
     let (ra, rb) = (c.ja.max(s.j0), c.jb.min(s.j1));
+    if ra > rb {
+        return;
+    }
     // Most triangles are wholly behind what nearer ones drew in a band (the frames are busy
     // with overlaps): one key bound over the triangle's box in the band, against the farthest
     // key of every segment there, settles them without a depth test per span. Their spans
@@ -158,11 +161,9 @@ pub(super) fn draw_tri_any(g: &Grid, s: &TriSetup, bound: &DepthBound, c: &mut C
     let coarse = bound.key_floor_box(ra - s.j0, rb - s.j0, s.i1 - s.i0);
     let (ca, cb) = ((s.i0 / SEG) as usize, (s.i1 / SEG) as usize);
     let mut farthest = 0u32;
-    if ra <= rb {
-        for r in (ra - c.ja) as usize..=(rb - c.ja) as usize {
-            let far = &c.far[r * c.segs..(r + 1) * c.segs];
-            farthest = far[ca..=cb].iter().fold(farthest, |m, &k| m.max(k));
-        }
+    for r in (ra - c.ja) as usize..=(rb - c.ja) as usize {
+        let far = &c.far[r * c.segs..(r + 1) * c.segs];
+        farthest = far[ca..=cb].iter().fold(farthest, |m, &k| m.max(k));
     }
     if farthest < coarse {
         for (j, lo, hi) in Spans::new(g, s, c.ja, c.jb) {
