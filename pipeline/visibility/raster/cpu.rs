@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
+use super::draw::{draw_tri, Canvas, DepthBound, Run, SEG};
 use super::triangle::*;
 use super::{ObjectStats, RasterJob, RasterOut, EMPTY};
 use crate::{Error, Result};
@@ -12,11 +13,6 @@ use crate::{Error, Result};
 /// Rows per band of the CPU z-buffer: bands are rasterised in parallel, each with its own
 /// buffers, so a frame with many boxes uses every core.
 const BAND_ROWS: u32 = 32;
-
-/// Pixels per row segment of the early depth test: a span is tested against its segment's
-/// farthest key once, then, only if it can win somewhere, the whole segment is z-tested with
-/// the pixels outside the span masked off, so every pixel takes the vector path.
-const SEG: u32 = 32;
 
 /// Pixels per block of the visible-pixel scan.
 const LANES: usize = 8;
@@ -36,6 +32,13 @@ struct Scratch {
     /// Per row, the pixels `lo..hi` any span reached: outside them every pixel is EMPTY, so
     /// only they are counted and cleared.
     touched: Vec<(u32, u32)>,
+    /// The spans drawn, triangle after triangle, and where each triangle's end.
+    runs: Vec<Run>,
+    ends: Vec<u32>,
+    /// Per row, a bit per pixel covered by the object being counted (`words` words a row),
+    /// and the words `lo..hi` of it that hold any: all zero between objects.
+    bits: Vec<u64>,
+    bit_reach: Vec<(u32, u32)>,
     /// Set while a band is drawn, so that rows a panicking band left behind are cleared
     /// before the next one uses them.
     dirty: bool,
@@ -48,12 +51,17 @@ impl Scratch {
             ids: Vec::new(),
             far: Vec::new(),
             touched: Vec::new(),
+            runs: Vec::new(),
+            ends: Vec::new(),
+            bits: Vec::new(),
+            bit_reach: Vec::new(),
             dirty: false,
         }
     }
 
-    /// Readies the buffers of a band of `rows` rows of `stride` pixels and `segs` segments.
-    fn start(&mut self, rows: usize, stride: usize, segs: usize) {
+    /// Readies the buffers of a band of `rows` rows of `stride` pixels, `segs` segments and
+    /// `words` bit words.
+    fn start(&mut self, rows: usize, stride: usize, segs: usize, words: usize) {
         if self.dirty {
             self.keys.fill(EMPTY);
             self.ids.fill(EMPTY);
@@ -66,19 +74,13 @@ impl Scratch {
         self.far.resize(rows * segs, EMPTY);
         self.touched.clear();
         self.touched.resize(rows, (u32::MAX, 0));
+        self.runs.clear();
+        self.ends.clear();
+        self.bits.clear();
+        self.bits.resize(rows * words, 0);
+        self.bit_reach.clear();
+        self.bit_reach.resize(rows, (u32::MAX, 0));
         self.dirty = true;
-    }
-
-    /// Leaves the touched pixels of the first `touched.len()` rows EMPTY again.
-    fn finish(&mut self, stride: usize) {
-        for (r, &(lo, hi)) in self.touched.iter().enumerate() {
-            if lo < hi {
-                let run = r * stride + lo as usize..r * stride + hi as usize;
-                self.keys[run.clone()].fill(EMPTY);
-                self.ids[run].fill(EMPTY);
-            }
-        }
-        self.dirty = false;
     }
 }
 
@@ -110,20 +112,43 @@ pub fn raster_cpu(job: &RasterJob<'_>) -> Result<RasterOut> {
             .then(a.cmp(&b))
     });
     // Each band's triangles, nearest first: a band visits only the triangles that reach it,
-    // so many small triangles cost what they cover, not bands × triangles.
-    let mut bins: Vec<Vec<u32>> = vec![Vec::new(); job.height.div_ceil(BAND_ROWS) as usize];
+    // so many small triangles cost what they cover, not bands × triangles. Beside each, the
+    // positions in it of its triangles in index order (so object by object, `setups` being
+    // sorted by object), for the projected-pixel count; `slot` holds, per triangle and band it
+    // reaches, its position there, from `first_slot[t]` on.
+    let band_of = |s: &TriSetup| (s.j0 / BAND_ROWS) as usize..=(s.j1 / BAND_ROWS) as usize;
+    let mut first_slot = Vec::with_capacity(setups.len());
+    let mut slots = 0usize;
+    for s in &setups {
+        first_slot.push(slots);
+        slots += band_of(s).count();
+    }
+    let nbands = job.height.div_ceil(BAND_ROWS) as usize;
+    let mut bins: Vec<Vec<u32>> = vec![Vec::new(); nbands];
+    let mut slot = vec![0u32; slots];
     for &t in &near_first {
-        let s = &setups[t as usize];
-        for bin in &mut bins[(s.j0 / BAND_ROWS) as usize..=(s.j1 / BAND_ROWS) as usize] {
+        let range = band_of(&setups[t as usize]);
+        let first = first_slot[t as usize];
+        for (k, bin) in bins[range].iter_mut().enumerate() {
+            slot[first + k] = bin.len() as u32;
             bin.push(t);
         }
     }
     drop(near_first);
+    let mut by_index: Vec<Vec<u32>> = bins.iter().map(|b| Vec::with_capacity(b.len())).collect();
+    for (t, s) in setups.iter().enumerate() {
+        let range = band_of(s);
+        for (k, order) in by_index[range].iter_mut().enumerate() {
+            order.push(slot[first_slot[t] + k]);
+        }
+    }
+    drop(slot);
     let tris = Tris {
         g: &g,
         setups: &setups,
         bounds: &bounds,
         bins: &bins,
+        by_index: &by_index,
         num_objects: n,
     };
     // Each band is drawn in its thread's buffers, which stay in cache and are handed back
@@ -241,78 +266,6 @@ impl ObjectStats {
     }
 }
 
-/// Twice the relative rounding error of the four `f32` additions of rule 7 (4 · 2^-24).
-const ROUNDING: f64 = 1.0 / (1u64 << 21) as f64;
-
-/// What [`DepthBound::loses`] needs to bound a triangle's inverse depth over a row segment
-/// from above, so the early test never skips a pixel the triangle would win.
-struct DepthBound {
-    /// The stored plane in `f64`: `w0 + a·di + b·dj`, with `a = wi_hi + wi_lo` (exact).
-    w0: f64,
-    a: f64,
-    b: f64,
-    /// Absolute values of the terms, for the rounding error of the four `f32` additions.
-    abs_w0: f64,
-    abs_a: f64,
-    abs_b: f64,
-    /// An upper bound of `1/z` over the bounding box: draws nearer triangles first.
-    nearest: f64,
-}
-
-impl DepthBound {
-    fn new(s: &TriSetup) -> Self {
-        let (di, dj) = (f64::from(s.i1 - s.i0), f64::from(s.j1 - s.j0));
-        let mut d = DepthBound {
-            w0: f64::from(s.w0),
-            a: f64::from(s.wi_hi) + f64::from(s.wi_lo),
-            b: f64::from(s.wj_hi) + f64::from(s.wj_lo),
-            abs_w0: f64::from(s.w0).abs(),
-            abs_a: f64::from(s.wi_hi).abs() + f64::from(s.wi_lo).abs(),
-            abs_b: f64::from(s.wj_hi).abs() + f64::from(s.wj_lo).abs(),
-            nearest: 0.0,
-        };
-        d.nearest = [(0.0, 0.0), (di, 0.0), (0.0, dj), (di, dj)]
-            .iter()
-            .map(|&(i, j)| d.upper(i, j, di, dj))
-            .fold(f64::MIN, f64::max);
-        d
-    }
-
-    /// An upper bound of the `f32` value rule 7 computes at `(di, dj)`: the exact plane plus
-    /// twice the worst rounding error of its four additions (each at most 2^-24 of a partial
-    /// sum, which is at most the sum of the terms' magnitudes at `(di_max, dj)`).
-    fn upper(&self, di: f64, dj: f64, di_max: f64, dj_max: f64) -> f64 {
-        let exact = self.w0 + self.a * di + self.b * dj;
-        let mag = self.abs_w0 + self.abs_a * di_max + self.abs_b * dj_max;
-        exact + mag * ROUNDING
-    }
-
-    /// The plane's value and its terms' magnitudes at row offset `dj`, for
-    /// [`DepthBound::loses`].
-    #[inline]
-    fn row(&self, dj: u32) -> [f64; 2] {
-        let dj = f64::from(dj);
-        [self.w0 + self.b * dj, self.abs_w0 + self.abs_b * dj]
-    }
-
-    /// Whether the triangle, in a row (`row` from [`DepthBound::row`]) at pixel offsets
-    /// `da..=db`, is strictly farther than every pixel of a segment whose farthest key is
-    /// `farthest`: the bound of the inverse depth it computes there (the plane is affine, so
-    /// its largest value is at an end of the segment) is below the farthest pixel's, and so is
-    /// the clamp of rule 8, which could otherwise give an equal key.
-    #[inline]
-    fn loses(&self, [w_row, mag_row]: [f64; 2], da: u32, db: u32, farthest: u32) -> bool {
-        if farthest == EMPTY {
-            return false;
-        }
-        let (da, db) = (f64::from(da), f64::from(db));
-        let exact = w_row + self.a * da + (self.a * (db - da)).max(0.0);
-        let upper = exact + (mag_row + self.abs_a * db) * ROUNDING;
-        let w_far = f64::from(f32::from_bits(u32::MAX - farthest));
-        upper.max(f64::from(f32::MIN_POSITIVE)) < w_far
-    }
-}
-
 /// The triangles of one image, set up once and shared by the bands.
 struct Tris<'a> {
     g: &'a Grid,
@@ -322,6 +275,8 @@ struct Tris<'a> {
     /// Per band of [`BAND_ROWS`] rows, the indices into `setups` of the triangles that reach
     /// it, nearest first.
     bins: &'a [Vec<u32>],
+    /// Per band, the positions in its bin of its triangles in index order.
+    by_index: &'a [Vec<u32>],
     num_objects: usize,
 }
 
@@ -339,82 +294,100 @@ impl Tris<'_> {
         let stride = w.next_multiple_of(SEG as usize);
         let rows = (jb - ja + 1) as usize;
         let segs = self.g.width.div_ceil(SEG) as usize;
-        scratch.start(rows, stride, segs);
-        let Scratch {
-            keys,
-            ids,
-            far,
-            touched,
-            ..
-        } = scratch;
-        let bin = &self.bins[(ja / BAND_ROWS) as usize];
+        scratch.start(rows, stride, segs, w.div_ceil(64));
+        let b = (ja / BAND_ROWS) as usize;
+        let bin = &self.bins[b];
+        let mut canvas = Canvas {
+            ja,
+            jb,
+            width: self.g.width,
+            stride,
+            segs,
+            keys: &mut scratch.keys,
+            ids: &mut scratch.ids,
+            far: &mut scratch.far,
+            touched: &mut scratch.touched,
+            runs: &mut scratch.runs,
+        };
         for &t in bin {
             let (s, bound) = (&self.setups[t as usize], &self.bounds[t as usize]);
-            for_each_span_in(self.g, s, ja, jb, |j, lo, hi| {
-                let r = (j - ja) as usize;
-                let reach = &mut touched[r];
-                *reach = (reach.0.min(lo), reach.1.max(hi + 1));
-                let row = r * stride..(r + 1) * stride;
-                let far = &mut far[r * segs..(r + 1) * segs];
-                let span = Span { j, lo, hi };
-                draw_span(
-                    s,
-                    bound,
-                    span,
-                    w as u32,
-                    &mut keys[row.clone()],
-                    &mut ids[row],
-                    far,
-                );
-            });
+            draw_tri(self.g, s, bound, &mut canvas);
+            scratch.ends.push(canvas.runs.len() as u32);
         }
         let mut objects = vec![ObjectStats::default(); self.num_objects];
-        self.count_projected(ja, jb, bin, &mut objects);
+        self.count_projected(b, scratch, &mut objects);
+        let Scratch {
+            keys, ids, touched, ..
+        } = scratch;
+        // Row by row, while a row is in the nearest cache: copied out, counted, and left
+        // EMPTY again where anything was drawn.
+        let mut out = out;
         for (r, &(lo, hi)) in touched.iter().enumerate() {
-            if lo < hi {
-                let run = r * stride + lo as usize..r * stride + hi as usize;
-                add_visible_row(&ids[run], lo, ja + r as u32, &mut objects);
-            }
-        }
-        if let Some((keys_out, ids_out)) = out {
-            for r in 0..rows {
+            if let Some((keys_out, ids_out)) = &mut out {
                 let (row, own) = (r * w..(r + 1) * w, r * stride..r * stride + w);
                 keys_out[row.clone()].copy_from_slice(&keys[own.clone()]);
                 ids_out[row].copy_from_slice(&ids[own]);
             }
+            if lo < hi {
+                let run = r * stride + lo as usize..r * stride + hi as usize;
+                add_visible_row(&ids[run.clone()], lo, ja + r as u32, &mut objects);
+                keys[run.clone()].fill(EMPTY);
+                ids[run].fill(EMPTY);
+            }
         }
-        scratch.finish(stride);
+        scratch.dirty = false;
         objects
     }
 
-    /// Each object's projected pixels in rows `ja..=jb`: the union of its triangles' row spans,
-    /// gathered row by row. `bin` holds the band's triangles; in index order they come object
-    /// by object (`setups` is sorted by object).
-    fn count_projected(&self, ja: u32, jb: u32, bin: &[u32], objects: &mut [ObjectStats]) {
-        let mut rows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); (jb - ja + 1) as usize];
-        let mut order = bin.to_vec();
-        order.sort_unstable();
-        let obj = |t: u32| self.setups[t as usize].obj;
+    /// Each object's projected pixels in band `b`: the union of its triangles' row spans as
+    /// drawn (`scratch.runs`), object by object, as bits set in a row's words and counted.
+    fn count_projected(&self, b: usize, scratch: &mut Scratch, objects: &mut [ObjectStats]) {
+        let (bin, order) = (&self.bins[b], &self.by_index[b]);
+        let words = (self.g.width as usize).div_ceil(64);
+        let Scratch {
+            runs,
+            ends,
+            bits,
+            bit_reach,
+            ..
+        } = scratch;
+        let runs_of = |p: u32| {
+            let p = p as usize;
+            let start = if p == 0 { 0 } else { ends[p - 1] as usize };
+            &runs[start..ends[p] as usize]
+        };
+        let obj = |p: u32| self.setups[bin[p as usize] as usize].obj;
         for group in order.chunk_by(|&a, &b| obj(a) == obj(b)) {
-            rows.iter_mut().for_each(Vec::clear);
-            for s in group.iter().map(|&t| &self.setups[t as usize]) {
-                for_each_span_in(self.g, s, ja, jb, |j, lo, hi| {
-                    rows[(j - ja) as usize].push((lo, hi));
-                });
-            }
             let mut count = 0u32;
-            for spans in rows.iter_mut().filter(|r| !r.is_empty()) {
-                spans.sort_unstable();
-                let (mut lo, mut hi) = spans[0];
-                for &(a, b) in &spans[1..] {
-                    if a <= hi + 1 {
-                        hi = hi.max(b);
-                    } else {
-                        count += hi - lo + 1;
-                        (lo, hi) = (a, b);
+            if let [p] = group {
+                // One triangle: one span per row, nothing to merge.
+                count = runs_of(*p).iter().map(|r| r.hi - r.lo + 1).sum();
+            } else {
+                for &p in group {
+                    for r in runs_of(p) {
+                        let row = &mut bits[r.r as usize * words..(r.r as usize + 1) * words];
+                        let (wa, wb) = ((r.lo / 64) as usize, (r.hi / 64) as usize);
+                        let (first, last) = (!0u64 << (r.lo % 64), !0u64 >> (63 - r.hi % 64));
+                        if wa == wb {
+                            row[wa] |= first & last;
+                        } else {
+                            row[wa] |= first;
+                            row[wa + 1..wb].fill(!0);
+                            row[wb] |= last;
+                        }
+                        let reach = &mut bit_reach[r.r as usize];
+                        *reach = (reach.0.min(wa as u32), reach.1.max(wb as u32 + 1));
                     }
                 }
-                count += hi - lo + 1;
+                for (r, reach) in bit_reach.iter_mut().enumerate() {
+                    if reach.0 < reach.1 {
+                        let set =
+                            &mut bits[r * words + reach.0 as usize..r * words + reach.1 as usize];
+                        count += set.iter().map(|v| v.count_ones()).sum::<u32>();
+                        set.fill(0);
+                        *reach = (u32::MAX, 0);
+                    }
+                }
             }
             if let Some(&first) = group.first() {
                 objects[obj(first) as usize].projected_pixels += count;
@@ -462,99 +435,6 @@ fn run_len(row: &[u32], id: u32) -> usize {
         .count()
         * LANES;
     same + row[same..].iter().take_while(|&&v| v == id).count()
-}
-
-/// Pixels `lo..=hi` of row `j`.
-#[derive(Clone, Copy)]
-struct Span {
-    j: u32,
-    lo: u32,
-    hi: u32,
-}
-
-crate::cpu::avx2_clone! {
-    /// Draws a span (rules 7–10) into a row `width` pixels wide, held in whole segments, one
-    /// segment at a time, skipping a segment where the triangle cannot come strictly nearer
-    /// than the farthest key already there.
-    fn draw_span(
-        s: &TriSetup,
-        bound: &DepthBound,
-        span: Span,
-        width: u32,
-        keys: &mut [u32],
-        ids: &mut [u32],
-        far: &mut [u32],
-    ) = draw_span_any;
-}
-
-#[inline(always)]
-fn draw_span_any(
-    s: &TriSetup,
-    bound: &DepthBound,
-    span: Span,
-    width: u32,
-    keys: &mut [u32],
-    ids: &mut [u32],
-    far: &mut [u32],
-) {
-    let dj = span.j - s.j0;
-    let djf = dj as f32;
-    // The same exact products rule 7 forms, so every sum below is bit for bit inv_depth's.
-    let tj = [s.wj_hi * djf, s.wj_lo * djf];
-    let row = bound.row(dj);
-    let (keys, _) = keys.as_chunks_mut::<{ SEG as usize }>();
-    let (ids, _) = ids.as_chunks_mut::<{ SEG as usize }>();
-    let mut a = span.lo;
-    while a <= span.hi {
-        let seg = a / SEG;
-        let first = seg * SEG;
-        let seg_end = (first + SEG).min(width) - 1;
-        let b = span.hi.min(seg_end);
-        if !bound.loses(row, a - s.i0, b - s.i0, far[seg as usize]) {
-            let d0 = first as i32 - s.i0 as i32;
-            let (k, i) = (&mut keys[seg as usize], &mut ids[seg as usize]);
-            let seg_far = draw_segment(s, d0, [a - first, b - first], tj, k, i);
-            // Keys only ever get smaller, so an old farthest key stays a valid bound; a span
-            // that covers the whole segment gives the exact one (or EMPTY, from a last
-            // segment's padding, which only turns the test off there).
-            if a == first && b == seg_end {
-                far[seg as usize] = seg_far;
-            }
-        }
-        a = b + 1;
-    }
-}
-
-/// The z-test of a whole segment, the first pixel at offset `d0` in the triangle's box, for
-/// its pixels `lo..=hi` (the others keep their values), with row terms `tj`; returns the
-/// farthest key left in it. A fixed-size loop, so that every step is a vector operation.
-/// Offsets are below 2^14, so converting them through `i32` (which vector units have) gives
-/// `f32(di)` exactly; the masked-off pixels' values are computed and dropped.
-#[inline(always)]
-fn draw_segment(
-    s: &TriSetup,
-    d0: i32,
-    [lo, hi]: [u32; 2],
-    [tj_hi, tj_lo]: [f32; 2],
-    keys: &mut [u32; SEG as usize],
-    ids: &mut [u32; SEG as usize],
-) -> u32 {
-    let mut far = 0u32;
-    for x in 0..SEG {
-        let (key, id) = (keys[x as usize], ids[x as usize]);
-        let di = (d0 + x as i32) as f32;
-        let w = s.w0 + s.wi_hi * di;
-        let w = w + tj_hi;
-        let w = w + s.wi_lo * di;
-        let w = w + tj_lo;
-        let new = depth_key(w);
-        let nearer = new < key || (new == key && s.obj < id);
-        let take = (lo <= x) & (x <= hi) & nearer;
-        ids[x as usize] = if take { s.obj } else { id };
-        keys[x as usize] = if take { new } else { key };
-        far = far.max(keys[x as usize]);
-    }
-    far
 }
 
 #[cfg(test)]

@@ -76,9 +76,11 @@
 
 //!
 //! The rooms: `triangle` (fixed point, setup and the per-pixel rules, shared with the GPU
-//! driver) and `cpu` (the CPU rasteriser, banded and span-based, and its chunk merge).
+//! driver), `cpu` (the CPU rasteriser, banded and span-based, and its chunk merge) and `draw`
+//! (one triangle's spans into a band: the early depth test and the vector z-test).
 
 mod cpu;
+mod draw;
 mod triangle;
 
 pub use cpu::{merge_chunks, raster_cpu};

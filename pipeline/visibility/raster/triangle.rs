@@ -265,52 +265,90 @@ pub fn for_each_span_in(
     jb: u32,
     mut f: impl FnMut(u32, u32, u32),
 ) {
-    let (ja, jb) = (ja.max(s.j0), jb.min(s.j1));
-    if ja > jb {
-        return;
+    for (j, lo, hi) in Spans::new(g, s, ja, jb) {
+        f(j, lo, hi);
     }
-    let sb = g.sub_bits;
-    let px0 = g.centre(s.i0);
-    let py0 = g.centre(ja);
-    // Pixel i0 + n passes edge k when e0 − n·step > 0, with e0 the edge function at the row's
-    // first pixel plus the top-left bias. Along a row that bounds n from above (step > 0:
-    // n ≤ ⌊(e0 − 1)/step⌋) or from below (step < 0: n ≥ ⌊−e0/|step|⌋ + 1); outside the
-    // triangle's side the bound just empties the span. From row to row e0 grows by a
-    // constant, so each bound's quotient and remainder are carried along instead of divided
-    // afresh.
-    let mut bounds = [Bound::default(); 3];
-    for (k, b) in bounds.iter_mut().enumerate() {
-        let (a, bb) = ((k + 1) % 3, (k + 2) % 3);
-        let step = i64::from(s.y[bb] - s.y[a]) << sb;
-        let e0 = i64::from(edge(s, k, px0, py0)) + i64::from(s.top_left >> k & 1);
-        let grow = i64::from(s.x[bb] - s.x[a]) << sb;
-        *b = if step == 0 {
-            // Parallel to the rows: the same e0 sign all along a row.
-            Bound::flat(e0, grow)
-        } else if step > 0 {
-            Bound::new(Side::Upper, e0 - 1, grow, step)
-        } else {
-            Bound::new(Side::Lower, -e0, -grow, -step)
+}
+
+/// The spans `for_each_span_in` visits, as `(j, lo, hi)` items: a loop over them keeps its
+/// body in the caller, where an AVX2 clone vectorises it (a closure would be compiled apart).
+pub(crate) struct Spans {
+    bounds: [Bound; 3],
+    i0: u32,
+    width: i64,
+    j: u32,
+    rows_left: u32,
+}
+
+impl Spans {
+    #[inline]
+    pub(crate) fn new(g: &Grid, s: &TriSetup, ja: u32, jb: u32) -> Self {
+        let (ja, jb) = (ja.max(s.j0), jb.min(s.j1));
+        let mut spans = Spans {
+            bounds: [Bound::default(); 3],
+            i0: s.i0,
+            width: i64::from(s.i1 - s.i0),
+            j: ja,
+            rows_left: 0,
         };
+        if ja > jb {
+            return spans;
+        }
+        spans.rows_left = jb - ja + 1;
+        let sb = g.sub_bits;
+        let px0 = g.centre(s.i0);
+        let py0 = g.centre(ja);
+        // Pixel i0 + n passes edge k when e0 − n·step > 0, with e0 the edge function at the
+        // row's first pixel plus the top-left bias. Along a row that bounds n from above
+        // (step > 0: n ≤ ⌊(e0 − 1)/step⌋) or from below (step < 0: n ≥ ⌊−e0/|step|⌋ + 1);
+        // outside the triangle's side the bound just empties the span. From row to row e0
+        // grows by a constant, so each bound's quotient and remainder are carried along
+        // instead of divided afresh.
+        for (k, b) in spans.bounds.iter_mut().enumerate() {
+            let (a, bb) = ((k + 1) % 3, (k + 2) % 3);
+            let step = i64::from(s.y[bb] - s.y[a]) << sb;
+            let e0 = i64::from(edge(s, k, px0, py0)) + i64::from(s.top_left >> k & 1);
+            let grow = i64::from(s.x[bb] - s.x[a]) << sb;
+            *b = if step == 0 {
+                // Parallel to the rows: the same e0 sign all along a row.
+                Bound::flat(e0, grow)
+            } else if step > 0 {
+                Bound::new(Side::Upper, e0 - 1, grow, step)
+            } else {
+                Bound::new(Side::Lower, -e0, -grow, -step)
+            };
+        }
+        spans
     }
-    let width = i64::from(s.i1 - s.i0);
-    for j in ja..=jb {
-        let (mut lo, mut hi) = (0i64, width);
-        for b in &mut bounds {
-            match b.side {
-                Side::Upper => hi = hi.min(b.q),
-                Side::Lower => lo = lo.max(b.q + 1),
-                Side::Flat => {
-                    if b.q <= 0 {
-                        hi = -1;
+}
+
+impl Iterator for Spans {
+    type Item = (u32, u32, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.rows_left > 0 {
+            let (mut lo, mut hi) = (0i64, self.width);
+            for b in &mut self.bounds {
+                match b.side {
+                    Side::Upper => hi = hi.min(b.q),
+                    Side::Lower => lo = lo.max(b.q + 1),
+                    Side::Flat => {
+                        if b.q <= 0 {
+                            hi = -1;
+                        }
                     }
                 }
+                b.advance();
             }
-            b.advance();
+            let j = self.j;
+            self.j += 1;
+            self.rows_left -= 1;
+            if lo <= hi {
+                return Some((j, self.i0 + lo as u32, self.i0 + hi as u32));
+            }
         }
-        if lo <= hi {
-            f(j, s.i0 + lo as u32, s.i0 + hi as u32);
-        }
+        None
     }
 }
 
@@ -354,6 +392,8 @@ impl Bound {
             side: Side::Flat,
             q: e0,
             gq: grow,
+            // Never reached by the remainder, which stays 0: the carry never fires.
+            d: i64::MAX,
             ..Bound::default()
         }
     }
@@ -363,7 +403,7 @@ impl Bound {
     fn advance(&mut self) {
         self.q += self.gq;
         self.r += self.gr;
-        if self.r >= self.d && self.side != Side::Flat {
+        if self.r >= self.d {
             self.r -= self.d;
             self.q += 1;
         }
