@@ -279,14 +279,7 @@ pub fn gather(inputs: &[PathBuf], out: &Path) -> Result<usize> {
             rows.extend(records.into_iter().filter(|r| &r.scene_id == scene));
         }
         // Stable, as balancing's order is: rows with equal keys keep the tables' order.
-        rows.sort_by_cached_key(|r| {
-            (
-                item_key(r),
-                r.family.clone(),
-                r.question_type.clone(),
-                r.qa_id.clone(),
-            )
-        });
+        rows.sort_by_cached_key(plan::canonical_key);
         for r in rows {
             w.push(r)?;
         }

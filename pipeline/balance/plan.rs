@@ -165,6 +165,7 @@ impl Facts {
         by.into_values().unzip()
     }
 
+    /// The canonical order of two rows: [`canonical_key`]'s, read from the facts.
     fn canonical(&self, a: usize, b: usize) -> Ordering {
         let key = |k: usize| {
             let r = &self.rows[k];
@@ -178,6 +179,18 @@ impl Facts {
         };
         key(a).cmp(&key(b))
     }
+}
+
+/// A record's place in the canonical order, (scene, item, family, type, id): what
+/// [`Facts`] sorts by, for a step that sorts records it holds (gathering a scene's rows).
+pub(crate) fn canonical_key(r: &QaRecord) -> (String, String, String, String, String) {
+    (
+        r.scene_id.clone(),
+        super::item_key(r),
+        r.family.clone(),
+        r.question_type.clone(),
+        r.qa_id.clone(),
+    )
 }
 
 /// What to write: rows in output order, each with its new answer position, if it moves.
@@ -546,22 +559,16 @@ mod tests {
     #[test]
     fn the_release_places_the_letters_balancing_would() {
         let mut rows = Vec::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = crate::synth::tokens::Rng::new(7, "letters");
         for i in 0..600 {
-            let family = ["metavqa", "egodyn", "sig"][next(3) as usize];
-            let n = 1 + next(5) as usize;
+            let family = *rng.pick(&["metavqa", "egodyn", "sig"]);
+            let n = 1 + rng.below(5);
             let choices: Vec<String> = (0..n).map(|c| format!("option {c}")).collect();
             rows.push(QaRecord {
-                qa_id: format!("{family}-{:016x}", next(u64::MAX)),
+                qa_id: format!("{family}-{:016x}", rng.next_u64()),
                 scene_id: format!("scene-{}", i % 7),
                 family: family.into(),
-                question_type: format!("type{}", next(4)),
+                question_type: format!("type{}", rng.below(4)),
                 answer: choices[0].clone(),
                 answer_letter: "A".into(),
                 choices,

@@ -3,62 +3,73 @@
 //! times their text: names and lists are stored once and shared, ids sit end to end in one
 //! buffer. At a million rows the difference is hundreds of megabytes.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Arc;
 
-/// Strings stored once, named by their index in first-seen order.
-#[derive(Debug, Default)]
-pub struct Names {
-    ids: HashMap<Arc<str>, u32>,
-    names: Vec<Arc<str>>,
+/// Values stored once, named by their index in first-seen order; the map and the list share
+/// each value.
+#[derive(Debug)]
+pub struct Interner<T: ?Sized> {
+    ids: HashMap<Arc<T>, u32>,
+    items: Vec<Arc<T>>,
 }
+
+impl<T: ?Sized> Default for Interner<T> {
+    fn default() -> Self {
+        Self {
+            ids: HashMap::new(),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T: ?Sized + Eq + Hash> Interner<T> {
+    /// The index of `value`, added when new.
+    fn intern<V: Borrow<T> + Into<Arc<T>>>(&mut self, value: V) -> u32 {
+        if let Some(&i) = self.ids.get(value.borrow()) {
+            return i;
+        }
+        let i = self.items.len() as u32;
+        let shared: Arc<T> = value.into();
+        self.items.push(shared.clone());
+        self.ids.insert(shared, i);
+        i
+    }
+
+    /// The index of `value`, if it was added.
+    pub fn get(&self, value: &T) -> Option<u32> {
+        self.ids.get(value).copied()
+    }
+}
+
+/// Strings stored once (family, type, answer and option texts, words).
+pub type Names = Interner<str>;
 
 impl Names {
     /// The index of `s`, added when new.
     pub fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        let shared: Arc<str> = s.into();
-        self.names.push(shared.clone());
-        self.ids.insert(shared, i);
-        i
+        self.intern(s)
     }
 
     pub fn name(&self, i: u32) -> &str {
-        &self.names[i as usize]
-    }
-
-    /// The index of `s`, if it was added.
-    pub fn get(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
+        &self.items[i as usize]
     }
 }
 
-/// Lists of ids stored once, named by their index: the questions on one frame repeat its
-/// preamble, and a type's stems and option lists repeat across its questions.
-#[derive(Debug, Default)]
-pub struct Lists {
-    ids: HashMap<Arc<[u32]>, u32>,
-    lists: Vec<Arc<[u32]>>,
-}
+/// Lists of ids stored once: the questions on one frame repeat its preamble, and a type's
+/// stems and option lists repeat across its questions.
+pub type Lists = Interner<[u32]>;
 
 impl Lists {
     /// The index of `list`, added when new.
     pub fn id(&mut self, list: Vec<u32>) -> u32 {
-        if let Some(&i) = self.ids.get(list.as_slice()) {
-            return i;
-        }
-        let i = self.lists.len() as u32;
-        let shared: Arc<[u32]> = list.into();
-        self.lists.push(shared.clone());
-        self.ids.insert(shared, i);
-        i
+        self.intern(list)
     }
 
     pub fn list(&self, i: u32) -> &[u32] {
-        &self.lists[i as usize]
+        &self.items[i as usize]
     }
 }
 

@@ -50,8 +50,7 @@ pub(crate) struct State {
     /// Control rows, (control split, shard, qa_id, digest), checked once every main row is
     /// read; split and shard are indices into `names`, as a release has few of each.
     controls: Vec<(u32, u32, String, [u8; 32])>,
-    names: Vec<String>,
-    name_index: HashMap<String, u32>,
+    names: crate::qa::compact::Names,
     decoded: HashMap<[u8; 32], Decoded>,
     pub images: usize,
     /// The robustness splits and what their rows must repeat.
@@ -327,7 +326,7 @@ fn check_row(
         // Its key and letter are its clean row's: checked against that row, not balanced.
         state.robust.note_repeat(r, shard, digest);
     } else if control {
-        let (split, path) = (state.name(&shard.split), state.name(&shard.path));
+        let (split, path) = (state.names.id(&shard.split), state.names.id(&shard.path));
         state.controls.push((split, path, r.qa_id.clone(), digest));
     } else {
         state.robust.note_clean(r, &shard.split);
@@ -542,7 +541,7 @@ fn id_key(parts: &[&str]) -> u128 {
 pub fn finish(state: &State, rep: &mut Report) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (split, shard, id, digest) in &state.controls {
-        let (split, shard) = (&state.names[*split as usize], &state.names[*shard as usize]);
+        let (split, shard) = (state.names.name(*split), state.names.name(*shard));
         let main = split.trim_end_matches(CONTROL_SUFFIX);
         *seen.entry(split).or_default() += 1;
         match state.fingerprints.get(&id_key(&[main, id])) {
@@ -583,17 +582,6 @@ impl State {
     /// The fingerprint of a main split's row.
     pub(super) fn fingerprint_of(&self, split: &str, qa_id: &str) -> Option<&[u8; 32]> {
         self.fingerprints.get(&id_key(&[split, qa_id]))
-    }
-
-    /// The index of `name` in `names`, added when new.
-    fn name(&mut self, name: &str) -> u32 {
-        if let Some(&at) = self.name_index.get(name) {
-            return at;
-        }
-        let at = self.names.len() as u32;
-        self.names.push(name.to_string());
-        self.name_index.insert(name.to_string(), at);
-        at
     }
 
     /// What an image decoded to, if it was decoded.

@@ -344,13 +344,8 @@ mod tests {
     /// as the one this CPU dispatches to, which the rasteriser's own tests hold to the rules.
     #[test]
     fn the_scalar_path_draws_what_the_dispatched_one_does() {
-        let mut state = 0x6a09_e667_f3bc_c909u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % 1_000_000) as f32 / 1_000_000.0
-        };
+        let mut rng = crate::synth::tokens::Rng::new(0x6a09_e667, "scalar draw");
+        let mut next = move || rng.below(1_000_000) as f32 / 1_000_000.0;
         for case in 0..60 {
             let (width, height) = (40 + (next() * 150.0) as u32, 8 + (next() * 40.0) as u32);
             let g = Grid::new(width, height).unwrap();
