@@ -98,11 +98,12 @@ TOML
     mkdir -p "$BENCH_CORPORA"
     corpus="$(cd "$BENCH_CORPORA" && pwd)/s$n-${BENCH_WIDTH:-1600}x${BENCH_HEIGHT:-900}-${BENCH_DURATION:-8}s"
   fi
-  # The marker beside the corpus says it was written to the end: an interrupted one is redone.
+  # The marker beside the corpus says it was written to the end: an interrupted one is written
+  # again by synth, which replaces its own output and refuses a folder it did not write.
   if [ ! -f "$corpus.complete" ]; then
-    rm -rf "$corpus"
     "$bin" synth --out "$corpus" --scenes "$n" --duration "${BENCH_DURATION:-8}" \
-      --width "${BENCH_WIDTH:-1600}" --height "${BENCH_HEIGHT:-900}" > /dev/null 2>&1
+      --width "${BENCH_WIDTH:-1600}" --height "${BENCH_HEIGHT:-900}" > /dev/null 2> "$d/synth.log" \
+      || { cat "$d/synth.log" >&2; exit 1; }
     if [ -n "${BENCH_CORPORA:-}" ]; then touch "$corpus.complete"; fi
   fi
   # Ingest too: nuScenes' JSON tables are joined in memory (the format's own cost, reported
