@@ -7,7 +7,7 @@ use super::Grouping;
 
 /// Per family, what the fitting folds say. Keys are ids into the rows' names.
 #[derive(Default)]
-struct Fit {
+pub(super) struct Fit {
     letters: BTreeMap<u8, usize>,
     by_template: BTreeMap<u32, BTreeMap<u32, usize>>,
     answers: BTreeMap<u32, usize>,
@@ -19,7 +19,7 @@ struct Fit {
 }
 
 impl Fit {
-    fn add(&mut self, rows: &Rows, r: &Row) {
+    pub(super) fn add(&mut self, rows: &Rows, r: &Row) {
         let a = rows.answer_text(r);
         *self.letters.entry(r.answer).or_default() += 1;
         *self
@@ -36,6 +36,46 @@ impl Fit {
         }
         *self.word_totals.entry(a).or_default() += rows.n_words(r);
         self.rows += 1;
+    }
+
+    /// The fit on every part but `k`: counts add up, so this is the fit those parts' rows
+    /// would give one at a time, entry for entry.
+    pub(super) fn all_but(parts: &[Fit], k: usize) -> Fit {
+        let mut f = Fit::default();
+        for (j, p) in parts.iter().enumerate() {
+            if j == k {
+                continue;
+            }
+            let add = |into: &mut BTreeMap<u32, usize>, from: &BTreeMap<u32, usize>| {
+                for (key, c) in from {
+                    *into.entry(*key).or_default() += c;
+                }
+            };
+            for (l, c) in &p.letters {
+                *f.letters.entry(*l).or_default() += c;
+            }
+            for (t, by) in &p.by_template {
+                add(f.by_template.entry(*t).or_default(), by);
+            }
+            add(&mut f.answers, &p.answers);
+            for (a, wc) in &p.word_counts {
+                add(f.word_counts.entry(*a).or_default(), wc);
+            }
+            add(&mut f.word_totals, &p.word_totals);
+            f.vocabulary.extend(&p.vocabulary);
+            f.rows += p.rows;
+        }
+        f
+    }
+
+    /// Whether the letter prior, the template prior and the question-only classifier get
+    /// `r` right.
+    pub(super) fn right(&self, rows: &Rows, r: &Row) -> [bool; 3] {
+        [
+            self.letter() == Some(r.answer),
+            self.template_guess(rows, r) == r.answer,
+            self.text_guess(rows, r) == r.answer,
+        ]
     }
 
     fn letter(&self) -> Option<u8> {
@@ -99,6 +139,11 @@ pub(super) struct Outcome {
     pub right: [bool; 3],
 }
 
+/// The fold of scene `name` among `folds`.
+pub(super) fn scene_fold(name: &str, folds: usize) -> usize {
+    (hash_of(name) % folds as u64) as usize
+}
+
 /// The leading 8 bytes of the SHA-256 of `name`: a fold assignment that depends on the name
 /// alone, never on RNG state or the order rows were read in.
 fn hash_of(name: &str) -> u64 {
@@ -128,7 +173,7 @@ impl Folds {
             let folds = scenes.len().min(super::MAX_FOLDS);
             let fold = scenes
                 .iter()
-                .map(|&s| (s, (hash_of(rows.names.name(s)) % folds as u64) as usize))
+                .map(|&s| (s, scene_fold(rows.names.name(s), folds)))
                 .collect();
             return Folds {
                 folds,
@@ -176,42 +221,42 @@ impl Folds {
     }
 }
 
-/// The held-out outcomes of the rows `which` of `rows`: families in name order, then folds,
-/// then rows in their order, each scored by baselines fitted on the other folds only. Returns
-/// the folds too; when the rows cannot be held out ([`Grouping::None`]) there are no outcomes.
-pub(super) fn outcomes(rows: &Rows, which: &[usize]) -> (Folds, Vec<Outcome>) {
+/// The held-out outcomes of the rows `which` of `rows`, handed to `visit` one at a time (a
+/// tally need not hold them): families in name order, then folds, then rows in their order,
+/// each scored by baselines fitted on the other folds only. Returns the folds; when the rows
+/// cannot be held out ([`Grouping::None`]) there are no outcomes.
+pub(super) fn outcomes(rows: &Rows, which: &[usize], mut visit: impl FnMut(Outcome)) -> Folds {
     let folds = Folds::of(rows, which);
     if folds.grouping == Grouping::None {
-        return (folds, Vec::new());
+        return folds;
     }
-    let mut by_family: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    // Row indices as u32: four bytes a row fewer while the folds are fitted.
+    let mut by_family: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for &i in which {
         let f = rows.rows[i].family;
-        by_family.entry(rows.names.name(f)).or_default().push(i);
+        by_family
+            .entry(rows.names.name(f))
+            .or_default()
+            .push(i as u32);
     }
-    let fold_of_row = |i: usize| folds.of_row(rows, i);
-    let mut out = Vec::with_capacity(which.len());
+    let fold_of_row = |i: u32| folds.of_row(rows, i as usize);
     for group in by_family.values() {
         for k in 0..folds.folds {
             let mut fit = Fit::default();
             for &i in group.iter().filter(|&&i| fold_of_row(i) != k) {
-                fit.add(rows, &rows.rows[i]);
+                fit.add(rows, &rows.rows[i as usize]);
             }
             for &i in group.iter().filter(|&&i| fold_of_row(i) == k) {
-                let r = &rows.rows[i];
-                out.push(Outcome {
-                    row: i,
+                let r = &rows.rows[i as usize];
+                visit(Outcome {
+                    row: i as usize,
                     family: r.family,
                     key: r.key,
                     chance: 1.0 / rows.options(r).len() as f64,
-                    right: [
-                        fit.letter() == Some(r.answer),
-                        fit.template_guess(rows, r) == r.answer,
-                        fit.text_guess(rows, r) == r.answer,
-                    ],
+                    right: fit.right(rows, r),
                 });
             }
         }
     }
-    (folds, out)
+    folds
 }

@@ -89,6 +89,7 @@ pub struct Audit {
 
 mod fit;
 mod rows;
+pub(crate) mod stream;
 
 use fit::Outcome;
 use rows::Rows;
@@ -180,10 +181,10 @@ impl Collector {
         let c = self.in_order();
         let rows = &c.rows;
         let all: Vec<usize> = (0..rows.rows.len()).collect();
-        let (folds, outcomes) = fit::outcomes(rows, &all);
-        let mut families: BTreeMap<String, Tally> = BTreeMap::new();
-        let mut types: BTreeMap<String, Tally> = BTreeMap::new();
-        for o in &outcomes {
+        // Tallied by name id; each name's sums take its rows in the same order either way.
+        let mut families: BTreeMap<u32, Tally> = BTreeMap::new();
+        let mut types: BTreeMap<u32, Tally> = BTreeMap::new();
+        let folds = fit::outcomes(rows, &all, |o| {
             let one = Tally {
                 rows: 1,
                 chance: o.chance,
@@ -191,18 +192,19 @@ impl Collector {
                 template: usize::from(o.right[1]),
                 text: usize::from(o.right[2]),
             };
-            let name = |id| rows.names.name(id).to_string();
-            families.entry(name(o.family)).or_default().add(&one);
-            types.entry(name(o.key)).or_default().add(&one);
-        }
+            families.entry(o.family).or_default().add(&one);
+            types.entry(o.key).or_default().add(&one);
+        });
+        let named = |by: BTreeMap<u32, Tally>| -> BTreeMap<String, Baselines> {
+            by.into_iter()
+                .map(|(id, t)| (rows.names.name(id).to_string(), t.baselines()))
+                .collect()
+        };
         Audit {
             folds: folds.folds,
             grouping: folds.grouping,
-            families: families
-                .into_iter()
-                .map(|(k, t)| (k, t.baselines()))
-                .collect(),
-            types: types.into_iter().map(|(k, t)| (k, t.baselines())).collect(),
+            families: named(families),
+            types: named(types),
         }
     }
 }
@@ -254,7 +256,8 @@ fn filter_rows(
     let (mut keep, mut removed) = flatten_templates(rows);
     for _ in 0..MAX_ROUNDS {
         let kept: Vec<usize> = (0..rows.rows.len()).filter(|&i| keep[i]).collect();
-        let (_, outcomes) = fit::outcomes(rows, &kept);
+        let mut outcomes = Vec::new();
+        fit::outcomes(rows, &kept, |o| outcomes.push(o));
         let mut by_family: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
         for o in &outcomes {
             by_family
@@ -453,7 +456,8 @@ mod tests {
             records.iter().for_each(|r| c.add(r));
             let c = c.in_order();
             let all: Vec<usize> = (0..c.rows.rows.len()).collect();
-            let (folds, outcomes) = fit::outcomes(&c.rows, &all);
+            let mut outcomes = Vec::new();
+            let folds = fit::outcomes(&c.rows, &all, |o| outcomes.push(o));
             assert_eq!(folds.grouping, Grouping::Clip, "keyframe {keyframe}");
             assert_eq!(folds.folds, MAX_FOLDS);
             // A clip's rows are all in one fold, and every fold scores some.

@@ -9,6 +9,7 @@
 //! rows and the options; deciding needs only compact facts per row ([`plan`]).
 
 pub mod greedy;
+pub mod letters;
 pub mod plan;
 pub mod stats;
 

@@ -329,15 +329,11 @@ pub(crate) fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
     }
 }
 
-/// Within every (family, type, number of options), the k-th row of `order` by `qa_id` gets its
-/// correct option at position `(offset + k) mod n`, so the letters are as uniform as the count
-/// allows and a model cannot win by always answering "A". The offset carries on from the
-/// previous type of the same family and option count (types in name order), so the remainders
-/// of successive types fall on successive letters instead of all on "A" and "B": the family's
-/// letters are as uniform as its count allows too. Aligned with `order`; None for rows with
-/// fewer than two options. With `offered`, rows count the options they offer once pruned.
+/// Where each row's correct option goes by the rule of [`super::letters`], aligned with
+/// `order`; None for rows with fewer than two options. With `offered`, rows count the options
+/// they offer once pruned.
 pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -> Vec<Option<u8>> {
-    place_letters(
+    super::letters::place(
         order,
         |k| {
             let r = &facts.rows[k];
@@ -346,81 +342,6 @@ pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -
         },
         |k| facts.qa_id(k),
     )
-}
-
-/// What letter balancing reads of each row, and nothing else: the release places the letters
-/// of every row it publishes, so it keeps this much per row, not balancing's [`Facts`].
-#[derive(Debug, Default)]
-pub struct Letters {
-    names: Names,
-    /// Per row: family, type (ids into `names`) and the number of options.
-    rows: Vec<(u32, u32, u8)>,
-    qa_ids: Column,
-}
-
-impl Letters {
-    pub fn push(&mut self, r: &QaRecord) {
-        let family = self.names.id(&r.family);
-        let qtype = self.names.id(&r.question_type);
-        let n = r.choices.len().min(usize::from(u8::MAX)) as u8;
-        self.rows.push((family, qtype, n));
-        self.qa_ids.push(&r.qa_id);
-    }
-
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    pub fn qa_id(&self, row: usize) -> &str {
-        self.qa_ids.get(row)
-    }
-
-    /// [`letter_moves`] of every row, in the order they were pushed.
-    pub fn moves(&self) -> Vec<Option<u8>> {
-        let order: Vec<usize> = (0..self.len()).collect();
-        place_letters(
-            &order,
-            |k| {
-                let (f, t, n) = self.rows[k];
-                (self.names.name(f), n, self.names.name(t))
-            },
-            |k| self.qa_id(k),
-        )
-    }
-}
-
-/// [`letter_moves`] over rows known by their (family, options, type) and `qa_id`.
-fn place_letters<'a>(
-    order: &[usize],
-    group: impl Fn(usize) -> (&'a str, u8, &'a str),
-    qa_id: impl Fn(usize) -> &'a str,
-) -> Vec<Option<u8>> {
-    let mut groups: BTreeMap<(&str, u8, &str), Vec<usize>> = BTreeMap::new();
-    for (pos, &k) in order.iter().enumerate() {
-        groups.entry(group(k)).or_default().push(pos);
-    }
-    let mut out = vec![None; order.len()];
-    let mut offset: BTreeMap<(&str, u8), usize> = BTreeMap::new();
-    for ((family, n_choices, qtype), mut positions) in groups {
-        let n = usize::from(n_choices);
-        if n < 2 {
-            continue;
-        }
-        if !qa::option_order(family, qtype).movable() {
-            continue;
-        }
-        positions.sort_by(|&a, &b| qa_id(order[a]).cmp(qa_id(order[b])));
-        let off = offset.entry((family, n_choices)).or_default();
-        for (rank, &pos) in positions.iter().enumerate() {
-            out[pos] = Some(((*off + rank) % n) as u8);
-        }
-        *off = (*off + positions.len()) % n;
-    }
-    out
 }
 
 /// Keeps, per (family, type), at most `ratio` × the rows of its rarest answer for each answer,
@@ -577,11 +498,21 @@ mod tests {
         }
         let facts = Facts::of(&rows);
         let order: Vec<usize> = (0..rows.len()).collect();
-        let mut letters = Letters::default();
+        let mut letters = super::super::letters::Letters::default();
         rows.iter().for_each(|r| letters.push(r));
+        let moves = letters.finish().expect("ids are unique");
+        // The release reads each family's rows in table order.
+        let mut seen = BTreeMap::<&str, usize>::new();
+        let got: Vec<Option<u8>> = rows
+            .iter()
+            .map(|r| {
+                let k = seen.entry(r.family.as_str()).or_default();
+                *k += 1;
+                moves.get(&r.family, *k - 1)
+            })
+            .collect();
         let want = letter_moves(&facts, &order, None);
-        assert_eq!(letters.moves(), want);
+        assert_eq!(got, want);
         assert!(want.iter().filter(|m| m.is_some()).count() > 300);
-        assert_eq!(letters.qa_id(5), rows[5].qa_id);
     }
 }

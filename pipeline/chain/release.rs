@@ -185,8 +185,8 @@ pub(super) fn release_options(
                 r.config.as_deref().or(c.corrupt.config.as_deref()),
             )?;
             let settings = crate::robustness::RobustnessOptions::settings(
-                &r.corruptions()?,
-                &r.severities().map_err(bad)?,
+                r.corruptions(),
+                r.severities(),
                 &config,
             )?;
             Some(crate::robustness::RobustnessOptions {

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::checkpoint::{key, Checkpoints};
 use super::{file_text, first_line, skipped, BuildOptions};
 use crate::gpu::Device;
+use crate::qa::Family;
 use crate::Result;
 
 /// The per-scene outputs of one store (the whole dataset or one shard).
@@ -106,7 +107,7 @@ pub(super) fn scene_outputs(
         keys: vec![store_key.to_string()],
     };
     if st.egomotion {
-        o.qa.entry("egodyn".into())
+        o.qa.entry(Family::Egodyn.name().into())
             .or_default()
             .push(p.ego.1.join(crate::egomotion::QA_FILE));
         o.keys.push(p.ego.0);
@@ -115,20 +116,20 @@ pub(super) fn scene_outputs(
         o.keys.push(p.vis.0);
     }
     if st.metavqa {
-        o.qa.entry("metavqa".into())
+        o.qa.entry(Family::Metavqa.name().into())
             .or_default()
             .push(p.metavqa.1.join("metavqa_qa.arrow"));
         o.image_dirs.push(p.metavqa.1);
         o.keys.push(p.metavqa.0);
     }
     if st.stsbench {
-        o.qa.entry("stsbench".into())
+        o.qa.entry(Family::Stsbench.name().into())
             .or_default()
             .push(p.sts.1.join(crate::stsbench::QA_FILE));
         o.keys.push(p.sts.0);
     }
     if st.sig {
-        o.qa.entry("sig".into())
+        o.qa.entry(Family::Sig.name().into())
             .or_default()
             .push(p.sig.1.join(crate::sig::QA_FILE));
         o.keys.push(p.sig.0);
@@ -138,7 +139,7 @@ pub(super) fn scene_outputs(
         o.keys.push(p.som.0);
     }
     if st.corrupt {
-        o.qa.entry("drivebench".into())
+        o.qa.entry(Family::Drivebench.name().into())
             .or_default()
             .push(p.corrupt.1.join("corruption_qa.arrow"));
         o.image_dirs.push(p.corrupt.1);
@@ -251,7 +252,7 @@ pub(super) fn scene_steps(
         let (k, out) = &p.corrupt;
         cp.step(&format!("corrupt{suffix}"), k, &[out], || {
             use crate::corrupt::run as cr;
-            let corruptions = cr::parse_corruptions(&c.corrupt.corruptions)?;
+            let corruptions = c.corrupt.corruptions.value.clone();
             // Codecs run in ffmpeg: a codec-only run opens no device.
             let device = if corruptions.iter().all(|c| c.is_codec()) {
                 Device::Cpu
@@ -262,7 +263,7 @@ pub(super) fn scene_steps(
                 input: cr::Input::Store(store.to_path_buf()),
                 out: out.clone(),
                 corruptions,
-                severities: cr::parse_severities(&c.corrupt.severity)?,
+                severities: c.corrupt.severity.value,
                 seed: c.seed,
                 config: crate::corrupt::CorruptConfig::load(c.corrupt.config.as_deref())?,
                 device,

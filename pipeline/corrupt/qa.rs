@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::Corruption;
-use crate::qa::{qa_id, set_answer, Layout, Prompt, QaRecord};
+use crate::qa::{qa_id, set_answer, Family, Layout, Prompt, QaRecord};
 use crate::Result;
 
 /// One view of the frame a question is asked about.
@@ -47,13 +47,13 @@ fn record(
     refs.extend(shown.iter().map(|v| v.camera_frame_id.as_str()));
     QaRecord {
         qa_id: qa_id(
-            "drivebench",
+            Family::Drivebench.name(),
             question_type,
             &refs,
             Some(corruption.name()),
             seed,
         ),
-        family: "drivebench".into(),
+        family: Family::Drivebench.name().into(),
         question_type: question_type.into(),
         source: frame.source.clone(),
         scene_id: frame.scene_id.clone(),

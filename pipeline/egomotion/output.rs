@@ -18,7 +18,7 @@ use crate::qa::record::{qa_id, set_answer, QaRecord};
 use crate::Result;
 
 /// The family name of EgoDyn questions.
-pub(crate) const FAMILY: &str = "egodyn";
+pub(crate) const FAMILY: &str = crate::qa::Family::Egodyn.name();
 
 /// The per-sample channels of `clips.arrow`, in column order.
 pub const CHANNELS: [&str; 9] = [

@@ -60,7 +60,7 @@ use crate::{Error, Result};
 const OUTPUT: &str = "MetaVQA output";
 
 /// The family name in the records.
-pub(crate) const FAMILY: &str = "metavqa";
+pub(crate) const FAMILY: &str = crate::qa::Family::Metavqa.name();
 
 /// What to run.
 #[derive(Debug, Clone)]

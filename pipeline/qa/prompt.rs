@@ -53,12 +53,18 @@ impl Layout {
 
     /// The name stored in the `prompt_layout` column.
     pub fn name(self) -> &'static str {
+        self.family().name()
+    }
+
+    /// The family whose published layout this is; each family has its own.
+    pub fn family(self) -> super::Family {
+        use super::Family;
         match self {
-            Layout::EgoDyn => "egodyn",
-            Layout::MetaVqa => "metavqa",
-            Layout::StsBench => "stsbench",
-            Layout::Sig => "sig",
-            Layout::DriveBench => "drivebench",
+            Layout::EgoDyn => Family::Egodyn,
+            Layout::MetaVqa => Family::Metavqa,
+            Layout::StsBench => Family::Stsbench,
+            Layout::Sig => Family::Sig,
+            Layout::DriveBench => Family::Drivebench,
         }
     }
 

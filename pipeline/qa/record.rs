@@ -47,7 +47,7 @@ impl Family {
     ];
 
     /// The name rows, configs and folders use.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Family::Egodyn => "egodyn",
             Family::Metavqa => "metavqa",

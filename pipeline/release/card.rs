@@ -84,7 +84,11 @@ pub(crate) fn dataset_card(opts: &Options, s: &ReleaseSummary) -> String {
     if let Some(r) = &opts.robustness {
         robustness_section(&mut c, opts, r, s);
     }
-    let first = s.counts.keys().next().map_or("egodyn", String::as_str);
+    let first = s
+        .counts
+        .keys()
+        .next()
+        .map_or(crate::qa::Family::Egodyn.name(), String::as_str);
     let _ = writeln!(
         c,
         "```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/to/this/folder\")  \

@@ -199,7 +199,7 @@ pub fn run(opts: &Options) -> Result<ReleaseSummary> {
         "release: {total} rows kept, {} left out for unusable images (rejects.jsonl); the key \
          of {} moved so letters are uniform",
         screened.dropped.len(),
-        screened.moves.len()
+        screened.moves.placed()
     );
     // Written even when empty, as every stage's log is: a rerun replaces the file it wrote.
     screened
@@ -500,15 +500,18 @@ fn write_split(
         };
         // Each family reads only the record batches that hold its rows.
         let batches = screened.batches.get(family).into_iter().flatten().copied();
+        // A row's move is found by its position among the family's rows as the screening
+        // pass read them, published or not.
         let rows = crate::qa::ipc::rows_in(&opts.qa, batches)
-            .filter(|r| {
-                r.as_ref().map_or(true, |r| {
-                    &r.family == family && !screened.dropped.contains(&r.qa_id) && wanted(r)
-                })
+            .filter(|r| r.as_ref().map_or(true, |r| &r.family == family))
+            .enumerate()
+            .filter(|(_, r)| {
+                r.as_ref()
+                    .map_or(true, |r| !screened.dropped.contains(&r.qa_id) && wanted(r))
             })
-            .map(|r| {
+            .map(|(k, r)| {
                 r.map(|mut r| {
-                    if let Some(&to) = screened.moves.get(&screen::id_key(&r.qa_id)) {
+                    if let Some(to) = screened.moves.get(family, k) {
                         crate::balance::plan::move_answer(&mut r, usize::from(to));
                     }
                     r

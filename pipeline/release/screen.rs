@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use super::{ImageFinder, ImageMode, Options, Shown};
-use crate::balance::plan::Letters;
+use crate::balance::letters::{Letters, Moves};
 use crate::qa::QaRecord;
 use crate::store::rejects::{Reject, RejectLog};
 use crate::Result;
@@ -35,13 +35,13 @@ pub(crate) struct Screened {
     /// `qa_id`s of the rows left out.
     pub dropped: BTreeSet<String>,
     pub rejects: RejectLog,
-    /// Where the correct option of a kept row goes, by [`id_key`] (rows that stay are absent).
-    pub moves: HashMap<u128, u8>,
+    /// Where the correct option of each row goes, by family and read position.
+    pub moves: Moves,
     /// The kept rows of the families robustness splits re-ask, to draw from.
     pub pool: crate::robustness::select::Pool,
     /// Those families.
     robust: Vec<String>,
-    /// What placing the letters needs of each kept row, until they are placed.
+    /// What placing the letters needs of each row, until they are placed.
     letters: Letters,
 }
 
@@ -72,7 +72,7 @@ pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screene
         batches: BTreeMap::new(),
         dropped: BTreeSet::new(),
         rejects: RejectLog::new(),
-        moves: HashMap::new(),
+        moves: Moves::default(),
         pool: Default::default(),
         robust: opts
             .robustness
@@ -86,24 +86,10 @@ pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screene
     let mut block: Vec<Pending> = Vec::new();
     let mut todo: Vec<Shown<'_>> = Vec::new();
     let mut scene = String::new();
-    let mut ids: std::collections::HashSet<u128> = std::collections::HashSet::new();
     let mut rows = crate::qa::ipc::rows(&opts.qa);
     while let Some(r) = rows.next() {
         let r: QaRecord = r?;
         let table = || rows.current_file().map(PathBuf::from).unwrap_or_default();
-        if !ids.insert(id_key(&r.qa_id)) {
-            let files: Vec<String> = opts.qa.iter().map(|p| p.display().to_string()).collect();
-            return Err(crate::Error::input(
-                table(),
-                &r.qa_id,
-                format!(
-                    "qa_id {} appears twice among the QA tables ({}): a table given twice, or \
-                     tables of two builds; a release needs unique ids",
-                    r.qa_id,
-                    files.join(", ")
-                ),
-            ));
-        }
         // The family names the row's shard files and its config on the dataset card.
         if !crate::qa::record::FAMILIES.contains(&r.family.as_str()) {
             return Err(crate::Error::input(
@@ -148,14 +134,38 @@ pub(super) fn screen(opts: &Options, finder: &ImageFinder<'_>) -> Result<Screene
     }
     settle(&mut block, &mut todo, &mut verdicts, &mut out);
     // The release holds none of this while it writes, only the moves.
-    let letters = std::mem::take(&mut out.letters);
-    out.moves = letters
-        .moves()
-        .into_iter()
-        .enumerate()
-        .filter_map(|(k, m)| m.map(|to| (id_key(letters.qa_id(k)), to)))
-        .collect();
+    out.moves = match std::mem::take(&mut out.letters).finish() {
+        Ok(moves) => moves,
+        Err(qa_id) => return Err(twice(opts, &qa_id)),
+    };
     Ok(out)
+}
+
+/// The error for a `qa_id` read twice, naming the table of its second row: found by reading
+/// the tables again, which only this error pays for.
+fn twice(opts: &Options, qa_id: &str) -> crate::Error {
+    let files: Vec<String> = opts.qa.iter().map(|p| p.display().to_string()).collect();
+    let mut table = opts.qa.first().cloned().unwrap_or_default();
+    let mut seen = false;
+    let mut rows = crate::qa::ipc::rows(&opts.qa);
+    while let Some(Ok(r)) = rows.next() {
+        if r.qa_id == qa_id {
+            table = rows.current_file().map(PathBuf::from).unwrap_or_default();
+            if seen {
+                break;
+            }
+            seen = true;
+        }
+    }
+    crate::Error::input(
+        table,
+        qa_id,
+        format!(
+            "qa_id {qa_id} appears twice among the QA tables ({}): a table given twice, or \
+             tables of two builds; a release needs unique ids",
+            files.join(", ")
+        ),
+    )
 }
 
 impl Screened {
@@ -209,6 +219,7 @@ fn settle(
                     record: Some(id.clone()),
                     reason: format!("question {} not published: {why}", r.qa_id),
                 });
+                out.letters.push_left_out(r);
                 out.dropped.insert(r.qa_id.clone());
             }
         }

@@ -16,12 +16,17 @@ use std::sync::Arc;
 use image::RgbImage;
 
 use crate::corrupt::{CorruptConfig, Corruption};
-use crate::qa::QaRecord;
+use crate::qa::{Family, QaRecord};
 use crate::{Error, Result};
 
 /// The families whose questions can be re-asked. DriveBench's own questions ask which
 /// corruption an image shows; under another corruption they would have no answer.
-pub const FAMILIES: [&str; 4] = ["egodyn", "metavqa", "stsbench", "sig"];
+pub const FAMILIES: [&str; 4] = [
+    Family::Egodyn.name(),
+    Family::Metavqa.name(),
+    Family::Stsbench.name(),
+    Family::Sig.name(),
+];
 
 /// One corrupted setting: a corruption at a severity.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -116,7 +121,6 @@ impl RobustnessOptions {
 
 /// Refuses a family that cannot be re-asked, saying why.
 pub fn check_family(f: &str) -> std::result::Result<(), String> {
-    use crate::qa::record::Family;
     match Family::parse(f) {
         Some(Family::Drivebench) => Err(
             "drivebench questions ask which corruption an image shows; they cannot be \

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::metrics::Counts;
 use super::{consistency, parse, ScoreReport, EGODYN_TEMPORAL};
-use crate::qa::QaRecord;
+use crate::qa::{Family, QaRecord};
 
 pub(crate) struct SplitTally<'p> {
     predictions: HashMap<&'p str, &'p str>,
@@ -51,7 +51,7 @@ impl<'p> SplitTally<'p> {
             Some((&id, &text)) => {
                 self.met.insert(id);
                 // Letters are only accepted where the family shows lettered options.
-                let letters = q.family != "egodyn";
+                let letters = q.family != Family::Egodyn.name();
                 parse::parse(text, &q.choices, letters).map(|(i, stage)| {
                     let s = serde_json::to_value(stage)
                         .ok()
@@ -73,7 +73,7 @@ impl<'p> SplitTally<'p> {
         for (g, k) in self.groups.iter_mut().zip(keys) {
             g.entry(k).or_default().add(&q.answer, predicted);
         }
-        if q.family == "egodyn" {
+        if q.family == Family::Egodyn.name() {
             if EGODYN_TEMPORAL.contains(&q.question_type.as_str()) {
                 self.temporal.add(&q.answer, predicted);
             }

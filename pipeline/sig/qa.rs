@@ -11,7 +11,7 @@ use crate::qa::record::{qa_id, set_answer, shuffle_seed, QaRecord, SplitMix64};
 use crate::qa::{Layout, Prompt};
 use crate::Result;
 
-pub(crate) const FAMILY: &str = "sig";
+pub(crate) const FAMILY: &str = crate::qa::Family::Sig.name();
 
 /// Where the image comes from.
 pub struct ImageRef<'a> {

@@ -13,7 +13,7 @@ use crate::qa::{Layout, Prompt};
 use crate::tracks::Track;
 
 /// The family name.
-pub(crate) const FAMILY: &str = "stsbench";
+pub(crate) const FAMILY: &str = crate::qa::Family::Stsbench.name();
 
 /// Keeps the instances `docs/stsbench.md` §7 keeps, within one scene: agent scenarios (except
 /// the exempt types) with a visible first frame and near the ego; then at most

@@ -7,13 +7,14 @@
 
 /// The options `question` shows, in order, read with `family`'s layout.
 pub fn shown_options(family: &str, question: &str) -> Result<Vec<String>, String> {
-    match family {
-        "egodyn" => bracketed(question),
-        "metavqa" => parenthesised(question),
-        "stsbench" => lettered_lines(question, true),
-        "sig" => lettered_lines(question, false),
-        "drivebench" => inline_letters(question),
-        other => Err(format!("no option layout is known for family {other:?}")),
+    use crate::qa::Family;
+    match Family::parse(family) {
+        Some(Family::Egodyn) => bracketed(question),
+        Some(Family::Metavqa) => parenthesised(question),
+        Some(Family::Stsbench) => lettered_lines(question, true),
+        Some(Family::Sig) => lettered_lines(question, false),
+        Some(Family::Drivebench) => inline_letters(question),
+        None => Err(format!("no option layout is known for family {family:?}")),
     }
 }
 

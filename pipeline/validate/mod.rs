@@ -147,6 +147,7 @@ pub fn run(dir: &Path) -> Result<Report> {
         pb.inc(1);
     }
     pb.finish_and_clear();
+    rows::repeated_ids(dir, &listed, &mut state, &mut rep);
     rows::finish(&state, &mut rep);
     check_counts(manifest.as_ref(), &state, &mut rep);
     check_card(dir, manifest.as_ref(), &mut rep);

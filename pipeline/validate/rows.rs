@@ -34,9 +34,10 @@ enum Decoded {
 /// What is carried from row to row and shard to shard.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    /// Per split, a 128-bit digest of each `qa_id` ([`id_key`]): a duplicate is named by the
-    /// row that repeats it, so the ids themselves need not be held.
-    ids: HashMap<String, HashSet<u128>>,
+    /// Per split, 64 bits of a digest of each `qa_id` ([`id_key`]), eight bytes a row: sorted
+    /// at the end, and the ids whose digests meet are read again ([`repeated_ids`]), which
+    /// tells a repeat from a collision and names the row that repeats.
+    ids: HashMap<String, Vec<u64>>,
     pub counts: BTreeMap<String, BTreeMap<String, BTreeMap<String, usize>>>,
     /// Per (family, type, options): how often each letter is the answer, main splits only.
     letters: BTreeMap<(String, String, usize), Vec<usize>>,
@@ -281,17 +282,11 @@ fn check_row(
     let mut bad = |check: &str, detail: String| {
         rep.add(check, Some(&shard.path), Some(&r.qa_id), detail);
     };
-    if !state
+    state
         .ids
         .entry(shard.split.clone())
         .or_default()
-        .insert(id_key(&[&r.qa_id]))
-    {
-        bad(
-            "duplicate_id",
-            format!("qa_id appears twice in split {}", shard.split),
-        );
-    }
+        .push(id_key(&[&r.qa_id]) as u64);
     *state
         .counts
         .entry(shard.split.clone())
@@ -537,6 +532,36 @@ fn id_key(parts: &[&str]) -> u128 {
     u128::from_le_bytes(d[..16].try_into().unwrap_or_default())
 }
 
+/// Reports every `qa_id` a split holds twice, at the row that repeats it. Only the ids whose
+/// digests meet are read again, from the split's `qa_id` columns.
+pub(crate) fn repeated_ids(dir: &Path, listed: &[Listed], state: &mut State, rep: &mut Report) {
+    for (split, keys) in state.ids.iter_mut() {
+        keys.sort_unstable();
+        let met: HashSet<u64> = keys
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        if met.is_empty() {
+            continue;
+        }
+        let mut seen: HashSet<String> = HashSet::new();
+        for shard in listed.iter().filter(|l| &l.split == split) {
+            // An unreadable shard is reported where its rows are read.
+            let _ = crate::release::read::for_each_id(&dir.join(&shard.path), |id| {
+                if met.contains(&(id_key(&[id]) as u64)) && !seen.insert(id.to_string()) {
+                    rep.add(
+                        "duplicate_id",
+                        Some(&shard.path),
+                        Some(id),
+                        format!("qa_id appears twice in split {split}"),
+                    );
+                }
+            });
+        }
+    }
+}
+
 /// The checks that need every row: controls against their main split, and letter balance.
 pub fn finish(state: &State, rep: &mut Report) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -564,7 +589,7 @@ pub fn finish(state: &State, rep: &mut Report) {
     }
     for (split, n) in seen {
         let main = split.trim_end_matches(CONTROL_SUFFIX);
-        let want = state.ids.get(main).map_or(0, HashSet::len);
+        let want = state.ids.get(main).map_or(0, Vec::len);
         if n != want {
             rep.add(
                 "control_split",

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::corrupt::Corruption;
 use crate::formats::Format;
 use crate::gpu::DeviceChoice;
 use crate::qa::record::Family;
@@ -21,11 +22,11 @@ pub struct RobustnessSection {
     #[serde(default = "all_word")]
     pub families: Words,
     /// `"all"`, a comma-separated list, or a list of corruption names.
-    #[serde(default = "all_word")]
-    pub corruptions: Words,
-    /// `"default"` (DriveBench's severity per corruption) or a list of severities 1–5.
+    #[serde(default = "all_corruptions")]
+    pub corruptions: Parsed<Words, Vec<Corruption>>,
+    /// `"default"` (DriveBench's severity per corruption), `"all"` or a list of severities 1–5.
     #[serde(default = "default_severities")]
-    pub severities: SeverityChoice,
+    pub severities: Parsed<SeverityChoice, crate::robustness::Severities>,
     /// Rows re-asked per family: a seeded draw stratified over question type and answer, the
     /// same rows in every setting.
     pub rows: usize,
@@ -62,6 +63,78 @@ fn all_word() -> Words {
     Words::One("all".into())
 }
 
+/// A config value checked and parsed when the config is read, kept beside the form it was
+/// written in: checkpoint keys and the manifest's copy of the config show the user's words
+/// (so a config's hash does not change with this type), while every reader gets the value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed<W, T> {
+    pub written: W,
+    pub value: T,
+}
+
+/// How a written form becomes its typed value; the error names the key.
+pub trait FromWritten<W>: Sized {
+    fn from_written(written: &W) -> std::result::Result<Self, String>;
+}
+
+impl<W, T: FromWritten<W>> Parsed<W, T> {
+    pub fn new(written: W) -> std::result::Result<Self, String> {
+        let value = T::from_written(&written)?;
+        Ok(Parsed { written, value })
+    }
+
+    /// For defaults, whose written form is known to parse.
+    fn known(written: W, value: T) -> Self {
+        Parsed { written, value }
+    }
+}
+
+impl<W: Serialize, T> Serialize for Parsed<W, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.written.serialize(s)
+    }
+}
+
+impl<'de, W: Deserialize<'de>, T: FromWritten<W>> Deserialize<'de> for Parsed<W, T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Parsed::new(W::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// `robustness.corruptions`.
+impl FromWritten<Words> for Vec<Corruption> {
+    fn from_written(w: &Words) -> std::result::Result<Self, String> {
+        match w.names() {
+            None => Ok(Corruption::ALL.to_vec()),
+            Some(list) => list
+                .iter()
+                .map(|c| Corruption::parse(c))
+                .collect::<Result<_>>()
+                .map_err(|e| format!("robustness.corruptions: {}", e.report())),
+        }
+    }
+}
+
+/// `corrupt.corruptions`.
+impl FromWritten<String> for Vec<Corruption> {
+    fn from_written(w: &String) -> std::result::Result<Self, String> {
+        crate::corrupt::run::parse_corruptions(w)
+            .map_err(|e| format!("corrupt.corruptions: {}", e.report()))
+    }
+}
+
+/// `corrupt.severity`.
+impl FromWritten<String> for crate::corrupt::run::Severities {
+    fn from_written(w: &String) -> std::result::Result<Self, String> {
+        crate::corrupt::run::parse_severities(w)
+            .map_err(|e| format!("corrupt.severity: {}", e.report()))
+    }
+}
+
+fn all_corruptions() -> Parsed<Words, Vec<Corruption>> {
+    Parsed::known(all_word(), Corruption::ALL.to_vec())
+}
+
 /// `"default"` or a list of severities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -70,8 +143,36 @@ pub enum SeverityChoice {
     List(Vec<u8>),
 }
 
-fn default_severities() -> SeverityChoice {
-    SeverityChoice::Word("default".into())
+fn default_severities() -> Parsed<SeverityChoice, crate::robustness::Severities> {
+    Parsed::known(
+        SeverityChoice::Word("default".into()),
+        crate::robustness::Severities::Default,
+    )
+}
+
+/// `robustness.severities`.
+impl FromWritten<SeverityChoice> for crate::robustness::Severities {
+    fn from_written(w: &SeverityChoice) -> std::result::Result<Self, String> {
+        use crate::robustness::Severities;
+        match w {
+            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("default") => {
+                Ok(Severities::Default)
+            }
+            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("all") => {
+                Ok(Severities::Listed(vec![1, 2, 3, 4, 5]))
+            }
+            SeverityChoice::Word(w) => Err(format!(
+                "robustness.severities = {w:?}: expected \"default\", \"all\" or a list of 1–5"
+            )),
+            SeverityChoice::List(v) if v.is_empty() => {
+                Err("robustness.severities is an empty list".into())
+            }
+            SeverityChoice::List(v) => match v.iter().find(|k| !(1..=5).contains(*k)) {
+                Some(k) => Err(format!("robustness.severities: {k} is not in 1..=5")),
+                None => Ok(Severities::Listed(v.clone())),
+            },
+        }
+    }
 }
 
 impl RobustnessSection {
@@ -112,36 +213,13 @@ impl RobustnessSection {
     }
 
     /// The corruptions named.
-    pub fn corruptions(&self) -> Result<Vec<crate::corrupt::Corruption>> {
-        match self.corruptions.names() {
-            None => Ok(crate::corrupt::Corruption::ALL.to_vec()),
-            Some(list) => list
-                .iter()
-                .map(|c| crate::corrupt::Corruption::parse(c))
-                .collect(),
-        }
+    pub fn corruptions(&self) -> &[Corruption] {
+        &self.corruptions.value
     }
 
     /// The severities chosen.
-    pub fn severities(&self) -> std::result::Result<crate::robustness::Severities, String> {
-        match &self.severities {
-            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("default") => {
-                Ok(crate::robustness::Severities::Default)
-            }
-            SeverityChoice::Word(w) if w.trim().eq_ignore_ascii_case("all") => {
-                Ok(crate::robustness::Severities::Listed(vec![1, 2, 3, 4, 5]))
-            }
-            SeverityChoice::Word(w) => Err(format!(
-                "robustness.severities = {w:?}: expected \"default\", \"all\" or a list of 1–5"
-            )),
-            SeverityChoice::List(v) if v.is_empty() => {
-                Err("robustness.severities is an empty list".into())
-            }
-            SeverityChoice::List(v) => match v.iter().find(|k| !(1..=5).contains(*k)) {
-                Some(k) => Err(format!("robustness.severities: {k} is not in 1..=5")),
-                None => Ok(crate::robustness::Severities::Listed(v.clone())),
-            },
-        }
+    pub fn severities(&self) -> &crate::robustness::Severities {
+        &self.severities.value
     }
 }
 
@@ -308,9 +386,9 @@ pub struct CorruptStage {
     pub config: Option<PathBuf>,
     pub device: DeviceChoice,
     /// `all` or a comma-separated list of names.
-    pub corruptions: String,
+    pub corruptions: Parsed<String, Vec<Corruption>>,
     /// `default` (DriveBench's per corruption), `all`, or 1–5.
-    pub severity: String,
+    pub severity: Parsed<String, crate::corrupt::run::Severities>,
     /// Only the first N keyframes of each scene (none: all).
     pub frames_per_scene: Option<usize>,
 }
@@ -320,8 +398,8 @@ impl Default for CorruptStage {
         Self {
             config: None,
             device: DeviceChoice::Auto,
-            corruptions: "all".into(),
-            severity: "default".into(),
+            corruptions: Parsed::known("all".into(), Corruption::ALL.to_vec()),
+            severity: Parsed::known("default".into(), crate::corrupt::run::Severities::Default),
             frames_per_scene: None,
         }
     }
