@@ -37,40 +37,27 @@ impl Fit {
         *self.word_totals.entry(a).or_default() += rows.n_words(r);
         self.rows += 1;
     }
+}
 
-    /// The fit on every part but `k`: counts add up, so this is the fit those parts' rows
-    /// would give one at a time, entry for entry.
-    pub(super) fn all_but(parts: &[Fit], k: usize) -> Fit {
-        let mut f = Fit::default();
-        for (j, p) in parts.iter().enumerate() {
-            if j == k {
-                continue;
-            }
-            let add = |into: &mut BTreeMap<u32, usize>, from: &BTreeMap<u32, usize>| {
-                for (key, c) in from {
-                    *into.entry(*key).or_default() += c;
-                }
-            };
-            for (l, c) in &p.letters {
-                *f.letters.entry(*l).or_default() += c;
-            }
-            for (t, by) in &p.by_template {
-                add(f.by_template.entry(*t).or_default(), by);
-            }
-            add(&mut f.answers, &p.answers);
-            for (a, wc) in &p.word_counts {
-                add(f.word_counts.entry(*a).or_default(), wc);
-            }
-            add(&mut f.word_totals, &p.word_totals);
-            f.vocabulary.extend(&p.vocabulary);
-            f.rows += p.rows;
-        }
-        f
-    }
+/// What the baselines read of a fit: counts by key, zero for what was never seen. [`Fit`]
+/// holds them; the audit of a written release reads them as all folds but one
+/// (`audit/stream.rs`). The baselines are written once, here, over either.
+pub(super) trait Counts {
+    /// The letters seen, ascending, with their counts.
+    fn letters(&self) -> Vec<(u8, usize)>;
+    fn template(&self, template: u32, answer: u32) -> usize;
+    fn answer(&self, answer: u32) -> usize;
+    fn word(&self, answer: u32, word: u32) -> usize;
+    fn word_total(&self, answer: u32) -> usize;
+    /// Distinct answers seen.
+    fn answers(&self) -> usize;
+    /// Distinct words seen.
+    fn vocabulary(&self) -> usize;
+    fn rows(&self) -> usize;
 
     /// Whether the letter prior, the template prior and the question-only classifier get
     /// `r` right.
-    pub(super) fn right(&self, rows: &Rows, r: &Row) -> [bool; 3] {
+    fn right(&self, rows: &Rows, r: &Row) -> [bool; 3] {
         [
             self.letter() == Some(r.answer),
             self.template_guess(rows, r) == r.answer,
@@ -80,51 +67,91 @@ impl Fit {
 
     fn letter(&self) -> Option<u8> {
         // Most frequent, the lowest letter on a tie.
-        self.letters
-            .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(l, _)| *l)
-    }
-
-    /// The offered option scoring highest under `score`; the first option on a tie.
-    fn pick(options: &[u32], score: impl Fn(u32) -> f64) -> u8 {
-        let mut best = 0;
-        let mut best_score = f64::NEG_INFINITY;
-        for (i, &o) in options.iter().enumerate() {
-            let s = score(o);
-            if s > best_score {
-                best = i;
-                best_score = s;
-            }
-        }
-        best as u8
+        self.letters()
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(l, _)| l)
     }
 
     fn template_guess(&self, rows: &Rows, r: &Row) -> u8 {
-        let counts = self.by_template.get(&r.template);
-        Self::pick(rows.options(r), |o| {
-            let t = counts.and_then(|c| c.get(&o)).copied().unwrap_or(0);
-            let a = self.answers.get(&o).copied().unwrap_or(0);
+        pick(rows.options(r), |o| {
+            let t = self.template(r.template, o);
+            let a = self.answer(o);
             // The template's own counts first; the type's break ties.
             t as f64 * 1e6 + a as f64
         })
     }
 
     fn text_guess(&self, rows: &Rows, r: &Row) -> u8 {
-        let v = self.vocabulary.len().max(1) as f64;
-        let n = self.rows.max(1) as f64;
-        let classes = self.answers.len().max(1) as f64;
-        Self::pick(rows.options(r), |o| {
-            let prior = (self.answers.get(&o).copied().unwrap_or(0) as f64 + 1.0) / (n + classes);
-            let wc = self.word_counts.get(&o);
-            let total = self.word_totals.get(&o).copied().unwrap_or(0) as f64;
+        let v = self.vocabulary().max(1) as f64;
+        let n = self.rows().max(1) as f64;
+        let classes = self.answers().max(1) as f64;
+        pick(rows.options(r), |o| {
+            let prior = (self.answer(o) as f64 + 1.0) / (n + classes);
+            let total = self.word_total(o) as f64;
             let mut s = prior.ln();
-            for w in rows.words(r) {
-                let c = wc.and_then(|m| m.get(w)).copied().unwrap_or(0) as f64;
+            for &w in rows.words(r) {
+                let c = self.word(o, w) as f64;
                 s += ((c + 1.0) / (total + v)).ln();
             }
             s
         })
+    }
+}
+
+/// The offered option scoring highest under `score`; the first option on a tie.
+fn pick(options: &[u32], score: impl Fn(u32) -> f64) -> u8 {
+    let mut best = 0;
+    let mut best_score = f64::NEG_INFINITY;
+    for (i, &o) in options.iter().enumerate() {
+        let s = score(o);
+        if s > best_score {
+            best = i;
+            best_score = s;
+        }
+    }
+    best as u8
+}
+
+impl Counts for Fit {
+    fn letters(&self) -> Vec<(u8, usize)> {
+        self.letters.iter().map(|(&l, &c)| (l, c)).collect()
+    }
+
+    fn template(&self, template: u32, answer: u32) -> usize {
+        self.by_template
+            .get(&template)
+            .and_then(|c| c.get(&answer))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn answer(&self, answer: u32) -> usize {
+        self.answers.get(&answer).copied().unwrap_or(0)
+    }
+
+    fn word(&self, answer: u32, word: u32) -> usize {
+        self.word_counts
+            .get(&answer)
+            .and_then(|m| m.get(&word))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn word_total(&self, answer: u32) -> usize {
+        self.word_totals.get(&answer).copied().unwrap_or(0)
+    }
+
+    fn answers(&self) -> usize {
+        self.answers.len()
+    }
+
+    fn vocabulary(&self) -> usize {
+        self.vocabulary.len()
+    }
+
+    fn rows(&self) -> usize {
+        self.rows
     }
 }
 
