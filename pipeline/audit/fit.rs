@@ -7,7 +7,7 @@ use super::Grouping;
 
 /// Per family, what the fitting folds say. Keys are ids into the rows' names.
 #[derive(Default)]
-pub(super) struct Fit {
+struct Fit {
     letters: BTreeMap<u8, usize>,
     by_template: BTreeMap<u32, BTreeMap<u32, usize>>,
     answers: BTreeMap<u32, usize>,
@@ -19,7 +19,7 @@ pub(super) struct Fit {
 }
 
 impl Fit {
-    pub(super) fn add(&mut self, rows: &Rows, r: &Row) {
+    fn add(&mut self, rows: &Rows, r: &Row) {
         let a = rows.answer_text(r);
         *self.letters.entry(r.answer).or_default() += 1;
         *self
@@ -37,23 +37,6 @@ impl Fit {
         *self.word_totals.entry(a).or_default() += rows.n_words(r);
         self.rows += 1;
     }
-}
-
-/// What the baselines read of a fit: counts by key, zero for what was never seen. [`Fit`]
-/// holds them; the audit of a written release reads them as all folds but one
-/// (`audit/stream.rs`). The baselines are written once, here, over either.
-pub(super) trait Counts {
-    /// The letters seen, ascending, with their counts.
-    fn letters(&self) -> Vec<(u8, usize)>;
-    fn template(&self, template: u32, answer: u32) -> usize;
-    fn answer(&self, answer: u32) -> usize;
-    fn word(&self, answer: u32, word: u32) -> usize;
-    fn word_total(&self, answer: u32) -> usize;
-    /// Distinct answers seen.
-    fn answers(&self) -> usize;
-    /// Distinct words seen.
-    fn vocabulary(&self) -> usize;
-    fn rows(&self) -> usize;
 
     /// Whether the letter prior, the template prior and the question-only classifier get
     /// `r` right.
@@ -67,91 +50,51 @@ pub(super) trait Counts {
 
     fn letter(&self) -> Option<u8> {
         // Most frequent, the lowest letter on a tie.
-        self.letters()
-            .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-            .map(|(l, _)| l)
+        self.letters
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map(|(l, _)| *l)
+    }
+
+    /// The offered option scoring highest under `score`; the first option on a tie.
+    fn pick(options: &[u32], score: impl Fn(u32) -> f64) -> u8 {
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for (i, &o) in options.iter().enumerate() {
+            let s = score(o);
+            if s > best_score {
+                best = i;
+                best_score = s;
+            }
+        }
+        best as u8
     }
 
     fn template_guess(&self, rows: &Rows, r: &Row) -> u8 {
-        pick(rows.options(r), |o| {
-            let t = self.template(r.template, o);
-            let a = self.answer(o);
+        let counts = self.by_template.get(&r.template);
+        Self::pick(rows.options(r), |o| {
+            let t = counts.and_then(|c| c.get(&o)).copied().unwrap_or(0);
+            let a = self.answers.get(&o).copied().unwrap_or(0);
             // The template's own counts first; the type's break ties.
             t as f64 * 1e6 + a as f64
         })
     }
 
     fn text_guess(&self, rows: &Rows, r: &Row) -> u8 {
-        let v = self.vocabulary().max(1) as f64;
-        let n = self.rows().max(1) as f64;
-        let classes = self.answers().max(1) as f64;
-        pick(rows.options(r), |o| {
-            let prior = (self.answer(o) as f64 + 1.0) / (n + classes);
-            let total = self.word_total(o) as f64;
+        let v = self.vocabulary.len().max(1) as f64;
+        let n = self.rows.max(1) as f64;
+        let classes = self.answers.len().max(1) as f64;
+        Self::pick(rows.options(r), |o| {
+            let prior = (self.answers.get(&o).copied().unwrap_or(0) as f64 + 1.0) / (n + classes);
+            let wc = self.word_counts.get(&o);
+            let total = self.word_totals.get(&o).copied().unwrap_or(0) as f64;
             let mut s = prior.ln();
-            for &w in rows.words(r) {
-                let c = self.word(o, w) as f64;
+            for w in rows.words(r) {
+                let c = wc.and_then(|m| m.get(w)).copied().unwrap_or(0) as f64;
                 s += ((c + 1.0) / (total + v)).ln();
             }
             s
         })
-    }
-}
-
-/// The offered option scoring highest under `score`; the first option on a tie.
-fn pick(options: &[u32], score: impl Fn(u32) -> f64) -> u8 {
-    let mut best = 0;
-    let mut best_score = f64::NEG_INFINITY;
-    for (i, &o) in options.iter().enumerate() {
-        let s = score(o);
-        if s > best_score {
-            best = i;
-            best_score = s;
-        }
-    }
-    best as u8
-}
-
-impl Counts for Fit {
-    fn letters(&self) -> Vec<(u8, usize)> {
-        self.letters.iter().map(|(&l, &c)| (l, c)).collect()
-    }
-
-    fn template(&self, template: u32, answer: u32) -> usize {
-        self.by_template
-            .get(&template)
-            .and_then(|c| c.get(&answer))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    fn answer(&self, answer: u32) -> usize {
-        self.answers.get(&answer).copied().unwrap_or(0)
-    }
-
-    fn word(&self, answer: u32, word: u32) -> usize {
-        self.word_counts
-            .get(&answer)
-            .and_then(|m| m.get(&word))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    fn word_total(&self, answer: u32) -> usize {
-        self.word_totals.get(&answer).copied().unwrap_or(0)
-    }
-
-    fn answers(&self) -> usize {
-        self.answers.len()
-    }
-
-    fn vocabulary(&self) -> usize {
-        self.vocabulary.len()
-    }
-
-    fn rows(&self) -> usize {
-        self.rows
     }
 }
 
@@ -167,7 +110,7 @@ pub(super) struct Outcome {
 }
 
 /// The fold of scene `name` among `folds`.
-pub(super) fn scene_fold(name: &str, folds: usize) -> usize {
+fn scene_fold(name: &str, folds: usize) -> usize {
     (hash_of(name) % folds as u64) as usize
 }
 

@@ -89,7 +89,6 @@ pub struct Audit {
 
 mod fit;
 mod rows;
-pub(crate) mod stream;
 
 use fit::Outcome;
 use rows::Rows;

@@ -227,18 +227,16 @@ pub fn read_release(dir: &Path) -> Result<Vec<QaRecord>> {
     Ok(r.splits.remove(&r.main).unwrap_or_default())
 }
 
-/// The blind audit of the release's main split: only the main split's shards are read, a
-/// batch at a time, twice ([`crate::audit::stream`]), so memory follows the vocabulary, not
-/// the rows.
+/// The blind audit of the release's main split: only the main split's shards are read, and
+/// each batch's records go into the audit's compact rows and are dropped as they are read, so
+/// memory follows the rows' count, not their text.
 pub(crate) fn audit_main(dir: &Path) -> Result<crate::audit::Audit> {
     let (main, shards) = listed_shards(dir, true)?;
-    let files = shards.get(&main).cloned().unwrap_or_default();
-    crate::audit::stream::audit(|each| {
-        for f in &files {
-            for_each_batch(f, |batch| batch.iter().for_each(&mut *each))?;
-        }
-        Ok(())
-    })
+    let mut c = crate::audit::Collector::for_audit();
+    for f in shards.get(&main).into_iter().flatten() {
+        for_each_batch(f, |batch| batch.iter().for_each(|r| c.add(r)))?;
+    }
+    Ok(c.finish())
 }
 
 /// Reads shard `f` a batch at a time, passing each row's record and setting to `each` (the
