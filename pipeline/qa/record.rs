@@ -20,7 +20,13 @@ use crate::store::schema::list_utf8;
 use crate::{Error, Result};
 
 /// The families of questions, by name ([`Family::name`], in [`Family::ALL`]'s order).
-pub const FAMILIES: [&str; 5] = ["egodyn", "metavqa", "stsbench", "sig", "drivebench"];
+pub const FAMILIES: [&str; 5] = [
+    Family::Egodyn.name(),
+    Family::Metavqa.name(),
+    Family::Stsbench.name(),
+    Family::Sig.name(),
+    Family::Drivebench.name(),
+];
 
 /// A family of questions: the `family` column of every QA row and the family keys of a build
 /// config. Serialised as its snake_case name (the strings of [`FAMILIES`]).
@@ -477,10 +483,13 @@ impl OptionOrder {
 /// The option order of a question type. SIG's direction and distance labels are ordinal: a
 /// prompt lists them in order so a reader can tell neighbours apart.
 pub fn option_order(family: &str, question_type: &str) -> OptionOrder {
-    match (family, question_type) {
-        ("sig", "directional_fill") => OptionOrder::Circle,
-        ("sig", "directional_mc") => OptionOrder::Arc,
-        ("sig", "proximal_fill" | "proximal_mc") => OptionOrder::Line,
+    if family != Family::Sig.name() {
+        return OptionOrder::Free;
+    }
+    match question_type {
+        "directional_fill" => OptionOrder::Circle,
+        "directional_mc" => OptionOrder::Arc,
+        "proximal_fill" | "proximal_mc" => OptionOrder::Line,
         _ => OptionOrder::Free,
     }
 }
