@@ -109,11 +109,6 @@ pub(super) struct Outcome {
     pub right: [bool; 3],
 }
 
-/// The fold of scene `name` among `folds`.
-fn scene_fold(name: &str, folds: usize) -> usize {
-    (hash_of(name) % folds as u64) as usize
-}
-
 /// The leading 8 bytes of the SHA-256 of `name`: a fold assignment that depends on the name
 /// alone, never on RNG state or the order rows were read in.
 fn hash_of(name: &str) -> u64 {
@@ -143,7 +138,7 @@ impl Folds {
             let folds = scenes.len().min(super::MAX_FOLDS);
             let fold = scenes
                 .iter()
-                .map(|&s| (s, scene_fold(rows.names.name(s), folds)))
+                .map(|&s| (s, (hash_of(rows.names.name(s)) % folds as u64) as usize))
                 .collect();
             return Folds {
                 folds,

@@ -43,23 +43,11 @@ impl Rows {
     /// Adds `r` when it can be scored (it has options and its key is one of them); returns
     /// whether it was added.
     pub(super) fn add(&mut self, r: &QaRecord) -> bool {
-        let Some(row) = self.row_of(r) else {
-            return false;
-        };
-        self.rows.push(row);
-        if !self.no_ids {
-            self.qa_ids.push(&r.qa_id);
-        }
-        true
-    }
-
-    /// `r` as a row when it can be scored, its strings interned; the row is not kept.
-    pub(super) fn row_of(&mut self, r: &QaRecord) -> Option<Row> {
         if r.choices.is_empty() || usize::from(r.answer_index) >= r.choices.len() {
-            return None;
+            return false;
         }
         let n = &mut self.names;
-        Some(Row {
+        let row = Row {
             family: n.id(&r.family),
             key: n.id(&format!("{}/{}", r.family, r.question_type)),
             scene: n.id(&r.scene_id),
@@ -73,7 +61,12 @@ impl Rows {
                 .id(words(&r.prompt.stem).iter().map(|w| n.id(w)).collect()),
             options: self.lists.id(r.choices.iter().map(|c| n.id(c)).collect()),
             answer: r.answer_index,
-        })
+        };
+        self.rows.push(row);
+        if !self.no_ids {
+            self.qa_ids.push(&r.qa_id);
+        }
+        true
     }
 
     /// Everything a model reads of `r` before the options: the preamble names the agents,

@@ -195,17 +195,13 @@ impl Letters {
     }
 
     fn family(&mut self, r: &QaRecord) -> &mut FamilyRows {
-        // A handful of families: a scan, and a family's name copied once, not per row.
-        let i = match self.families.iter().position(|(f, _)| *f == r.family) {
-            Some(i) => i,
-            None => {
+        // Kept in name order, so a family's name is copied once, not per row.
+        let i = match self.families.binary_search_by(|(f, _)| f.cmp(&r.family)) {
+            Ok(i) => i,
+            Err(i) => {
                 self.families
-                    .push((r.family.clone(), FamilyRows::default()));
-                self.families.sort_by(|a, b| a.0.cmp(&b.0));
-                self.families
-                    .iter()
-                    .position(|(f, _)| *f == r.family)
-                    .unwrap_or_default()
+                    .insert(i, (r.family.clone(), FamilyRows::default()));
+                i
             }
         };
         let rows = &mut self.families[i].1;
