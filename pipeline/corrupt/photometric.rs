@@ -162,92 +162,150 @@ pub(crate) fn pixel_cpu(img: &RgbImage, p: &HsvParams) -> RgbImage {
     out
 }
 
-/// Pixels [`hsv_lanes`] converts side by side.
-const HSV_LANES: usize = 8;
+/// Pixels [`hsv_chunk`] converts per block: planes of bytes and of f32 on the stack (15 KiB),
+/// so that every step between splitting the pixels apart and putting them back together runs
+/// over contiguous lanes.
+const HSV_BLOCK: usize = 1024;
 
 crate::cpu::avx2_clone! {
-    /// [`pixel_op`]'s HSV adjustment over a chunk of RGB pixels, eight at a time.
+    /// [`pixel_op`]'s HSV adjustment over a chunk of RGB pixels, a block of planes at a time.
     fn hsv_chunk(p: &HsvParams, chunk: &mut [u8]) = hsv_chunk_any;
 }
 
 #[inline(always)]
 fn hsv_chunk_any(p: &HsvParams, chunk: &mut [u8]) {
-    let mut groups = chunk.chunks_exact_mut(3 * HSV_LANES);
-    for g in &mut groups {
-        let mut c = [[0f32; HSV_LANES]; 3];
-        for (l, px) in g.chunks_exact(3).enumerate() {
-            for k in 0..3 {
-                c[k][l] = f32::from(px[k]) / 255.0;
+    let mut bytes = [[0u8; HSV_BLOCK]; 3];
+    let mut planes = [[0f32; HSV_BLOCK]; 3];
+    for block in chunk.chunks_mut(3 * HSV_BLOCK) {
+        let n = block.len() / 3;
+        {
+            let [r, g, b] = &mut bytes;
+            let (r, g, b) = (&mut r[..n], &mut g[..n], &mut b[..n]);
+            for (i, px) in block.chunks_exact(3).enumerate() {
+                (r[i], g[i], b[i]) = (px[0], px[1], px[2]);
             }
         }
-        let out = hsv_lanes(p, c);
-        for (l, px) in g.chunks_exact_mut(3).enumerate() {
-            for k in 0..3 {
-                px[k] = to_u8(out[k][l]);
+        for (unit, byte) in planes.iter_mut().zip(&bytes) {
+            for (u, &x) in unit[..n].iter_mut().zip(&byte[..n]) {
+                *u = f32::from(x) / 255.0;
             }
         }
-    }
-    for px in groups.into_remainder().chunks_exact_mut(3) {
-        let v = pixel_op(p, [px[0], px[1], px[2]]);
-        px.copy_from_slice(&v);
+        {
+            let [r, g, b] = &mut planes;
+            let (r, g, b) = (&mut r[..n], &mut g[..n], &mut b[..n]);
+            for i in 0..n {
+                [r[i], g[i], b[i]] = hsv_lane(p, r[i], g[i], b[i]);
+            }
+        }
+        for (byte, unit) in bytes.iter_mut().zip(&planes) {
+            for (x, &u) in byte[..n].iter_mut().zip(&unit[..n]) {
+                *x = to_u8(u);
+            }
+        }
+        let [r, g, b] = &bytes;
+        for (i, px) in block.chunks_exact_mut(3).enumerate() {
+            px.copy_from_slice(&[r[i], g[i], b[i]]);
+        }
     }
 }
 
-/// [`rgb_to_hsv`], the adjustment and [`hsv_to_rgb`] for eight pixels with every branch
-/// turned into a selection, so the lanes run as vector operations; the same operations in
-/// the same order, so the same bits.
+/// The larger of two numbers that are not NaN, as one vector instruction (`f32::max` also
+/// handles NaN, which costs a comparison and a blend per lane).
 #[inline(always)]
-fn hsv_lanes(p: &HsvParams, [r, g, b]: [[f32; HSV_LANES]; 3]) -> [[f32; HSV_LANES]; 3] {
-    let mut out = [[0f32; HSV_LANES]; 3];
-    for l in 0..HSV_LANES {
-        let (r, g, b) = (r[l], g[l], b[l]);
-        let v = r.max(g).max(b);
-        let delta = v - r.min(g).min(b);
-        let s = if delta == 0.0 { 0.0 } else { delta / v };
-        let hr = (g - b) / delta;
-        let hg = 2.0 + (b - r) / delta;
-        let hb = 4.0 + (r - g) / delta;
-        let h = if b == v {
-            hb
-        } else if g == v {
-            hg
-        } else {
-            hr
-        };
-        let h = h / 6.0;
-        let h = h - h.floor();
-        let h = if delta == 0.0 { 0.0 } else { h };
-        let s = (s * p.s_scale + p.s_offset).clamp(0.0, 1.0);
-        let v = (v + p.v_add).clamp(0.0, 1.0);
-
-        let h6 = h * 6.0;
-        let fl = h6.floor();
-        let f = h6 - fl;
-        let i = fl as i32;
-        let i = if i >= 6 { i - 6 } else { i };
-        let pp = v * (1.0 - s);
-        let q = v * (1.0 - f * s);
-        let t = v * (1.0 - (1.0 - f) * s);
-        out[0][l] = match i {
-            0 | 5 => v,
-            1 => q,
-            4 => t,
-            _ => pp,
-        };
-        out[1][l] = match i {
-            0 => t,
-            1 | 2 => v,
-            3 => q,
-            _ => pp,
-        };
-        out[2][l] = match i {
-            2 => t,
-            3 | 4 => v,
-            5 => q,
-            _ => pp,
-        };
+fn larger(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
     }
-    out
+}
+
+/// The smaller of two numbers that are not NaN (see [`larger`]).
+#[inline(always)]
+fn smaller(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// [`rgb_to_hsv`], the adjustment and [`hsv_to_rgb`] for one pixel with every branch turned
+/// into a selection, so a loop over planes runs as vector operations. The same operations in
+/// the same order give the same bits; the rewrites are exact: channels in [0, 1] hold no NaN
+/// and no −0, so [`larger`] and [`smaller`] are `max` and `min` (a NaN parameter clamps to
+/// the same bound either way); the hue's numerator is chosen before the one division (the
+/// branches not taken were discarded anyway); the red sector's offset is added as `0 + x`,
+/// which only turns a hue of −0 into +0, the same after `h − floor(h)`; and only the one of
+/// `q` and `t` that a sector uses is computed. Checked against [`pixel_op`] on every one of
+/// the 2²⁴ colours.
+#[inline(always)]
+fn hsv_lane(p: &HsvParams, r: f32, g: f32, b: f32) -> [f32; 3] {
+    let v = larger(larger(r, g), b);
+    let delta = v - smaller(smaller(r, g), b);
+    let grey = delta == 0.0;
+    let s = if grey { 0.0 } else { delta / v };
+    let (b_max, g_max) = (b == v, g == v);
+    let x = if b_max {
+        r
+    } else if g_max {
+        b
+    } else {
+        g
+    };
+    let y = if b_max {
+        g
+    } else if g_max {
+        r
+    } else {
+        b
+    };
+    let offset = if b_max {
+        4.0
+    } else if g_max {
+        2.0
+    } else {
+        0.0
+    };
+    let h = (offset + (x - y) / delta) / 6.0;
+    let h = h - h.floor();
+    let h = if grey { 0.0 } else { h };
+    let s = smaller(larger(s * p.s_scale + p.s_offset, 0.0), 1.0);
+    let v = smaller(larger(v + p.v_add, 0.0), 1.0);
+
+    let h6 = h * 6.0;
+    let fl = h6.floor();
+    let f = h6 - fl;
+    // SAFETY: h − floor(h) is in [0, 1] (1 only by rounding), so fl is a whole number in
+    // [0, 6].
+    let i = unsafe { fl.to_int_unchecked::<i32>() };
+    let i = if i >= 6 { i - 6 } else { i };
+    let low = v * (1.0 - s);
+    // The odd sectors fall (q = v(1 − fs)), the even ones rise (t = v(1 − (1 − f)s)).
+    let part = if i & 1 == 1 { f } else { 1.0 - f };
+    let mid = v * (1.0 - part * s);
+    let red = if i == 0 || i == 5 {
+        v
+    } else if i == 1 || i == 4 {
+        mid
+    } else {
+        low
+    };
+    let green = if i == 1 || i == 2 {
+        v
+    } else if i == 0 || i == 3 {
+        mid
+    } else {
+        low
+    };
+    let blue = if i == 3 || i == 4 {
+        v
+    } else if i == 2 || i == 5 {
+        mid
+    } else {
+        low
+    };
+    [red, green, blue]
 }
 
 /// Streams of the Dark noise: the Poisson draw uses `DARK_POISSON`, the Gaussian
@@ -582,7 +640,7 @@ mod tests {
     }
 
     #[test]
-    fn hsv_lanes_are_pixel_op() {
+    fn hsv_chunk_is_pixel_op_on_every_colour() {
         let c = cfg();
         let params = [
             HsvParams::brightness(&c, 1),
@@ -590,35 +648,24 @@ mod tests {
             HsvParams::saturate(&c, 1),
             HsvParams::saturate(&c, 5),
         ];
-        // Every grey, every pure and two-channel colour, and a lattice through the cube.
-        let mut px: Vec<u8> = Vec::new();
-        for a in 0..=255u8 {
-            for t in [
-                [a, a, a],
-                [a, 0, 0],
-                [0, a, 0],
-                [0, 0, a],
-                [a, a, 0],
-                [0, a, a],
-                [a, 0, a],
-            ] {
-                px.extend(t);
-            }
-        }
-        for r in (0..=255u8).step_by(3) {
-            for g in (1..=255u8).step_by(5) {
-                for b in (2..=255u8).step_by(7) {
-                    px.extend([r, g, b, b, r, g]);
+        // One red value at a time (65,536 colours), in two chunks whose lengths are not whole
+        // blocks, as the chunks of an image are not.
+        for red in 0..=255u8 {
+            let mut px: Vec<u8> = Vec::with_capacity(3 << 16);
+            for g in 0..=255u8 {
+                for b in 0..=255u8 {
+                    px.extend([red, g, b]);
                 }
             }
-        }
-        px.extend([7, 200, 13]);
-        for p in &params {
-            let mut got = px.clone();
-            hsv_chunk(p, &mut got);
-            for (i, (want, got)) in px.chunks_exact(3).zip(got.chunks_exact(3)).enumerate() {
-                let want = pixel_op(p, [want[0], want[1], want[2]]);
-                assert_eq!(got, &want[..], "pixel {i} {p:?}");
+            for p in &params {
+                let mut got = px.clone();
+                let (head, tail) = got.split_at_mut(3 * 1000);
+                hsv_chunk(p, head);
+                hsv_chunk(p, tail);
+                for (colour, got) in px.chunks_exact(3).zip(got.chunks_exact(3)) {
+                    let want = pixel_op(p, [colour[0], colour[1], colour[2]]);
+                    assert_eq!(got, &want[..], "{colour:?} under {p:?}");
+                }
             }
         }
     }
