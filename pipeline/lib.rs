@@ -23,11 +23,13 @@
 //! 6. **Readers of a release**: [`validate`], [`score`], [`export`], [`view`], [`inspect`].
 //! 7. **The build**: [`chain`] runs all of it as one checkpointed, resumable, shardable build
 //!    with its report; [`bench`](mod@bench) times the stages.
+//! 8. **The command line**: [`cli`], one file per command; the binary only calls [`cli::main`].
 
 pub mod audit;
 pub mod balance;
 pub mod bench;
 pub mod chain;
+pub mod cli;
 pub mod config;
 pub mod corrupt;
 pub mod cpu;

@@ -1,8 +1,8 @@
 //! Value parsers shared by the commands: every number a flag takes is checked here, with the
 //! flag named by clap, so no command sees a zero count, a NaN or a margin outside [0, 1].
 
-use drivegen::formats::Format;
-use drivegen::gpu::DeviceChoice;
+use crate::formats::Format;
+use crate::gpu::DeviceChoice;
 
 /// A count flag that must be at least 1: zero would run and write nothing, with exit 0.
 pub fn count(s: &str) -> Result<usize, String> {

@@ -1,4 +1,6 @@
-//! The `drivegen` binary: parse, run, print the error chain once, exit.
+//! The `drivegen` command line: parse, run, print the error chain once, exit. The binary
+//! (`pipeline/main.rs`) only calls [`main`]; the commands live here, in the library, so that
+//! everything they reach is crate-private unless a test or a benchmark needs it.
 
 use std::process::ExitCode;
 
@@ -8,7 +10,8 @@ mod args;
 mod commands;
 mod logger;
 
-fn main() -> ExitCode {
+/// Runs the command line: the whole of the `drivegen` binary.
+pub fn main() -> ExitCode {
     keep_freed_memory();
     restore_sigpipe();
     clean_up_on_signals();
@@ -19,7 +22,7 @@ fn main() -> ExitCode {
         Err(err) => {
             eprintln!(
                 "drivegen: {}",
-                drivegen::progress::printable(&err.report().to_string())
+                crate::progress::printable(&err.report().to_string())
             );
             ExitCode::from(2)
         }
@@ -76,7 +79,7 @@ fn clean_up_on_signals() {
             .spawn(move || {
                 let mut sig: libc::c_int = 0;
                 if libc::sigwait(&set, &mut sig) == 0 {
-                    let n = drivegen::store::cleanup::remove_all();
+                    let n = crate::store::cleanup::remove_all();
                     let name = if sig == libc::SIGINT {
                         "SIGINT"
                     } else {

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::Args;
-use drivegen::Result;
 
-use crate::args::fraction;
+use crate::cli::args::fraction;
 
 /// Measure a release's blind baselines: how well models that never see an image answer it.
 #[derive(Debug, Args)]
@@ -26,11 +26,11 @@ pub struct AuditArgs {
 
 impl AuditArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let report = drivegen::release::blind::audit(&self.release)?;
+        let report = crate::release::blind::audit(&self.release)?;
         if self.write {
             let _owned =
-                drivegen::store::owner::Owned::claim(&self.release, "release", "manifest.json")?;
-            drivegen::release::blind::write_audit(&self.release, &report)?;
+                crate::store::owner::Owned::claim(&self.release, "release", "manifest.json")?;
+            crate::release::blind::write_audit(&self.release, &report)?;
         }
         if self.json {
             println!(
@@ -40,7 +40,7 @@ impl AuditArgs {
         } else {
             print!(
                 "{}",
-                drivegen::progress::printable(&drivegen::audit::table(&report))
+                crate::progress::printable(&crate::audit::table(&report))
             );
         }
         let over = self

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::balance::{self, greedy};
+use crate::Result;
 use clap::{Args, ValueEnum};
-use drivegen::balance::{self, greedy};
-use drivegen::Result;
 
-use crate::args::{count, fraction, ratio};
+use crate::cli::args::{count, fraction, ratio};
 
 #[derive(Debug, Args)]
 pub struct BalanceArgs {

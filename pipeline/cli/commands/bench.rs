@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::bench::visibility as vb;
+use crate::gpu::{Device, DeviceChoice};
+use crate::visibility::raster::CpuRasteriser;
+use crate::{Error, Result};
 use clap::{Args, Subcommand};
-use drivegen::bench::visibility as vb;
-use drivegen::gpu::{Device, DeviceChoice};
-use drivegen::visibility::raster::CpuRasteriser;
-use drivegen::{Error, Result};
 
-use crate::args::{count, count32, device};
+use crate::cli::args::{count, count32, device};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -94,7 +94,7 @@ impl BenchVisibilityArgs {
         let mut totals = Vec::new();
         if let Some(gpu) = self.gpu()? {
             device = gpu.info().to_string();
-            let r = drivegen::visibility::GpuRasteriser::new(gpu)?;
+            let r = crate::visibility::GpuRasteriser::new(gpu)?;
             let (t, v) = vb::time_rasteriser(&frames, &r, b.repeats)?;
             eprintln!("gpu: {:.1} frames/s", t.frames_per_s());
             rows.push(t);
@@ -135,7 +135,7 @@ impl BenchVisibilityArgs {
 impl BenchVisibilityArgs {
     /// The GPU to time, chosen as every stage chooses ([`Device::open`]: `auto` passes over a
     /// software adapter); the CPU twin is timed beside it unless `--device gpu`.
-    fn gpu(&self) -> Result<Option<std::sync::Arc<drivegen::gpu::Gpu>>> {
+    fn gpu(&self) -> Result<Option<std::sync::Arc<crate::gpu::Gpu>>> {
         if self.device == DeviceChoice::Cpu {
             return Ok(None);
         }
@@ -165,9 +165,9 @@ impl BenchVisibilityArgs {
         };
         let store = dir.join("store");
         vb::write_many_boxes_store(&m, &store)?;
-        let mut rasterisers: Vec<Box<dyn drivegen::visibility::raster::Rasteriser>> = Vec::new();
+        let mut rasterisers: Vec<Box<dyn crate::visibility::raster::Rasteriser>> = Vec::new();
         if let Some(gpu) = self.gpu()? {
-            rasterisers.push(Box::new(drivegen::visibility::GpuRasteriser::new(gpu)?));
+            rasterisers.push(Box::new(crate::visibility::GpuRasteriser::new(gpu)?));
         }
         if self.device != DeviceChoice::Gpu {
             rasterisers.push(Box::new(CpuRasteriser));
@@ -258,7 +258,7 @@ impl BenchCorruptArgs {
                 p.exists().then_some(p)
             }
         };
-        let opts = drivegen::corrupt::bench::BenchOptions {
+        let opts = crate::corrupt::bench::BenchOptions {
             width: self.width,
             height: self.height,
             gpu_images: self.images,
@@ -272,13 +272,10 @@ impl BenchCorruptArgs {
                 "drivegen: no hardware GPU; no GPU columns (`--device gpu` times any adapter)"
             );
         }
-        let report = drivegen::corrupt::bench::run(&opts)?;
+        let report = crate::corrupt::bench::run(&opts)?;
         print!("{report}");
-        if let Some(p) = self
-            .report
-            .filter(|p| !drivegen::store::atomic::is_stdout(p))
-        {
-            drivegen::store::atomic::write_report(&p, report.as_bytes())?;
+        if let Some(p) = self.report.filter(|p| !crate::store::atomic::is_stdout(p)) {
+            crate::store::atomic::write_report(&p, report.as_bytes())?;
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -311,13 +308,13 @@ impl BenchCodecsArgs {
                 p.is_file().then(|| p.to_path_buf())
             }
         };
-        let b = drivegen::bench::codecs::CodecBench {
+        let b = crate::bench::codecs::CodecBench {
             width: self.width,
             height: self.height,
             quality: self.quality,
             python,
         };
-        print!("{}", drivegen::bench::codecs::run(&b)?);
+        print!("{}", crate::bench::codecs::run(&b)?);
         Ok(ExitCode::SUCCESS)
     }
 }

@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::chain::config::BuildConfig;
+use crate::chain::{self, BuildOptions};
+use crate::shard::ShardSpec;
+use crate::Result;
 use clap::Args;
-use drivegen::chain::config::BuildConfig;
-use drivegen::chain::{self, BuildOptions};
-use drivegen::shard::ShardSpec;
-use drivegen::Result;
 
-use crate::args::count32;
+use crate::cli::args::count32;
 
 /// Build a release from a build config (see configs/releases/).
 #[derive(Debug, Args)]
@@ -47,8 +47,7 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let text =
-            drivegen::store::input::read_to_string(&self.config, drivegen::store::input::CONFIG)?;
+        let text = crate::store::input::read_to_string(&self.config, crate::store::input::CONFIG)?;
         let mut cfg = BuildConfig::from_toml(&text, &self.config)?;
         if let Some(s) = self.seed {
             cfg.seed = s;
@@ -66,14 +65,14 @@ impl BuildArgs {
                 (cfg.out.as_path(), "--out (the release)"),
                 (work.as_path(), "--work (the work folder)"),
             ] {
-                drivegen::store::paths::distinct_outputs(&[other, (k, "--keep-images")])?;
+                crate::store::paths::distinct_outputs(&[other, (k, "--keep-images")])?;
             }
         }
         let mut opts = BuildOptions::new(cfg, text);
         if let Some(spec) = self.shard {
             let (shard, from) = spec
                 .resolve(|k| std::env::var(k).ok(), self.shard_count)
-                .map_err(|e| drivegen::Error::invalid("--shard", e))?;
+                .map_err(|e| crate::Error::invalid("--shard", e))?;
             if spec == ShardSpec::Auto {
                 eprintln!("drivegen: {from}");
             }

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::Args;
-use drivegen::Result;
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -40,11 +40,8 @@ fn parse_sweep(s: &str) -> std::result::Result<(f64, f64, f64), String> {
 
 impl CalibrateArgs {
     pub fn run(self) -> Result<ExitCode> {
-        drivegen::store::paths::distinct_outputs(&[
-            (&self.out, "--out"),
-            (&self.report, "--report"),
-        ])?;
-        let summary = drivegen::egomotion::calibrate::run(
+        crate::store::paths::distinct_outputs(&[(&self.out, "--out"), (&self.report, "--report")])?;
+        let summary = crate::egomotion::calibrate::run(
             &self.store,
             self.config.as_deref(),
             &self.out,

@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::corrupt::run::{self as corrupt_run, Input};
+use crate::corrupt::CorruptConfig;
+use crate::gpu::{Device, DeviceChoice};
+use crate::{Error, Result};
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::corrupt::run::{self as corrupt_run, Input};
-use drivegen::corrupt::CorruptConfig;
-use drivegen::gpu::{Device, DeviceChoice};
-use drivegen::{Error, Result};
 
-use crate::args::{count, count32, device};
+use crate::cli::args::{count, count32, device};
 
 /// Corrupt images with the DriveBench corruptions (and write recognition questions).
 #[derive(Debug, Args)]
@@ -63,7 +63,7 @@ impl CorruptArgs {
     pub fn run(self) -> Result<ExitCode> {
         let config = CorruptConfig::load(self.config.as_deref())?;
         if let Some(img) = &self.contact_sheet {
-            let legend = drivegen::corrupt::sheet::contact_sheet(
+            let legend = crate::corrupt::sheet::contact_sheet(
                 &config,
                 img,
                 &self.out,

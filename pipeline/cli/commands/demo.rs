@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::chain::config::{BuildConfig, InputConfig};
+use crate::chain::BuildOptions;
+use crate::{Error, Result};
 use clap::Args;
-use drivegen::chain::config::{BuildConfig, InputConfig};
-use drivegen::chain::BuildOptions;
-use drivegen::{Error, Result};
 
-use crate::args::count;
+use crate::cli::args::count;
 
 /// Synthesise the built-in corpus and build everything into ./demo-release.
 #[derive(Debug, Args)]

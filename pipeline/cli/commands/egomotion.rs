@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::egomotion;
+use crate::Result;
 use clap::Args;
-use drivegen::egomotion;
-use drivegen::Result;
 
 #[derive(Debug, Args)]
 pub struct EgomotionArgs {
@@ -21,12 +21,12 @@ pub struct EgomotionArgs {
     /// Only the scenes of shard i of N (0-based; a scene's shard is a hash of its id), so
     /// N machines can share the work; `balance` merges the shards' QA tables.
     #[arg(long, default_value = "0/1")]
-    pub shard: drivegen::shard::Shard,
+    pub shard: crate::shard::Shard,
 }
 
 impl EgomotionArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let summary = drivegen::egomotion::run(&egomotion::Options {
+        let summary = crate::egomotion::run(&egomotion::Options {
             shard: self.shard,
             ..egomotion::Options::new(self.store, self.out, self.config.as_deref())?
         })?;

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::export::lmms_eval::LmmsEvalOptions;
+use crate::export::{ExportOptions, Format};
+use crate::Result;
 use clap::{Args, ValueEnum};
-use drivegen::export::lmms_eval::LmmsEvalOptions;
-use drivegen::export::{ExportOptions, Format};
-use drivegen::Result;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FormatArg {
@@ -44,7 +44,7 @@ impl ExportArgs {
             FormatArg::Vlmevalkit => Format::Vlmevalkit,
             FormatArg::Jsonl => Format::Jsonl,
             FormatArg::LmmsEval => {
-                let summary = drivegen::export::lmms_eval::run(&LmmsEvalOptions {
+                let summary = crate::export::lmms_eval::run(&LmmsEvalOptions {
                     release: self.release,
                     out: self.out,
                     name: self.name,
@@ -53,7 +53,7 @@ impl ExportArgs {
                 return Ok(ExitCode::SUCCESS);
             }
         };
-        let summary = drivegen::export::run(&ExportOptions {
+        let summary = crate::export::run(&ExportOptions {
             release: self.release,
             out: self.out,
             format,

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use drivegen::Result;
+use crate::Result;
 
 pub fn run() -> Result<ExitCode> {
-    print!("{}", drivegen::gpu::adapter_report()?);
+    print!("{}", crate::gpu::adapter_report()?);
     Ok(ExitCode::SUCCESS)
 }

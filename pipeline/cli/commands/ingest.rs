@@ -3,16 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::formats::Format;
+use crate::ingest::sources::SourcesConfig;
+use crate::ingest::IngestSummary;
+use crate::store::paths::Links;
+use crate::taxonomy::Taxonomy;
+use crate::Result;
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::formats::Format;
-use drivegen::ingest::sources::SourcesConfig;
-use drivegen::ingest::IngestSummary;
-use drivegen::store::paths::Links;
-use drivegen::taxonomy::Taxonomy;
-use drivegen::Result;
 
-use crate::args::{count, source_format};
+use crate::cli::args::{count, source_format};
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
@@ -41,7 +41,7 @@ pub struct IngestArgs {
     #[arg(long)]
     pub no_image_check: bool,
     /// Scenes assembled in parallel at once (bounds memory).
-    #[arg(long, default_value_t = drivegen::ingest::DEFAULT_CHUNK_SCENES, value_parser = count)]
+    #[arg(long, default_value_t = crate::ingest::DEFAULT_CHUNK_SCENES, value_parser = count)]
     pub chunk: usize,
     /// Waymo/CARLA/Frenetix ingest rules replacing `configs/sources.toml`.
     #[arg(long)]
@@ -55,7 +55,7 @@ pub struct IngestArgs {
 
 impl IngestArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let done = drivegen::ingest::run(&drivegen::ingest::Options {
+        let done = crate::ingest::run(&crate::ingest::Options {
             format: self.source,
             root: self.root,
             version: self.version,

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::Args;
-use drivegen::Result;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
@@ -22,7 +22,7 @@ impl InspectArgs {
     pub fn run(self) -> Result<ExitCode> {
         print!(
             "{}",
-            drivegen::inspect::inspect(&self.path, self.head, self.scene.as_deref())?
+            crate::inspect::inspect(&self.path, self.head, self.scene.as_deref())?
         );
         Ok(ExitCode::SUCCESS)
     }

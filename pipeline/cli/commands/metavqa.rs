@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::gpu::{Device, DeviceChoice};
+use crate::metavqa::{self, MetavqaConfig, Options};
+use crate::som::SomConfig;
+use crate::Result;
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::gpu::{Device, DeviceChoice};
-use drivegen::metavqa::{self, MetavqaConfig, Options};
-use drivegen::som::SomConfig;
-use drivegen::Result;
 
-use crate::args::{count32, device};
+use crate::cli::args::{count32, device};
 
 /// MetaVQA questions (spatial, embodied, grounding) on Set-of-Mark images.
 #[derive(Debug, Args)]

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::{Parser, Subcommand};
-use drivegen::Result;
 
-use crate::args::count;
+use crate::cli::args::count;
 
 mod audit;
 mod balance;
@@ -122,11 +122,11 @@ impl Cli {
     /// Applies the global flags, then runs the command.
     pub fn run(self) -> Result<ExitCode> {
         if self.force {
-            drivegen::store::owner::allow_force();
+            crate::store::owner::allow_force();
         }
-        drivegen::store::input::check_environment()?;
+        crate::store::input::check_environment()?;
         if let Some(l) = &self.limits {
-            drivegen::config::load_limits(l)?;
+            crate::config::load_limits(l)?;
         }
         if let Some(n) = self.threads {
             set_threads(n);

@@ -3,17 +3,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
-use drivegen::config::StageConfig;
-use drivegen::gpu::DeviceChoice;
-use drivegen::release::{
+use crate::config::StageConfig;
+use crate::gpu::DeviceChoice;
+use crate::release::{
     self, ImageMode, DEFAULT_NAME, DEFAULT_ROWS_PER_SHARD, DEFAULT_ROW_GROUP_MIB,
     DEFAULT_ROW_GROUP_ROWS, DEFAULT_SPLIT,
 };
-use drivegen::robustness::RobustnessOptions;
-use drivegen::Result;
+use crate::robustness::RobustnessOptions;
+use crate::Result;
+use clap::{Args, ValueEnum};
 
-use crate::args::{count, device};
+use crate::cli::args::{count, device};
 
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
@@ -91,15 +91,14 @@ impl ReleaseArgs {
         let robustness = match self.robustness_rows {
             None => None,
             Some(rows) => {
-                let config =
-                    drivegen::corrupt::CorruptConfig::load(self.corrupt_config.as_deref())?;
+                let config = crate::corrupt::CorruptConfig::load(self.corrupt_config.as_deref())?;
                 let settings = RobustnessOptions::settings(
-                    &drivegen::corrupt::run::parse_corruptions(&self.robustness_corruptions)?,
-                    &drivegen::robustness::parse_severities(&self.robustness_severities)?,
+                    &crate::corrupt::run::parse_corruptions(&self.robustness_corruptions)?,
+                    &crate::robustness::parse_severities(&self.robustness_severities)?,
                     &config,
                 )?;
                 Some(RobustnessOptions {
-                    families: drivegen::robustness::parse_families(&self.robustness_families)?,
+                    families: crate::robustness::parse_families(&self.robustness_families)?,
                     settings,
                     rows,
                     seed: self.seed,
@@ -125,7 +124,7 @@ impl ReleaseArgs {
             text_only_controls: self.text_only_controls || robustness.is_some(),
             keep_images: self.keep_images,
             robustness,
-            device: drivegen::gpu::Device::open(self.device)?,
+            device: crate::gpu::Device::open(self.device)?,
         };
         let s = release::run(&opts)?;
         println!(

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::{score, Error, Result};
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::{score, Error, Result};
 
 #[derive(Debug, Args)]
 pub struct ScoreArgs {
@@ -57,16 +57,16 @@ impl ScoreArgs {
             if let Some(out) = self
                 .out
                 .as_deref()
-                .filter(|o| !drivegen::store::atomic::is_stdout(o))
+                .filter(|o| !crate::store::atomic::is_stdout(o))
             {
-                drivegen::store::paths::disjoint(pred, "--sig-pred", out, "--out")?;
-                drivegen::store::paths::disjoint(truth, "--sig-truth", out, "--out")?;
+                crate::store::paths::disjoint(pred, "--sig-pred", out, "--out")?;
+                crate::store::paths::disjoint(truth, "--sig-truth", out, "--out")?;
                 if let Some(cfg) = self.sig.sig_config.as_deref() {
-                    drivegen::store::paths::disjoint(cfg, "--sig-config", out, "--out")?;
+                    crate::store::paths::disjoint(cfg, "--sig-config", out, "--out")?;
                 }
-                drivegen::store::owner::file_output(out)?;
+                crate::store::owner::file_output(out)?;
             }
-            let cfg = drivegen::sig::SigConfig::load(self.sig.sig_config.as_deref())?;
+            let cfg = crate::sig::SigConfig::load(self.sig.sig_config.as_deref())?;
             let report = score::sig::score_files(&cfg, pred, truth)?;
             return report_and_summary(self.out.as_deref(), &report, score::sig::summary(&report));
         }
@@ -77,21 +77,21 @@ impl ScoreArgs {
             ));
         };
         if let (Some(out), Some(html)) = (self.out.as_deref(), self.html.as_deref()) {
-            if !drivegen::store::atomic::is_stdout(out) {
-                drivegen::store::paths::distinct_outputs(&[(out, "--out"), (html, "--html")])?;
+            if !crate::store::atomic::is_stdout(out) {
+                crate::store::paths::distinct_outputs(&[(out, "--out"), (html, "--html")])?;
             }
         }
         if let Some(out) = self.out.as_deref() {
-            if !drivegen::store::atomic::is_stdout(out) {
-                drivegen::store::paths::disjoint(preds, "--predictions", out, "--out")?;
-                drivegen::store::paths::disjoint(release, "--release", out, "--out")?;
-                drivegen::store::owner::file_output(out)?;
+            if !crate::store::atomic::is_stdout(out) {
+                crate::store::paths::disjoint(preds, "--predictions", out, "--out")?;
+                crate::store::paths::disjoint(release, "--release", out, "--out")?;
+                crate::store::owner::file_output(out)?;
             }
         }
         if let Some(html) = self.html.as_deref() {
-            drivegen::store::paths::disjoint(preds, "--predictions", html, "--html")?;
-            drivegen::store::paths::disjoint(release, "--release", html, "--html")?;
-            drivegen::store::owner::file_output(html)?;
+            crate::store::paths::disjoint(preds, "--predictions", html, "--html")?;
+            crate::store::paths::disjoint(release, "--release", html, "--html")?;
+            crate::store::owner::file_output(html)?;
         }
         let predictions = score::read_predictions(preds)?;
         let report = score::score_release(
@@ -103,7 +103,7 @@ impl ScoreArgs {
         if let Some(html) = self.html.as_deref() {
             let title = format!("drivegen robustness: {}", release.display());
             let page = score::robustness::html(&title, &report.robustness);
-            drivegen::store::atomic::write_atomic(html, page.as_bytes())?;
+            crate::store::atomic::write_atomic(html, page.as_bytes())?;
         }
         report_and_summary(
             self.out.as_deref(),
@@ -124,8 +124,8 @@ fn report_and_summary(
     if let Some(out) = out {
         let json = serde_json::to_string_pretty(report)
             .map_err(|e| Error::Internal(format!("{}: the report: {e}", out.display())))?;
-        drivegen::store::atomic::write_report(out, (json + "\n").as_bytes())?;
-        to_stdout = drivegen::store::atomic::is_stdout(out);
+        crate::store::atomic::write_report(out, (json + "\n").as_bytes())?;
+        to_stdout = crate::store::atomic::is_stdout(out);
     }
     if to_stdout {
         eprint!("{summary}");

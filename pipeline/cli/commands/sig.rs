@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::sig::{self, SigConfig};
+use crate::Result;
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::sig::{self, SigConfig};
-use drivegen::Result;
 
 /// Build the SIG grid of every kept keyframe camera image and write its relation questions.
 #[derive(Debug, Args)]
@@ -36,7 +36,7 @@ impl SigArgs {
             config: SigConfig::load(self.config.as_deref())?,
             seed: self.seed,
         };
-        print!("{}", drivegen::sig::run(&opts)?);
+        print!("{}", crate::sig::run(&opts)?);
         Ok(ExitCode::SUCCESS)
     }
 }

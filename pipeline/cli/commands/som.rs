@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::gpu::{Device, DeviceChoice};
+use crate::som::SomConfig;
+use crate::Result;
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::gpu::{Device, DeviceChoice};
-use drivegen::som::SomConfig;
-use drivegen::Result;
 
-use crate::args::device;
+use crate::cli::args::device;
 
 #[derive(Debug, Args)]
 pub struct SomArgs {
@@ -46,7 +46,7 @@ impl SomArgs {
         } else {
             Device::open(self.device)?
         };
-        let summary = drivegen::som::run(&drivegen::som::Options {
+        let summary = crate::som::run(&crate::som::Options {
             store: &self.store,
             visibility: &self.visibility,
             out: &self.out,

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::config::StageConfig;
+use crate::stsbench::{self, StsConfig};
+use crate::Result;
 use clap::Args;
-use drivegen::config::StageConfig;
-use drivegen::stsbench::{self, StsConfig};
-use drivegen::Result;
 
 /// Mine STSBench scenarios from a store and write their multiple-choice questions.
 #[derive(Debug, Args)]
@@ -35,7 +35,7 @@ impl StsbenchArgs {
             seed: self.seed,
             maps: self.maps,
         };
-        print!("{}", drivegen::stsbench::run(&opts)?);
+        print!("{}", crate::stsbench::run(&opts)?);
         Ok(ExitCode::SUCCESS)
     }
 }

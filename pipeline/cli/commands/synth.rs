@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::formats::Format;
+use crate::synth::SynthOptions;
+use crate::Result;
 use clap::Args;
-use drivegen::formats::Format;
-use drivegen::synth::SynthOptions;
-use drivegen::Result;
 
-use crate::args::{count, count32, positive, source_format};
+use crate::cli::args::{count, count32, positive, source_format};
 
 #[derive(Debug, Args)]
 pub struct SynthArgs {
@@ -62,7 +62,7 @@ impl SynthArgs {
             write_sweeps: !self.no_sweeps,
             ..base
         };
-        println!("{}", drivegen::synth::write(self.format, &self.out, &opts)?);
+        println!("{}", crate::synth::write(self.format, &self.out, &opts)?);
         Ok(ExitCode::SUCCESS)
     }
 }

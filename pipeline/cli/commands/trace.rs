@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::release::trace;
+use crate::{Error, Result};
 use clap::Args;
-use drivegen::release::trace;
-use drivegen::{Error, Result};
 
 /// Print the chain of one question: source record, images, the rule with its parameters and
 /// evidence, the prompt and its key.
@@ -33,7 +33,7 @@ impl TraceArgs {
             }
             print!(
                 "{}",
-                drivegen::progress::printable(&trace::render(&self.release, f)?)
+                crate::progress::printable(&trace::render(&self.release, f)?)
             );
         }
         Ok(ExitCode::SUCCESS)

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::Args;
-use drivegen::Result;
 
 /// Check a release as users get it.
 #[derive(Debug, Args)]
@@ -21,13 +21,13 @@ pub struct ValidateArgs {
 
 impl ValidateArgs {
     pub fn run(self) -> Result<ExitCode> {
-        let rep = drivegen::validate::run(&self.release)?;
+        let rep = crate::validate::run(&self.release)?;
         if self.json {
             println!("{}", serde_json::to_string_pretty(&rep).unwrap_or_default());
         } else {
             print!(
                 "{}",
-                drivegen::progress::printable(&rep.summary(self.max_listed))
+                crate::progress::printable(&rep.summary(self.max_listed))
             );
         }
         Ok(if rep.ok() {

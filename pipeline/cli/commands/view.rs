@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::Result;
 use clap::Args;
-use drivegen::Result;
 
 /// Write a static HTML viewer of a release (no server: open its index.html): filters by split,
 /// family, type and answer, each row's images, prompt, options with the key, rule and evidence.
@@ -28,7 +28,7 @@ impl ViewArgs {
             name.push("-viewer");
             self.release.with_file_name(name)
         });
-        println!("{}", drivegen::view::run(&self.release, &out)?);
+        println!("{}", crate::view::run(&self.release, &out)?);
         Ok(ExitCode::SUCCESS)
     }
 }

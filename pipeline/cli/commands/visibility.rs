@@ -1,17 +1,17 @@
 //! `drivegen visibility`: project every box into every keyframe camera and measure its
 //! z-buffer visibility.
 
-use drivegen::config::StageConfig;
+use crate::config::StageConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::gpu::DeviceChoice;
+use crate::som::SomConfig;
+use crate::visibility;
+use crate::Result;
 use clap::Args;
-use drivegen::gpu::DeviceChoice;
-use drivegen::som::SomConfig;
-use drivegen::visibility;
-use drivegen::Result;
 
-use crate::args::device;
+use crate::cli::args::device;
 
 #[derive(Debug, Args)]
 pub struct VisibilityArgs {
@@ -42,11 +42,10 @@ pub struct VisibilityArgs {
 impl VisibilityArgs {
     pub fn run(self) -> Result<ExitCode> {
         if let Some(d) = &self.id_maps {
-            drivegen::store::paths::distinct_outputs(&[(&self.out, "--out"), (d, "--id-maps")])?;
+            crate::store::paths::distinct_outputs(&[(&self.out, "--out"), (d, "--id-maps")])?;
         }
-        let rasteriser =
-            drivegen::visibility::rasteriser(&drivegen::gpu::Device::open(self.device)?)?;
-        let summary = drivegen::visibility::run(&visibility::Options {
+        let rasteriser = crate::visibility::rasteriser(&crate::gpu::Device::open(self.device)?)?;
+        let summary = crate::visibility::run(&visibility::Options {
             rasteriser: rasteriser.as_ref(),
             id_maps: self.id_maps,
             anchor: SomConfig::load(self.som_config.as_deref())?.anchor_rules(),
