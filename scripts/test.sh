@@ -11,8 +11,9 @@ export DRIVEGEN_PROGRESS=0
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${DRIVEGEN_CACHE:-$HOME/.cache/drivegen}/target}"
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
-# The library's docs build with no broken or private intra-doc link and no other rustdoc warning.
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked
+# The library's docs, private items included (they are the contributors' map), build with no
+# broken intra-doc link and no other rustdoc warning.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --locked --document-private-items
 cargo test --all-targets --locked
 scripts/wheel_check.sh
 scripts/slurm/selftest.sh

@@ -12,7 +12,7 @@ pub(super) struct Row {
     /// `family/type`.
     pub key: u32,
     pub scene: u32,
-    /// The clip, or for a keyframe question its scene and frame ([`unit`]): the folds' unit
+    /// The clip, or for a keyframe question its scene and frame ([`unit()`]): the folds' unit
     /// when there is only one scene.
     pub unit: u32,
     /// The stem with numbers masked ([`template`]).

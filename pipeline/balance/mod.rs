@@ -9,9 +9,9 @@
 //! rows and the options; deciding needs only compact facts per row ([`plan`]).
 
 pub mod greedy;
-pub mod letters;
+pub(crate) mod letters;
 pub mod plan;
-pub mod stats;
+pub(crate) mod stats;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,5 +2,5 @@
 //! methods they replace, on the same inputs, printed as a table (copied into BENCHMARKS.md).
 //! The criterion benches under `benches/` cover the CPU-only stages.
 
-pub mod codecs;
-pub mod visibility;
+pub(crate) mod codecs;
+pub(crate) mod visibility;

@@ -17,12 +17,12 @@
 //! [`checkpoint`] (keys and resume), [`honesty`] (the per-family promises), [`report`] (the report,
 //! its plots drawn by [`crate::svg`]), [`memory`] (peak-RSS probes).
 
-pub mod checkpoint;
-pub mod config;
-pub mod honesty;
-pub mod memory;
+pub(crate) mod checkpoint;
+pub(crate) mod config;
+pub(crate) mod honesty;
+pub(crate) mod memory;
 mod release;
-pub mod report;
+pub(crate) mod report;
 mod scene;
 mod source;
 

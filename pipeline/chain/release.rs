@@ -359,7 +359,5 @@ pub(super) fn outputs_for_report(outputs: &[SceneOutputs]) -> report::Inputs {
             .iter()
             .filter_map(|o| o.som_dir.clone().map(|d| (d, o.store.clone())))
             .collect(),
-        corrupt_dirs: outputs.iter().flat_map(|o| o.image_dirs.clone()).collect(),
-        stores: outputs.iter().map(|o| o.store.clone()).collect(),
     }
 }

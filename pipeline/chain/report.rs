@@ -102,8 +102,6 @@ struct BlindRow {
 pub struct Inputs {
     /// Set-of-Mark output folders, each with the store it marked.
     pub som: Vec<(PathBuf, PathBuf)>,
-    pub corrupt_dirs: Vec<PathBuf>,
-    pub stores: Vec<PathBuf>,
 }
 
 /// The contact sheet's subject: a store camera image, decoded once (choosing it needs the

@@ -14,16 +14,16 @@
 //! codec (ffmpeg) and are not planned here.
 
 pub mod bench;
-pub mod blur;
+pub(crate) mod blur;
 pub mod codec;
-pub mod config;
+pub(crate) mod config;
 mod frames;
 pub mod gpu;
 mod inflight;
-pub mod occlusion;
-pub mod output;
-pub mod photometric;
-pub mod qa;
+pub(crate) mod occlusion;
+pub(crate) mod output;
+pub(crate) mod photometric;
+pub(crate) mod qa;
 pub mod recipe;
 pub mod rng;
 pub mod run;

@@ -151,6 +151,7 @@ impl SplashPlan {
 
 /// The disc blend of one channel value at (x, y): each covering disc, in order, blends white
 /// in at `alpha` and rounds (OpenCV's addWeighted into uint8).
+#[cfg(test)]
 #[inline]
 pub fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i32) -> u8 {
     let mut v = f32::from(v);
@@ -166,7 +167,7 @@ pub fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i32) -> 
 /// The CPU twin of `corrupt_splash.wgsl` followed by the Gaussian passes. The discs are
 /// blended row by row over the columns each covers (the x with dx² ≤ r² − dy², an integer
 /// square root away from its centre), in disc order: per value the blends of
-/// [`splash_value`], in its order, without testing every disc at every value.
+/// `splash_value` (the scalar reference the tests compare with), in its order, without testing every disc at every value.
 pub(crate) fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
     let w = img.width() as usize;
     let mut src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
@@ -192,7 +193,7 @@ pub(crate) fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
 }
 
 /// The first and last column of a `w`-wide row `y` that disc `d` covers (dx² + dy² ≤ r², as
-/// [`splash_value`] tests it), if any.
+/// `splash_value` tests it), if any.
 fn disc_span(d: &Disc, y: i64, w: usize) -> Option<(usize, usize)> {
     let dy = y - i64::from(d.cy);
     let rem = i64::from(d.r) * i64::from(d.r) - dy * dy;

@@ -112,7 +112,7 @@ impl HsvParams {
         }
     }
 
-    pub fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(self) -> serde_json::Value {
         match self.mode {
             MODE_HSV => {
                 json!({"v_add": j32(self.v_add), "s_scale": j32(self.s_scale), "s_offset": j32(self.s_offset)})

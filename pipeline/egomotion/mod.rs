@@ -18,7 +18,7 @@ pub mod config;
 pub mod kinematics;
 pub mod oracle;
 pub mod output;
-pub mod prompt;
+pub(crate) mod prompt;
 pub mod savgol;
 
 use std::collections::BTreeMap;

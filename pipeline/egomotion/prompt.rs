@@ -1,15 +1,14 @@
 //! Prompts as the benchmark shows them (`docs/egodyn.md` §6.2–§6.3).
 //!
 //! The vision-only prompt is three lines joined by `\n`: the frame sentence, `{question}
-//! [{c1} / {c2} / …]` and the answer instruction. The "Vision + Dynamics" setting inserts one
-//! of the four trajectory encodings between the frame sentence and the question
-//! ([`with_trajectory`]). Number formats follow the reference evaluator (Python's `.Nf`, which
+//! [{c1} / {c2} / …]` and the answer instruction. For the "Vision + Dynamics" setting the four
+//! trajectory encodings ([`TrajectoryText`]) go into `clips.arrow`'s `trajectory_text`, for a
+//! harness to put between the frame sentence and the question. Number formats follow the reference evaluator (Python's `.Nf`, which
 //! Rust's `{:.N}` reproduces: both round the exact binary value half to even).
 
 use super::config::CoordinatesFrame;
 use super::kinematics::{Features, Kinematics};
 use super::oracle::fmt_num;
-pub use super::oracle::wording::definitions;
 use crate::qa::{Layout, Prompt};
 
 /// `k` indices spread evenly over `n` items: round(i·(n−1)/(k−1)) (Python's round, half to
@@ -49,7 +48,7 @@ pub(crate) fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
 }
 
 /// The vision-only prompt of one question: the frame sentence, `{question} [{c1} / {c2} / …]`,
-/// the sentence defining its answer words ([`definitions`]; nothing when empty) and the answer
+/// the sentence defining its answer words ([`super::oracle::wording::definitions`]; nothing when empty) and the answer
 /// instruction, rendered from `choices` by [`crate::qa::Prompt`]. The definitions open the
 /// postamble, on their own line, so the question line keeps the paper's form.
 pub(crate) fn question_prompt(
@@ -66,18 +65,6 @@ pub(crate) fn question_prompt(
     Prompt::new(Layout::EgoDyn, text)
         .preamble(frame_line.unwrap_or_default())
         .postamble(postamble)
-}
-
-/// The "Vision + Dynamics" prompt: `trajectory` shown after the frame sentence (or first,
-/// when the prompt has no frame sentence), before the question.
-pub fn with_trajectory(prompt: &Prompt, trajectory: &str) -> Prompt {
-    let mut p = prompt.clone();
-    p.preamble = if p.preamble.is_empty() {
-        trajectory.to_string()
-    } else {
-        format!("{}\n{trajectory}", p.preamble)
-    };
-    p
 }
 
 /// The `summary` encoding: 8 scalars on one line.
@@ -229,10 +216,6 @@ mod tests {
             "The 10 images show the forward camera view at evenly spaced moments across a 3-second driving clip.\n\
              Q? [yes / no]\nAnswer with ONLY the chosen option."
         );
-        let v = with_trajectory(&p, "Vehicle dynamics: …").render(&choices);
-        let lines: Vec<&str> = v.lines().collect();
-        assert_eq!(lines[1], "Vehicle dynamics: …");
-        assert_eq!(lines[2], "Q? [yes / no]");
         let summary = summary(&Features {
             max_speed: 8.2,
             mean_speed: 7.4,

@@ -18,7 +18,7 @@
 //! and answers are copied, never recomputed.
 
 mod formats;
-pub mod lmms_eval;
+pub(crate) mod lmms_eval;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -27,8 +27,6 @@ use sha2::{Digest, Sha256};
 
 use crate::release::read::{for_each_row_with_images, listed_shards, ShownImage};
 use crate::{Error, Result};
-
-pub use formats::tsv_field;
 
 /// The harness formats `drivegen export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

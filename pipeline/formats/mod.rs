@@ -16,9 +16,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub mod carla;
+pub(crate) mod carla;
 pub mod nuscenes;
-pub mod waymo;
+pub(crate) mod waymo;
 
 /// A source dataset layout.
 ///

@@ -6,12 +6,12 @@
 //! storage arrays after it, one invocation per output element. Each kernel has a CPU twin in
 //! [`crate::cpu`] that shares its `#[repr(C)]` structs.
 
-pub mod adapter;
-pub mod compute;
+pub(crate) mod adapter;
+pub(crate) mod compute;
 mod context;
-pub mod device;
-pub mod kernels;
-pub mod project_points;
+pub(crate) mod device;
+pub(crate) mod kernels;
+pub(crate) mod project_points;
 
 pub use adapter::{adapter_report, AdapterSummary};
 pub use context::Gpu;

@@ -15,8 +15,8 @@ pub mod nuscenes;
 
 pub mod carla;
 pub mod frenetix;
-pub mod limits;
-pub mod source;
+pub(crate) mod limits;
+pub(crate) mod source;
 pub mod sources;
 pub mod waymo;
 

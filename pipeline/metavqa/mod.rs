@@ -14,10 +14,10 @@
 //! * [`stage`]: `drivegen metavqa` ([`run`]).
 //! * [`config`]: the settings of `configs/metavqa.toml`.
 
-pub mod config;
+pub(crate) mod config;
 pub mod graph;
 pub mod input;
-pub mod marks;
+pub(crate) mod marks;
 pub mod questions;
 pub mod relations;
 pub mod rollout;

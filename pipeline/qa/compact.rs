@@ -96,10 +96,6 @@ impl Column {
         self.ends.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
     /// The strings at `by`, in that order.
     pub fn select(&self, by: &[usize]) -> Column {
         let mut out = Column::default();

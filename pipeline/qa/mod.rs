@@ -1,9 +1,9 @@
 //! Question–answer records shared by every question family (EgoDyn, MetaVQA, STSBench, SIG,
 //! DriveBench); see `docs/qa-schema.md`.
 
-pub mod compact;
+pub(crate) mod compact;
 pub mod ipc;
-pub mod prompt;
+pub(crate) mod prompt;
 pub mod record;
 
 pub use prompt::{Layout, Prompt};

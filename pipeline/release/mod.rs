@@ -23,17 +23,17 @@
 //! release ends where an uninterrupted one would.
 
 mod ahead;
-pub mod blind;
+pub(crate) mod blind;
 pub(crate) mod bounded;
 mod cameras;
-pub mod card;
+pub(crate) mod card;
 pub mod read;
 mod render;
 mod robust;
-pub mod screen;
+pub(crate) mod screen;
 pub mod shards;
 mod shown;
-pub mod trace;
+pub(crate) mod trace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! `drivegen corrupt`, so a published image is the one the corrupt stage makes of that view.
 //! Nothing is written between the stages: a setting costs a pass over its rows, not a folder.
 
-pub mod select;
+pub(crate) mod select;
 
 use std::sync::Arc;
 

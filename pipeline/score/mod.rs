@@ -17,7 +17,7 @@
 pub mod consistency;
 pub mod metrics;
 pub mod parse;
-pub mod robustness;
+pub(crate) mod robustness;
 pub mod sig;
 mod split;
 

@@ -12,18 +12,18 @@
 //! scene's index is the same in every table. `--shard i/N` splits the scenes by what each
 //! costs ([`Store::shard_plan`], from the batches' row counts, without decoding them).
 
-pub mod atomic;
-pub mod cleanup;
-pub mod input;
+pub(crate) mod atomic;
+pub(crate) mod cleanup;
+pub(crate) mod input;
 pub mod lock;
-pub mod nofollow;
-pub mod owner;
+pub(crate) mod nofollow;
+pub(crate) mod owner;
 pub mod paths;
 pub mod rejects;
-pub mod rerun;
-pub mod rows;
+pub(crate) mod rerun;
+pub(crate) mod rows;
 pub mod schema;
-pub mod subset;
+pub(crate) mod subset;
 mod swap;
 
 use std::fs::File;

@@ -282,10 +282,6 @@ impl Owned {
         Ok(owned)
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The entries a forced claim found that drivegen did not write.
     pub fn foreign(&self) -> impl Iterator<Item = &String> {
         self.foreign.iter()

@@ -9,7 +9,7 @@ pub mod catalog;
 pub mod config;
 pub mod mine;
 pub mod output;
-pub mod qa;
+pub(crate) mod qa;
 pub mod rules;
 
 use std::collections::{BTreeMap, HashMap};

@@ -44,17 +44,17 @@
 //! classes do not depend on the side. The seed moves and turns the
 //! scene in the map and draws the agents.
 
-pub mod map;
-pub mod nuscenes;
+pub(crate) mod map;
+pub(crate) mod nuscenes;
 pub mod render;
-pub mod rig;
-pub mod tokens;
+pub(crate) mod rig;
+pub(crate) mod tokens;
 pub mod world;
 
 pub mod bench2drive;
 pub mod frenetix;
 pub mod parquet_table;
-pub mod uniform;
+pub(crate) mod uniform;
 pub mod waymo;
 
 use std::fmt;

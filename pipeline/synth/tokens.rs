@@ -75,6 +75,7 @@ impl Rng {
         self.unit() < p
     }
 
+    #[cfg(test)]
     /// One element of a non-empty slice (the first when empty is impossible by construction).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]

@@ -46,7 +46,7 @@ pub struct SigScoreArgs {
     /// The `sig_frames.arrow` the predictions are scored against.
     #[arg(long, requires = "sig_pred")]
     pub sig_truth: Option<PathBuf>,
-    /// Replaces configs/sig.toml (its [metrics] weights).
+    /// Replaces configs/sig.toml (its `[metrics]` weights).
     #[arg(long)]
     pub sig_config: Option<PathBuf>,
 }

@@ -3,7 +3,7 @@
 //! Images travel as one packed u32 per pixel (R | G << 8 | B << 16). A batch of views is
 //! recorded into one command encoder (`record.rs`) on buffers and bind groups kept from batch
 //! to batch (`scratch.rs`), submitted at once, and read back through one mapped buffer with one
-//! wait ([`GpuRunner`]); [`stream`] overlaps that with decoding and encoding on every core.
+//! wait ([`GpuRunner`]); [`stream()`] overlaps that with decoding and encoding on every core.
 //! Plans come from [`super::plan_frame`], exactly as for [`super::apply_cpu`].
 
 mod record;

@@ -6,8 +6,8 @@
 //! times), so each label can be re-derived by hand from the clip's arrays.
 
 pub mod consistency;
-pub mod inputs;
-pub mod rules;
+pub(crate) mod inputs;
+pub(crate) mod rules;
 pub(super) mod wording;
 
 use serde_json::Value;

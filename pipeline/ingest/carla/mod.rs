@@ -12,7 +12,7 @@
 //! A route with a malformed file (named with the JSON path of the bad value), a missing image
 //! or a missing ego box is rejected and logged; the others are ingested.
 
-pub mod anno;
+pub(crate) mod anno;
 
 use std::path::{Path, PathBuf};
 

@@ -89,11 +89,10 @@ impl<T: Token> Indexed<T> {
     }
 }
 
-/// All 13 tables of one nuScenes version.
+/// The tables of one nuScenes version that ingest reads (`map.json` is parsed, so a broken one
+/// is named as the devkit would name it, but nothing downstream reads it).
 #[derive(Debug)]
 pub struct Tables {
-    pub root: PathBuf,
-    pub version: String,
     pub category: Indexed<Category>,
     pub attribute: Indexed<Attribute>,
     pub visibility: Indexed<Visibility>,
@@ -106,7 +105,6 @@ pub struct Tables {
     pub sample: Indexed<Sample>,
     pub sample_data: Indexed<SampleData>,
     pub sample_annotation: Indexed<SampleAnnotation>,
-    pub map: Indexed<Map>,
     /// sample token → its sample_data, sorted by (timestamp, token).
     pub data_by_sample: HashMap<String, Vec<usize>>,
     /// sample token → its annotations, in file order.
@@ -197,7 +195,7 @@ impl Tables {
             log,
             scene,
             sample,
-            map,
+            _map,
         ) = rest?;
         let sample_data = sample_data?;
         let sample_annotation = sample_annotation?;
@@ -224,8 +222,6 @@ impl Tables {
                 .push(i);
         }
         Ok(Self {
-            root: root.to_path_buf(),
-            version: version.to_string(),
             category,
             attribute,
             visibility,
@@ -238,7 +234,6 @@ impl Tables {
             sample,
             sample_data,
             sample_annotation,
-            map,
             data_by_sample,
             anns_by_sample,
         })

@@ -3,9 +3,9 @@
 //! The tables are loaded and indexed once; [`crate::ingest::ingest`] then assembles scenes in
 //! parallel, a bounded chunk at a time, and writes them in `scene.json` order.
 
-pub mod chains;
-pub mod load;
-pub mod scene;
+pub(crate) mod chains;
+pub(crate) mod load;
+pub(crate) mod scene;
 
 use std::path::{Path, PathBuf};
 

@@ -11,9 +11,9 @@
 //! counted when present. A segment with a missing required file, a broken row (with the file
 //! and row named) or inconsistent keys is rejected and logged; the others are ingested.
 
-pub mod frames;
+pub(crate) mod frames;
 pub mod image;
-pub mod segment;
+pub(crate) mod segment;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
