@@ -62,7 +62,7 @@ pub(crate) fn load_toml<T: DeserializeOwned>(path: &Path) -> Result<T> {
 /// Reads a limits file (`drivegen --limits FILE`): a TOML table of
 /// [`crate::store::input::LIMIT_KEYS`], each a whole number of at least 1; the keys it sets
 /// replace the defaults for this process.
-pub fn load_limits(path: &Path) -> Result<()> {
+pub(crate) fn load_limits(path: &Path) -> Result<()> {
     use crate::store::input::LIMIT_KEYS;
     let table: toml::Table = load_toml(path)?;
     let bad = |detail: String| Error::Config {
@@ -126,7 +126,7 @@ pub(crate) fn parse_validated<T: DeserializeOwned>(
 
 /// The first 8 bytes of SHA-256 of `text`, in hex: the short hash every config, checkpoint and
 /// release records.
-pub fn short_hash(text: &str) -> String {
+pub(crate) fn short_hash(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
         .take(8)
@@ -135,7 +135,7 @@ pub fn short_hash(text: &str) -> String {
 }
 
 /// [`short_hash`] of a config's TOML form; `what` names the config in errors.
-pub fn toml_hash<T: Serialize>(cfg: &T, what: &str) -> Result<String> {
+pub(crate) fn toml_hash<T: Serialize>(cfg: &T, what: &str) -> Result<String> {
     let text = toml::to_string(cfg).map_err(|e| Error::Config {
         file: what.into(),
         detail: e.to_string(),

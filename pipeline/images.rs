@@ -44,13 +44,13 @@ use crate::store::{CameraRow, Store};
 use crate::{Error, Result};
 
 /// Image-column bytes a cached block aims at.
-pub const BLOCK_BYTES: u64 = 32 << 20;
+pub(crate) const BLOCK_BYTES: u64 = 32 << 20;
 /// Blocks kept at most.
-pub const MAX_BLOCKS: usize = 8;
+pub(crate) const MAX_BLOCKS: usize = 8;
 /// Segment indexes kept at most.
-pub const MAX_INDEXES: usize = 32;
+pub(crate) const MAX_INDEXES: usize = 32;
 /// Decoded images kept at most for [`ImageReader::rgb_shared`] (about 100 MiB at 1600×900).
-pub const MAX_DECODED: usize = 24;
+pub(crate) const MAX_DECODED: usize = 24;
 
 /// A value computed once by whichever thread gets there first; errors are kept as text so
 /// that every thread waiting on it can report them.
@@ -366,7 +366,7 @@ pub(crate) fn decode_checked(
 /// Why `bytes` are not a whole JPEG or PNG file, if they are not: empty, or a JPEG without its
 /// end-of-image marker or a PNG without its `IEND` chunk. The decoders fill a cut-off picture
 /// in (grey below the cut) without an error, so a truncated file must be told by its end.
-pub fn truncated(bytes: &[u8]) -> Option<String> {
+pub(crate) fn truncated(bytes: &[u8]) -> Option<String> {
     const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     const PNG_END: &[u8] = b"IEND\xaeB`\x82";
     if bytes.is_empty() {

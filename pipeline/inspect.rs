@@ -11,7 +11,7 @@ use crate::store::{schema::Table, Store};
 use crate::{Error, Result};
 
 /// Summarises `path`: a store folder or a `.arrow` file. `head` rows of each table are shown.
-pub fn inspect(path: &Path, head: usize, scene: Option<&str>) -> Result<String> {
+pub(crate) fn inspect(path: &Path, head: usize, scene: Option<&str>) -> Result<String> {
     if path.is_dir() {
         let store = Store::open(path)?;
         match scene {

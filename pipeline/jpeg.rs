@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use crate::{Error, Result};
 
 /// The longest side a baseline JPEG can hold.
-pub const MAX_SIDE: u32 = 65535;
+pub(crate) const MAX_SIDE: u32 = 65535;
 
 thread_local! {
     /// One compressor per thread: its setup is paid once, not per image.

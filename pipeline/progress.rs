@@ -14,14 +14,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Hidden,
     Bar,
     Lines,
 }
 
 /// The mode `DRIVEGEN_PROGRESS` asks for (`0`, `lines`), else the one stderr suits.
-pub fn mode() -> Mode {
+pub(crate) fn mode() -> Mode {
     match std::env::var("DRIVEGEN_PROGRESS").as_deref() {
         Ok("0") => Mode::Hidden,
         Ok("lines") => Mode::Lines,
@@ -34,7 +34,7 @@ pub fn mode() -> Mode {
 const LINE_EVERY: Duration = Duration::from_secs(60);
 
 /// The progress of one step: a bar on a terminal, plain lines elsewhere.
-pub struct Bar {
+pub(crate) struct Bar {
     pb: ProgressBar,
     lines: Option<Mutex<Lines>>,
 }
@@ -106,7 +106,7 @@ impl Bar {
 }
 
 /// A step of `len` units labelled `what` (e.g. "ingest scenes").
-pub fn bar(len: u64, what: &str) -> Bar {
+pub(crate) fn bar(len: u64, what: &str) -> Bar {
     bar_in(mode(), len, what)
 }
 
@@ -176,7 +176,7 @@ mod tests {
 /// `text` safe to print on a terminal: control characters other than newline and tab, which a
 /// release or a dataset may hold (an escape sequence can rewrite the screen or the window
 /// title), are shown escaped (`\u{1b}`) instead of being sent.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     if !text
         .chars()
         .any(|c| c.is_control() && c != '\n' && c != '\t')

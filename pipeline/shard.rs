@@ -159,7 +159,7 @@ impl FromStr for Shard {
 
 /// What `--shard` names: a fixed `i/N`, or `auto` (the scheduler's environment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardSpec {
+pub(crate) enum ShardSpec {
     Fixed(Shard),
     Auto,
 }

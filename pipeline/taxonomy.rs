@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// The embedded default taxonomy.
-pub const DEFAULT_TOML: &str = include_str!("../configs/taxonomy.toml");
+pub(crate) const DEFAULT_TOML: &str = include_str!("../configs/taxonomy.toml");
 
 /// Category → class maps per source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

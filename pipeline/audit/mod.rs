@@ -215,12 +215,12 @@ const BASELINES: [&str; 3] = [
     "question-only classifier",
 ];
 
-/// Rounds of [`filter`] at most.
+/// Rounds of [`Collector::filter`] at most.
 const MAX_ROUNDS: usize = 40;
 
-/// A row [`filter`] removed, and why.
+/// A row [`Collector::filter`] removed, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Removed {
+pub(crate) struct Removed {
     pub qa_id: String,
     pub reason: String,
 }
@@ -232,14 +232,15 @@ pub struct Removed {
 /// and in every family still over the margin drops, among the rows its best baseline gets
 /// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
 /// quarter of them, so that the refit can respond. Returns which records to keep.
-pub fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
+#[cfg(test)]
+pub(crate) fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
     let mut c = Collector::default();
     records.iter().for_each(|r| c.add(r));
     c.filter(margin)
 }
 
 impl Collector {
-    /// [`filter`] over the records added: which to keep, in the order they were added.
+    /// [`Collector::filter`] over the records added: which to keep, in the order they were added.
     pub fn filter(self, margin: f64) -> (Vec<bool>, Vec<Removed>) {
         let c = self.in_order();
         filter_rows(&c.rows, &c.index, c.added, margin)
@@ -312,7 +313,7 @@ fn filter_rows(
     (out, removed)
 }
 
-/// The first step of [`filter`]: within each family's question template (the stem a model
+/// The first step of [`Collector::filter`]: within each family's question template (the stem a model
 /// reads, numbers masked), no answer keeps more rows than the template's rarest answer, and a
 /// template that only ever has one answer keeps one row. This removes what any reader of the
 /// text could learn from it, whatever the baseline, before the held-out baselines look for
@@ -355,7 +356,7 @@ fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
 }
 
 /// A Markdown table: one line per family, then per type.
-pub fn table(a: &Audit) -> String {
+pub(crate) fn table(a: &Audit) -> String {
     if a.grouping == Grouping::None {
         return "blind baselines: not measured, the rows come from a single clip or keyframe, so \
                 no baseline can be scored on rows it was not fitted on\n"

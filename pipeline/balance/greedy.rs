@@ -60,7 +60,7 @@ pub struct Selection {
 }
 
 /// The classes (answers) of every type observed in `pool`, sorted.
-pub fn classes(pool: &[Item]) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn classes(pool: &[Item]) -> BTreeMap<String, Vec<String>> {
     let mut m: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     for it in pool {
         for (q, answers) in &it.answers {

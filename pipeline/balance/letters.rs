@@ -67,7 +67,7 @@ const STAY: u8 = u8::MAX;
 /// ids of the form drivegen writes (`{family}-{16 hex digits}`) as the number they spell,
 /// which orders them as their text does.
 #[derive(Debug, Default)]
-pub struct Letters {
+pub(crate) struct Letters {
     names: Names,
     /// By family name, in name order.
     families: Vec<(String, FamilyRows)>,
@@ -154,7 +154,7 @@ impl FamilyRows {
 
 /// Where the correct option of each row goes, per family in the order its rows were read.
 #[derive(Debug, Default)]
-pub struct Moves {
+pub(crate) struct Moves {
     families: BTreeMap<String, Vec<u8>>,
 }
 

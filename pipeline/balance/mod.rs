@@ -46,7 +46,7 @@ pub struct Options {
     /// At most this many rows in all, taken round-robin over (type, answer).
     pub max_rows: Option<usize>,
     /// Drop rows blind baselines answer from the text alone until the family's best blind
-    /// baseline is within this margin of chance ([`crate::audit::filter`]).
+    /// baseline is within this margin of chance ([`crate::audit::Collector::filter`]).
     pub max_blind_excess: Option<f64>,
 }
 
@@ -176,7 +176,7 @@ fn log_outcome(o: &BalanceOutcome, out_dir: &Path) {
 }
 
 /// Drops the planned rows that blind baselines answer without the image (see
-/// [`crate::audit::filter`]) and records them, with the reason, in `blind_filter.jsonl`. The
+/// [`crate::audit::Collector::filter`]) and records them, with the reason, in `blind_filter.jsonl`. The
 /// family's planned rows are read into memory for this.
 fn blind_filter(
     inputs: &[PathBuf],

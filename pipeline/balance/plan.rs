@@ -17,7 +17,7 @@ use crate::qa::{self, QaRecord};
 
 /// Where a row is: (input file, record batch, row within the batch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Loc {
+pub(crate) struct Loc {
     pub file: u32,
     pub batch: u32,
     pub row: u32,
@@ -42,7 +42,7 @@ struct RowFacts {
 
 /// What balancing needs to know about every row of the input.
 #[derive(Debug, Default)]
-pub struct Facts {
+pub(crate) struct Facts {
     strings: Names,
     lists: Lists,
     rows: Vec<RowFacts>,
@@ -88,10 +88,6 @@ impl Facts {
 
     pub fn len(&self) -> usize {
         self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
     }
 
     pub(crate) fn loc(&self, row: usize) -> Loc {
@@ -195,7 +191,7 @@ pub(crate) fn canonical_key(r: &QaRecord) -> (String, String, String, String, St
 
 /// What to write: rows in output order, each with its new answer position, if it moves.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Indices into the facts' rows, in output order.
     pub order: Vec<usize>,
     /// Per entry of `order`: where letter balancing puts the correct option (None: stays).
@@ -210,7 +206,7 @@ pub struct Plan {
 
 /// Decides what to keep: Algorithm 1 over the items, then the per-type caps and the answer
 /// letters, when `opts` is given; every row otherwise (a table gathered as it is).
-pub fn plan(facts: &Facts, opts: Option<&Options>) -> Plan {
+pub(crate) fn plan(facts: &Facts, opts: Option<&Options>) -> Plan {
     let (pool, members) = facts.items(opts.is_some());
     let selection = match opts {
         Some(o) => greedy::select(&pool, &o.spec),
@@ -282,7 +278,7 @@ pub(crate) type Offered = BTreeMap<u32, BTreeSet<u32>>;
 /// lift the blind baselines. A row left with fewer than two options is dropped, which can
 /// retire another answer, so this repeats until nothing changes. Returns the kept rows (in
 /// `order`'s order) and what each type offers.
-pub fn prune_options(facts: &Facts, order: &[usize]) -> (Vec<usize>, Offered) {
+pub(crate) fn prune_options(facts: &Facts, order: &[usize]) -> (Vec<usize>, Offered) {
     let mut order = order.to_vec();
     loop {
         let mut answered = Offered::new();
@@ -332,7 +328,11 @@ pub(crate) fn prune_record(facts: &Facts, offered: &Offered, r: &mut QaRecord) {
 /// Where each row's correct option goes by the rule of [`super::letters`], aligned with
 /// `order`; None for rows with fewer than two options. With `offered`, rows count the options
 /// they offer once pruned.
-pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -> Vec<Option<u8>> {
+pub(crate) fn letter_moves(
+    facts: &Facts,
+    order: &[usize],
+    offered: Option<&Offered>,
+) -> Vec<Option<u8>> {
     super::letters::place(
         order,
         |k| {
@@ -347,7 +347,7 @@ pub fn letter_moves(facts: &Facts, order: &[usize], offered: Option<&Offered>) -
 /// Keeps, per (family, type), at most `ratio` × the rows of its rarest answer for each answer,
 /// the first by `qa_id` (a hash, so the kept rows are an unbiased sample). The canonical order
 /// is kept.
-pub fn flatten_answers(facts: &Facts, order: &[usize], ratio: f64) -> Vec<usize> {
+pub(crate) fn flatten_answers(facts: &Facts, order: &[usize], ratio: f64) -> Vec<usize> {
     let mut counts: BTreeMap<(u32, u32), BTreeMap<u32, usize>> = BTreeMap::new();
     for &k in order {
         let r = &facts.rows[k];
@@ -389,7 +389,7 @@ pub fn flatten_answers(facts: &Facts, order: &[usize], ratio: f64) -> Vec<usize>
 /// At most `max` rows, taken one at a time from each (type, answer) in turn (each group's rows
 /// by `qa_id`), so a quota keeps every type and answer in proportion. The canonical order is
 /// kept.
-pub fn quota(facts: &Facts, order: &[usize], max: usize) -> Vec<usize> {
+pub(crate) fn quota(facts: &Facts, order: &[usize], max: usize) -> Vec<usize> {
     if order.len() <= max {
         return order.to_vec();
     }

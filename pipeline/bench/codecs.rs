@@ -15,7 +15,7 @@ use crate::{Error, Result};
 /// The Pillow side (`benches/reference/codecs.py`).
 pub(crate) const REFERENCE_PY: &str = include_str!("../../benches/reference/codecs.py");
 
-pub struct CodecBench {
+pub(crate) struct CodecBench {
     pub width: u32,
     pub height: u32,
     pub quality: u8,

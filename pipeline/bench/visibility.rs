@@ -26,7 +26,7 @@ use crate::{Error, Result};
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct VisibilityBench {
+pub(crate) struct VisibilityBench {
     pub frames: usize,
     pub boxes: usize,
     pub width: u32,
@@ -51,7 +51,7 @@ impl Default for VisibilityBench {
 
 /// One synthetic camera frame.
 #[derive(Debug, Clone, Serialize)]
-pub struct BenchFrame {
+pub(crate) struct BenchFrame {
     pub width: u32,
     pub height: u32,
     /// `[fx, fy, cx, cy]`.
@@ -65,7 +65,7 @@ pub struct BenchFrame {
 
 /// One box of a frame (global frame, nuScenes conventions).
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct BenchBox {
+pub(crate) struct BenchBox {
     pub center: [f64; 3],
     pub size_wlh: [f64; 3],
     pub q: [f64; 4],
@@ -82,7 +82,7 @@ const SHAPES: [([f64; 3], f64); 6] = [
 ];
 
 /// The frames of a benchmark run (deterministic in `seed`).
-pub fn frames(b: &VisibilityBench) -> Vec<BenchFrame> {
+pub(crate) fn frames(b: &VisibilityBench) -> Vec<BenchFrame> {
     let front = &CAMERAS[0];
     let k = front.intrinsic(b.width, b.height);
     (0..b.frames)
@@ -155,7 +155,7 @@ fn project_frame(f: &BenchFrame, cam: &Camera, near: f64) -> (u32, Vec<Tri>) {
 
 /// One measured configuration.
 #[derive(Debug, Clone)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub what: String,
     pub frames: usize,
     /// Best wall time of projection + z-buffer (s).
@@ -177,7 +177,7 @@ impl Timing {
 /// Times `rasteriser` on `frames`: projection on all CPU threads, then the z-buffer in the
 /// rasteriser's batches. Returns the timing and the visible-pixel total (to check that every
 /// implementation computed the same thing).
-pub fn time_rasteriser(
+pub(crate) fn time_rasteriser(
     frames: &[BenchFrame],
     rasteriser: &dyn Rasteriser,
     repeats: usize,
@@ -239,7 +239,7 @@ pub fn time_rasteriser(
 }
 
 /// Writes the frames for the Python reference.
-pub fn export(frames: &[BenchFrame], path: &Path) -> Result<()> {
+pub(crate) fn export(frames: &[BenchFrame], path: &Path) -> Result<()> {
     let json = serde_json::to_vec(frames).map_err(|e| Error::Config {
         file: path.to_path_buf(),
         detail: format!("cannot serialise the benchmark frames: {e}"),
@@ -249,7 +249,7 @@ pub fn export(frames: &[BenchFrame], path: &Path) -> Result<()> {
 
 /// Runs `benches/reference/visibility.py` with `python` on the exported frames and returns its
 /// frames/s (it prints `frames_per_s=<x>` last).
-pub fn run_reference(python: &Path, script: &Path, frames_file: &Path) -> Result<f64> {
+pub(crate) fn run_reference(python: &Path, script: &Path, frames_file: &Path) -> Result<f64> {
     let out = std::process::Command::new(python)
         .arg(script)
         .arg(frames_file)
@@ -281,7 +281,7 @@ pub fn run_reference(python: &Path, script: &Path, frames_file: &Path) -> Result
 }
 
 /// The table the command prints last.
-pub fn table(
+pub(crate) fn table(
     b: &VisibilityBench,
     device: &str,
     rows: &[Timing],
@@ -326,7 +326,7 @@ pub fn table(
 }
 
 /// Where the reference script lives (next to the binary's source tree, or under `cwd`).
-pub fn reference_script() -> PathBuf {
+pub(crate) fn reference_script() -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/reference/visibility.py");
     if here.is_file() {
         here
@@ -342,7 +342,7 @@ pub fn reference_script() -> PathBuf {
 /// thousands of them at every depth: the frame that showed the stage's memory growing with
 /// boxes × pixels.
 #[derive(Debug, Clone)]
-pub struct ManyBoxes {
+pub(crate) struct ManyBoxes {
     pub boxes: usize,
     pub width: u32,
     pub height: u32,
@@ -351,7 +351,7 @@ pub struct ManyBoxes {
 
 /// What one run of the stage on the many-box store took.
 #[derive(Debug, Clone)]
-pub struct ManyBoxesRun {
+pub(crate) struct ManyBoxesRun {
     pub seconds: f64,
     /// The process's peak resident memory during the run (MiB; `None` off Linux).
     pub peak_rss_mib: Option<f64>,
@@ -447,7 +447,7 @@ pub(crate) fn many_boxes_scene(m: &ManyBoxes) -> Result<crate::store::SceneData>
 }
 
 /// Writes the many-box store to `dir` (which must not exist yet).
-pub fn write_many_boxes_store(m: &ManyBoxes, dir: &Path) -> Result<()> {
+pub(crate) fn write_many_boxes_store(m: &ManyBoxes, dir: &Path) -> Result<()> {
     let scene = many_boxes_scene(m)?;
     let meta = crate::store::StoreMeta::new("synthetic", "many-boxes", "");
     let mut w = crate::store::StoreWriter::create(dir, meta)?;
@@ -459,7 +459,7 @@ pub fn write_many_boxes_store(m: &ManyBoxes, dir: &Path) -> Result<()> {
 /// Runs the visibility stage on the many-box store at `store` into `out` with `rasteriser`,
 /// timing it and taking the process's peak resident memory over the run (the peak is reset
 /// first, so what the bench held before does not count).
-pub fn time_many_boxes(
+pub(crate) fn time_many_boxes(
     m: &ManyBoxes,
     store: &Path,
     out: &Path,

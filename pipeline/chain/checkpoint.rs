@@ -35,7 +35,7 @@ pub(crate) struct Checkpoint {
 /// How a step ended in this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     Ran,
     /// Complete from an earlier run with the same key.
     Reused,
@@ -43,7 +43,7 @@ pub enum StepStatus {
 
 /// One step of a build, for the summary and the report.
 #[derive(Debug, Clone, Serialize)]
-pub struct StepRecord {
+pub(crate) struct StepRecord {
     pub step: String,
     pub status: StepStatus,
     pub seconds: f64,
@@ -54,7 +54,7 @@ pub struct StepRecord {
 }
 
 /// The key of a step: its name, its parameters (any JSON), and the keys it depends on.
-pub fn key(step: &str, params: &serde_json::Value, upstream: &[&str]) -> String {
+pub(crate) fn key(step: &str, params: &serde_json::Value, upstream: &[&str]) -> String {
     // Length-prefixed parts, so no two different part lists hash the same text.
     let text: String = [
         step,

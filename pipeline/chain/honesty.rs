@@ -13,18 +13,18 @@ use crate::{Error, Result};
 
 /// Rows a family keeps unless its `[families.<name>] min_rows` says otherwise: below this a
 /// question type has one or two rows and no per-type accuracy means anything.
-pub const DEFAULT_MIN_ROWS: usize = 10;
+pub(crate) const DEFAULT_MIN_ROWS: usize = 10;
 
 /// How far above chance a family's best blind baseline may be (held out) unless its
 /// `[families.<name>] blind_margin` says otherwise.
-pub const DEFAULT_BLIND_MARGIN: f64 = 0.05;
+pub(crate) const DEFAULT_BLIND_MARGIN: f64 = 0.05;
 
 /// The heading of the card's closing section; a build run again replaces it.
 const CARD_SECTION: &str = "## Families, rows and the blind audit";
 
 /// One family's rows after each step that can drop them.
 #[derive(Debug, Clone, Default)]
-pub struct FamilyRows {
+pub(crate) struct FamilyRows {
     /// What the family's stage wrote, over every scene.
     pub produced: u64,
     /// The step that balanced or gathered them (`balance_sig`, `gather_stsbench`).
@@ -37,7 +37,7 @@ pub struct FamilyRows {
 
 /// Counts each family's rows as produced by its stage (`stage_files`) and as kept by its
 /// family step (`kept_files`: family → (step name, file the release reads)).
-pub fn count(
+pub(crate) fn count(
     stage_files: &BTreeMap<String, Vec<PathBuf>>,
     kept_files: &BTreeMap<String, (String, PathBuf)>,
 ) -> Result<BTreeMap<String, FamilyRows>> {

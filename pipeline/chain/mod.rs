@@ -46,7 +46,7 @@ use crate::{Error, Result};
 
 /// How to run a build.
 #[derive(Debug, Clone)]
-pub struct BuildOptions {
+pub(crate) struct BuildOptions {
     pub config: BuildConfig,
     /// The config's text (hashed into the manifest).
     pub config_text: String,
@@ -76,7 +76,7 @@ impl BuildOptions {
 
 /// What a build did.
 #[derive(Debug, Clone)]
-pub struct BuildSummary {
+pub(crate) struct BuildSummary {
     pub steps: Vec<StepRecord>,
     pub out: PathBuf,
     /// The release's row counts per family and type (none for a shard build).

@@ -99,7 +99,7 @@ struct BlindRow {
 
 /// What the report shows besides the steps.
 #[derive(Debug, Clone, Default)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// Set-of-Mark output folders, each with the store it marked.
     pub som: Vec<(PathBuf, PathBuf)>,
 }
@@ -389,7 +389,7 @@ fn robustness_section(
 }
 
 /// Writes `report.html` (and `report/` assets next to it).
-pub fn write(
+pub(crate) fn write(
     opts: &BuildOptions,
     steps: &[StepRecord],
     inputs: &Inputs,

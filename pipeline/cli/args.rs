@@ -5,7 +5,7 @@ use crate::formats::Format;
 use crate::gpu::DeviceChoice;
 
 /// A count flag that must be at least 1: zero would run and write nothing, with exit 0.
-pub fn count(s: &str) -> Result<usize, String> {
+pub(crate) fn count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
@@ -14,7 +14,7 @@ pub fn count(s: &str) -> Result<usize, String> {
 }
 
 /// [`count`] for 32-bit flags (image sizes, per-frame counts, shard counts).
-pub fn count32(s: &str) -> Result<u32, String> {
+pub(crate) fn count32(s: &str) -> Result<u32, String> {
     let n = count(s)?;
     u32::try_from(n).map_err(|_| format!("must be at most {}", u32::MAX))
 }
@@ -29,7 +29,7 @@ fn finite(s: &str) -> Result<f64, String> {
 }
 
 /// A finite number above zero (a duration).
-pub fn positive(s: &str) -> Result<f64, String> {
+pub(crate) fn positive(s: &str) -> Result<f64, String> {
     let v = finite(s)?;
     if v > 0.0 {
         Ok(v)
@@ -39,7 +39,7 @@ pub fn positive(s: &str) -> Result<f64, String> {
 }
 
 /// A finite fraction in [0, 1] (a margin of accuracy over chance).
-pub fn fraction(s: &str) -> Result<f64, String> {
+pub(crate) fn fraction(s: &str) -> Result<f64, String> {
     let v = finite(s)?;
     if (0.0..=1.0).contains(&v) {
         Ok(v)
@@ -49,7 +49,7 @@ pub fn fraction(s: &str) -> Result<f64, String> {
 }
 
 /// A finite ratio of at least 1 (the most to the fewest answers of a question type).
-pub fn ratio(s: &str) -> Result<f64, String> {
+pub(crate) fn ratio(s: &str) -> Result<f64, String> {
     let v = finite(s)?;
     if v >= 1.0 {
         Ok(v)
@@ -59,11 +59,11 @@ pub fn ratio(s: &str) -> Result<f64, String> {
 }
 
 /// `--device auto|gpu|cpu`, parsed by the library's one [`DeviceChoice`].
-pub fn device(s: &str) -> Result<DeviceChoice, String> {
+pub(crate) fn device(s: &str) -> Result<DeviceChoice, String> {
     s.parse()
 }
 
 /// `--source` / `--format`: a dataset layout, parsed by the library's one [`Format`].
-pub fn source_format(s: &str) -> Result<Format, String> {
+pub(crate) fn source_format(s: &str) -> Result<Format, String> {
     s.parse()
 }

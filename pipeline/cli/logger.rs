@@ -49,7 +49,7 @@ impl Log for Stderr {
 }
 
 /// The level `-v` given `verbose` times asks for: warnings by default.
-pub fn level(verbose: u8) -> LevelFilter {
+pub(crate) fn level(verbose: u8) -> LevelFilter {
     match verbose {
         0 => LevelFilter::Warn,
         1 => LevelFilter::Info,
@@ -59,7 +59,7 @@ pub fn level(verbose: u8) -> LevelFilter {
 }
 
 /// Installs the logger; called once, first thing after parsing.
-pub fn install(verbose: u8) {
+pub(crate) fn install(verbose: u8) {
     let level = level(verbose);
     // Leaked once: the logger lives as long as the process. Installing only fails when a
     // logger exists already, which nothing else here makes.

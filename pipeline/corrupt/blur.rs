@@ -88,7 +88,15 @@ impl MotionPlan {
 /// Sum of `taps` around (x, y) of an image of `w`×`h` with clamped coordinates, over the
 /// values `get(x, y)` (f32, the same order as the kernel).
 #[inline]
-pub fn gather<F: Fn(usize) -> f32>(taps: &[Tap], x: i32, y: i32, w: i32, h: i32, get: F) -> f32 {
+#[cfg(test)]
+pub(crate) fn gather<F: Fn(usize) -> f32>(
+    taps: &[Tap],
+    x: i32,
+    y: i32,
+    w: i32,
+    h: i32,
+    get: F,
+) -> f32 {
     let mut acc = 0.0f32;
     for t in taps {
         let sx = (x + t.dx).clamp(0, w - 1);
@@ -100,7 +108,7 @@ pub fn gather<F: Fn(usize) -> f32>(taps: &[Tap], x: i32, y: i32, w: i32, h: i32,
 
 /// The CPU twin of `corrupt_motion.wgsl`: the gather on 0..255 values, clipped, truncated.
 ///
-/// Each pixel adds its taps in the kernel's order ([`gather`]); the loops run tap by tap over
+/// Each pixel adds its taps in the kernel's order (`gather`, the per-pixel reference the tests compare with); the loops run tap by tap over
 /// whole rows instead of pixel by pixel, which gives every pixel the same additions in the
 /// same order and lets the inner loop vectorise. Rows run in parallel.
 pub(crate) fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
@@ -204,6 +212,7 @@ impl ZoomLayer {
 
 /// Bilinear sample of the crop of `layer` at output (x, y), values from `get(x, y)`.
 #[inline]
+#[cfg(test)]
 pub(crate) fn zoom_sample<F: Fn(u32, u32) -> f32>(l: &ZoomLayer, x: u32, y: u32, get: F) -> f32 {
     let sy = y as f32 * l.ratio_y;
     let sx = x as f32 * l.ratio_x;
@@ -249,7 +258,7 @@ impl ZoomPlan {
 
 /// The CPU twin of `corrupt_zoom.wgsl`: (x + Σ layers) / (n + 1) on [0, 1] values.
 ///
-/// Every pixel computes what [`zoom_sample`] computes, layer after layer in the kernel's
+/// Every pixel computes what `zoom_sample` (the per-pixel reference the tests compare with) computes, layer after layer in the kernel's
 /// order, split in its two halves: a block of output rows first takes the row half (`top` and
 /// `bot`, the lerp along x) of every source row it reads, once, then each output row lerps
 /// two of those rows along y, which runs over contiguous memory. The same operations in the

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// The embedded default config.
-pub const DEFAULT_TOML: &str = include_str!("../../configs/corruptions.toml");
+pub(crate) const DEFAULT_TOML: &str = include_str!("../../configs/corruptions.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/corruptions.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/corruptions.toml (built in)";
 
 /// One value per severity 1..=5.
 pub(crate) type Sev<T> = [T; 5];

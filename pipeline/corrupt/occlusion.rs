@@ -153,7 +153,7 @@ impl SplashPlan {
 /// in at `alpha` and rounds (OpenCV's addWeighted into uint8).
 #[cfg(test)]
 #[inline]
-pub fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i32) -> u8 {
+pub(crate) fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i32) -> u8 {
     let mut v = f32::from(v);
     for d in discs {
         let (dx, dy) = (x - d.cx, y - d.cy);

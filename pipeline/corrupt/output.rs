@@ -32,7 +32,7 @@ pub struct CorruptionRow {
 }
 
 /// The schema of `corruptions.arrow`.
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     let f = |n: &str, t: DataType| Field::new(n, t, false);
     Arc::new(Schema::new(vec![
         f("scene_id", DataType::Utf8),

@@ -11,7 +11,7 @@ use crate::Result;
 
 /// One view of the frame a question is asked about.
 #[derive(Debug, Clone)]
-pub struct ShownView {
+pub(crate) struct ShownView {
     pub camera: String,
     pub camera_frame_id: String,
     /// Whether the corruption changed this view.
@@ -20,7 +20,7 @@ pub struct ShownView {
 
 /// Where the frame comes from.
 #[derive(Debug, Clone)]
-pub struct FrameRef {
+pub(crate) struct FrameRef {
     pub source: String,
     pub scene_id: String,
     pub frame_idx: Option<u32>,
@@ -75,7 +75,7 @@ fn record(
 
 /// The questions about one frame under one corruption and severity. `evidence` is the
 /// frame's recorded draws (which views were changed, crashed or lost).
-pub fn frame_questions(
+pub(crate) fn frame_questions(
     frame: &FrameRef,
     corruption: Corruption,
     severity: u8,

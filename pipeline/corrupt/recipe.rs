@@ -25,7 +25,7 @@ use crate::gpu::Gpu;
 use crate::{Error, Result};
 
 /// The schema metadata key holding the corruption settings as JSON.
-pub const CONFIG_KEY: &str = "drivegen:corrupt_config";
+pub(crate) const CONFIG_KEY: &str = "drivegen:corrupt_config";
 
 /// The schema as written: the published columns with `cfg` in the metadata.
 pub(crate) fn schema_with(cfg: &CorruptConfig) -> Result<SchemaRef> {
@@ -37,7 +37,7 @@ pub(crate) fn schema_with(cfg: &CorruptConfig) -> Result<SchemaRef> {
 }
 
 /// Writes `rows` (in scene order) to `path`, a record batch per run of rows of one scene.
-pub fn write(path: &Path, rows: &[CorruptionRow], cfg: &CorruptConfig) -> Result<()> {
+pub(crate) fn write(path: &Path, rows: &[CorruptionRow], cfg: &CorruptConfig) -> Result<()> {
     let schema = schema_with(cfg)?;
     let mut w = crate::store::atomic::ipc_writer(path, &schema)?;
     let mut start = 0;
@@ -163,7 +163,7 @@ pub fn apply(
 }
 
 /// The published bytes of `row`'s image: [`apply`], encoded as the stage encodes it.
-pub fn render(
+pub(crate) fn render(
     cfg: &CorruptConfig,
     row: &CorruptionRow,
     image: &RgbImage,

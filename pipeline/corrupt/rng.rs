@@ -9,7 +9,7 @@
 
 /// Chris Wellons' `lowbias32` integer finaliser (a bijection on u32 with good avalanche).
 #[inline]
-pub const fn mix32(mut x: u32) -> u32 {
+pub(crate) const fn mix32(mut x: u32) -> u32 {
     x ^= x >> 16;
     x = x.wrapping_mul(0x7feb_352d);
     x ^= x >> 15;

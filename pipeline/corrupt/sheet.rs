@@ -21,7 +21,7 @@ use crate::{Error, Result};
 const GAP: u32 = 4;
 
 /// Draws the sheet of `image` into `out` (PNG) and `out` + `.json` (the legend).
-pub fn contact_sheet(
+pub(crate) fn contact_sheet(
     cfg: &CorruptConfig,
     image: &Path,
     out: &Path,

@@ -30,7 +30,7 @@ pub const IN_FRONT: u32 = 1;
 pub const IN_IMAGE: u32 = 2;
 
 /// The near plane used unless [`ProjectParams::with_near`] says otherwise, in metres.
-pub const DEFAULT_NEAR: f32 = 0.1;
+pub(crate) const DEFAULT_NEAR: f32 = 0.1;
 
 /// One camera: the uniform block of `project_points.wgsl` (96 bytes, WGSL uniform layout).
 #[repr(C)]

@@ -290,7 +290,7 @@ fn span_s(samples: &[PoseSample]) -> f64 {
 }
 
 /// `numpy.unwrap` (discontinuity π, period 2π).
-pub fn unwrap(p: &[f64]) -> Vec<f64> {
+pub(crate) fn unwrap(p: &[f64]) -> Vec<f64> {
     let pi = std::f64::consts::PI;
     let tau = std::f64::consts::TAU;
     let mut out = Vec::with_capacity(p.len());
@@ -388,7 +388,7 @@ pub(crate) fn resample(clip: &RawClip, cfg: &EgodynConfig) -> Result<Trajectory,
 }
 
 /// The checks of `docs/egodyn.md` §4.1 on a clip's final arrays; `Err` is the reason.
-pub fn validate(k: &Kinematics, duration_s: f64, cfg: &EgodynConfig) -> Result<(), String> {
+pub(crate) fn validate(k: &Kinematics, duration_s: f64, cfg: &EgodynConfig) -> Result<(), String> {
     let v = &cfg.validation;
     let n = k.t.len();
     if n != v.samples {

@@ -25,9 +25,9 @@ use super::savgol::{EdgeMode, SavGol};
 use crate::{Error, Result};
 
 /// The embedded default config.
-pub const DEFAULT_TOML: &str = include_str!("../../configs/egodyn.toml");
+pub(crate) const DEFAULT_TOML: &str = include_str!("../../configs/egodyn.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/egodyn.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/egodyn.toml (built in)";
 
 /// The whole EgoDyn config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -222,7 +222,7 @@ impl Processor {
 
 /// `numpy.gradient(v, t)` with edge_order 1 on the grid's own timestamps: (v[i+1] − v[i−1]) /
 /// (t[i+1] − t[i−1]) inside, one-sided first differences at the ends.
-pub fn gradient(t: &[f64], v: &[f64]) -> Vec<f64> {
+pub(crate) fn gradient(t: &[f64], v: &[f64]) -> Vec<f64> {
     let n = v.len().min(t.len());
     let mut out = vec![0.0; n];
     if n < 2 {
@@ -256,7 +256,7 @@ pub(crate) fn planar_speed(t: &[f64], x: &[f64], y: &[f64]) -> Vec<f64> {
 }
 
 /// The mean (0 for an empty slice).
-pub fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         0.0
     } else {

@@ -68,7 +68,7 @@ pub(crate) fn question_prompt(
 }
 
 /// The `summary` encoding: 8 scalars on one line.
-pub fn summary(f: &Features) -> String {
+pub(crate) fn summary(f: &Features) -> String {
     let ms = f.max_speed;
     format!(
         "Vehicle dynamics: max_speed={ms:.1}m/s ({:.0}km/h), mean_speed={:.1}m/s, min_accel={:.2}m/s², \
@@ -102,7 +102,7 @@ fn span(k: &Kinematics) -> f64 {
 }
 
 /// The `timeseries` encoding: speed, accel, yaw rate and jerk at `points` instants.
-pub fn timeseries(k: &Kinematics, points: usize) -> String {
+pub(crate) fn timeseries(k: &Kinematics, points: usize) -> String {
     let idx = select_indices(k.t.len(), points);
     [
         format!(
@@ -121,7 +121,7 @@ pub fn timeseries(k: &Kinematics, points: usize) -> String {
 
 /// The `coordinates` encoding: positions zero-centred on the first sample (global axes, or
 /// rotated into the first heading with [`CoordinatesFrame::Ego`]) and the heading.
-pub fn coordinates(k: &Kinematics, points: usize, frame: CoordinatesFrame) -> String {
+pub(crate) fn coordinates(k: &Kinematics, points: usize, frame: CoordinatesFrame) -> String {
     let idx = select_indices(k.t.len(), points);
     let (x0, y0, h0) = (
         k.x.first().copied().unwrap_or(0.0),

@@ -14,7 +14,7 @@ use crate::{Error, Result};
 
 /// A field as VLMEvalKit's writer quotes every field: in double quotes, quotes doubled, so tabs
 /// and newlines in a prompt stay inside it for pandas' reader.
-pub fn tsv_field(s: &str) -> String {
+pub(crate) fn tsv_field(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 

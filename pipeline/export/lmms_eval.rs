@@ -26,7 +26,7 @@ const TEMPLATE: &str = "_default_template_yaml";
 
 /// What `run` writes.
 #[derive(Debug, Clone)]
-pub struct LmmsEvalOptions {
+pub(crate) struct LmmsEvalOptions {
     pub release: PathBuf,
     pub out: PathBuf,
     /// The tasks' prefix, lower-cased (`drivegen_metavqa_test`).

@@ -48,7 +48,7 @@ impl Format {
 
 /// What to export, where.
 #[derive(Debug, Clone)]
-pub struct ExportOptions {
+pub(crate) struct ExportOptions {
     pub release: PathBuf,
     pub out: PathBuf,
     pub format: Format,
@@ -58,7 +58,7 @@ pub struct ExportOptions {
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default)]
-pub struct ExportSummary {
+pub(crate) struct ExportSummary {
     pub out: PathBuf,
     /// Rows per split.
     pub rows: BTreeMap<String, usize>,

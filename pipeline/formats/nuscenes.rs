@@ -14,7 +14,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 /// The table names the devkit loads, in its order.
-pub(crate) const TABLE_NAMES: [&str; 13] = [
+pub const TABLE_NAMES: [&str; 13] = [
     "category",
     "attribute",
     "visibility",

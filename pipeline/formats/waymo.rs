@@ -19,21 +19,21 @@ use crate::{Error, Result};
 
 // Column names of the v2 components: `key.*` columns and one prefix per component, shared by
 // the ingest and by the image reader (images live in `camera_image` files).
-pub const SEG: &str = "key.segment_context_name";
-pub const TS: &str = "key.frame_timestamp_micros";
-pub const CAM: &str = "key.camera_name";
-pub const LASER_ID: &str = "key.laser_object_id";
-pub const CAMERA_OBJECT_ID: &str = "key.camera_object_id";
+pub(crate) const SEG: &str = "key.segment_context_name";
+pub(crate) const TS: &str = "key.frame_timestamp_micros";
+pub(crate) const CAM: &str = "key.camera_name";
+pub(crate) const LASER_ID: &str = "key.laser_object_id";
+pub(crate) const CAMERA_OBJECT_ID: &str = "key.camera_object_id";
 
-pub const POSE: &str = "[VehiclePoseComponent].world_from_vehicle.transform";
+pub(crate) const POSE: &str = "[VehiclePoseComponent].world_from_vehicle.transform";
 
-pub const CAL: &str = "[CameraCalibrationComponent]";
-pub const IMG: &str = "[CameraImageComponent]";
-pub const LB: &str = "[LiDARBoxComponent]";
-pub const SB: &str = "[LiDARCameraSyncedBoxComponent]";
-pub const PB: &str = "[ProjectedLiDARBoxComponent]";
-pub const CB: &str = "[CameraBoxComponent]";
-pub const ST: &str = "[StatsComponent]";
+pub(crate) const CAL: &str = "[CameraCalibrationComponent]";
+pub(crate) const IMG: &str = "[CameraImageComponent]";
+pub(crate) const LB: &str = "[LiDARBoxComponent]";
+pub(crate) const SB: &str = "[LiDARCameraSyncedBoxComponent]";
+pub(crate) const PB: &str = "[ProjectedLiDARBoxComponent]";
+pub(crate) const CB: &str = "[CameraBoxComponent]";
+pub(crate) const ST: &str = "[StatsComponent]";
 
 /// An isometry as the row-major 4×4 the v2 transform columns hold.
 pub(crate) fn row_major(iso: &nalgebra::Isometry3<f64>) -> [f64; 16] {

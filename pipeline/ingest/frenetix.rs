@@ -31,14 +31,14 @@ pub struct Options {
 
 /// A log file and the scene and behaviour its path names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct LogFile {
+pub(crate) struct LogFile {
     pub scene: String,
     pub behavior: String,
     pub path: PathBuf,
 }
 
 /// The logs under `root`, in (scene, behaviour) order.
-pub fn logs(root: &Path) -> Result<Vec<LogFile>> {
+pub(crate) fn logs(root: &Path) -> Result<Vec<LogFile>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(root).map_err(|e| Error::io(root, e))? {
         let dir = e.map_err(|e| Error::io(root, e))?.path();

@@ -75,7 +75,7 @@ fn ego_jump(data: &SceneData) -> Option<(String, String)> {
 }
 
 /// Checks every row of `data`; `file` says which source file holds a kind of record.
-pub fn check(data: &SceneData, file: &dyn Fn(Kind) -> PathBuf) -> Result<()> {
+pub(crate) fn check(data: &SceneData, file: &dyn Fn(Kind) -> PathBuf) -> Result<()> {
     let bad = |k: Kind, record: &str, detail: String| Err(Error::input(file(k), record, detail));
     for e in &data.ego_poses {
         if let Some(why) = pose(&e.ego) {

@@ -23,7 +23,7 @@ pub mod waymo;
 pub use source::{ingest, reject, utf8_name, IngestSummary, SceneIds, SceneSource};
 
 /// Scenes assembled at once by default (bounds memory).
-pub const DEFAULT_CHUNK_SCENES: usize = 8;
+pub(crate) const DEFAULT_CHUNK_SCENES: usize = 8;
 
 /// What to ingest and how, for any format.
 #[derive(Debug, Clone)]

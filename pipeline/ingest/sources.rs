@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// The embedded default.
-pub const DEFAULT_TOML: &str = include_str!("../../configs/sources.toml");
+pub(crate) const DEFAULT_TOML: &str = include_str!("../../configs/sources.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

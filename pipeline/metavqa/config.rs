@@ -13,9 +13,9 @@ use super::types::QuestionType;
 use crate::{Error, Result};
 
 /// The embedded default config.
-pub const DEFAULT_TOML: &str = include_str!("../../configs/metavqa.toml");
+pub(crate) const DEFAULT_TOML: &str = include_str!("../../configs/metavqa.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/metavqa.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/metavqa.toml (built in)";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -21,7 +21,7 @@ pub(crate) const WHITE: u32 = 0xff_ffff;
 
 /// One label to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MarkSpec {
+pub(crate) struct MarkSpec {
     pub node: usize,
     pub number: u32,
     /// Draw the object's box in the mark's colour.
@@ -59,7 +59,7 @@ fn anchor_px(nd: &Node, b: Rect, width: u32, height: u32) -> [u32; 2] {
 
 /// The marks of `specs` laid out on `g`'s image (and a white box around `white`, if any), in
 /// drawing order, with the number of labels that overlap.
-pub fn plan(
+pub(crate) fn plan(
     g: &SceneGraph,
     specs: &[MarkSpec],
     white: Option<usize>,

@@ -21,7 +21,7 @@ pub(crate) type P2 = [f64; 2];
 pub(crate) type Quad = [P2; 4];
 
 /// The corners of a `length × width` box centred at `c` facing `yaw` (rad, from +x towards +y).
-pub fn quad(c: P2, yaw: f64, length: f64, width: f64) -> Quad {
+pub(crate) fn quad(c: P2, yaw: f64, length: f64, width: f64) -> Quad {
     let (s, co) = yaw.sin_cos();
     let (hl, hw) = (length / 2.0, width / 2.0);
     let f = [co * hl, s * hl];
@@ -35,7 +35,7 @@ pub fn quad(c: P2, yaw: f64, length: f64, width: f64) -> Quad {
 }
 
 /// `q` moved by `d`.
-pub fn shifted(q: &Quad, d: P2) -> Quad {
+pub(crate) fn shifted(q: &Quad, d: P2) -> Quad {
     q.map(|p| [p[0] + d[0], p[1] + d[1]])
 }
 
@@ -121,7 +121,7 @@ impl Pos {
 }
 
 /// Where box `b` lies relative to box `a` (the box-extent rule along +x).
-pub fn position(a: &Quad, b: &Quad) -> Pos {
+pub(crate) fn position(a: &Quad, b: &Quad) -> Pos {
     let (mut a_left, mut a_right) = (f64::NEG_INFINITY, f64::INFINITY);
     let (mut a_front, mut a_back) = (f64::NEG_INFINITY, f64::INFINITY);
     for p in a {
@@ -176,7 +176,7 @@ pub(crate) const HEADING_SECTORS: [Pos; 7] =
     [Pos::Rf, Pos::R, Pos::Rb, Pos::B, Pos::Lb, Pos::L, Pos::Lf];
 
 /// The heading sector of a relative heading `yaw` (rad) under the 8 clockwise `edges`.
-pub fn heading_sector(yaw: f64, edges: &[f64]) -> Pos {
+pub(crate) fn heading_sector(yaw: f64, edges: &[f64]) -> Pos {
     let d = clockwise_deg(yaw);
     for (k, s) in HEADING_SECTORS.iter().enumerate() {
         if let (Some(lo), Some(hi)) = (edges.get(k), edges.get(k + 1)) {
@@ -189,7 +189,7 @@ pub fn heading_sector(yaw: f64, edges: &[f64]) -> Pos {
 }
 
 /// The index of the half-open bin `[edge_{k−1}, edge_k)` holding `v`.
-pub fn bin(v: f64, edges: &[f64]) -> usize {
+pub(crate) fn bin(v: f64, edges: &[f64]) -> usize {
     edges.iter().take_while(|e| v >= **e).count()
 }
 
@@ -205,7 +205,7 @@ fn project(q: &Quad, axis: P2) -> (f64, f64) {
 }
 
 /// Whether two convex quads share a point (separating-axis test over both quads' edge normals).
-pub fn overlap(a: &Quad, b: &Quad) -> bool {
+pub(crate) fn overlap(a: &Quad, b: &Quad) -> bool {
     for q in [a, b] {
         for k in 0..4 {
             let (p0, p1) = (q[k], q[(k + 1) % 4]);
@@ -221,14 +221,14 @@ pub fn overlap(a: &Quad, b: &Quad) -> bool {
 }
 
 /// Unit vector of `yaw`.
-pub fn unit(yaw: f64) -> P2 {
+pub(crate) fn unit(yaw: f64) -> P2 {
     let (s, c) = yaw.sin_cos();
     [c, s]
 }
 
 /// The first step `k` in `0..steps` at which `a` moved `k · step` along `heading` overlaps the
 /// still box `b`.
-pub fn crash_still(a: &Quad, heading: f64, b: &Quad, steps: u32, step: f64) -> Option<u32> {
+pub(crate) fn crash_still(a: &Quad, heading: f64, b: &Quad, steps: u32, step: f64) -> Option<u32> {
     let u = unit(heading);
     (0..steps).find(|&k| {
         let d = f64::from(k) * step;
@@ -237,7 +237,14 @@ pub fn crash_still(a: &Quad, heading: f64, b: &Quad, steps: u32, step: f64) -> O
 }
 
 /// The first step at which `a` and `b`, both moved `k · step` along their headings, overlap.
-pub fn crash_dynamic(a: &Quad, ha: f64, b: &Quad, hb: f64, steps: u32, step: f64) -> Option<u32> {
+pub(crate) fn crash_dynamic(
+    a: &Quad,
+    ha: f64,
+    b: &Quad,
+    hb: f64,
+    steps: u32,
+    step: f64,
+) -> Option<u32> {
     let (ua, ub) = (unit(ha), unit(hb));
     (0..steps).find(|&k| {
         let d = f64::from(k) * step;

@@ -30,7 +30,7 @@ use super::relations::{bin, overlap, position, quad, Pos, Quad};
 type Sweep = Vec<([f64; 2], Quad)>;
 
 /// Options of `embodied_sideness`, in their canonical order.
-pub const SIDENESS: [Pos; 3] = [Pos::Lf, Pos::F, Pos::Rf];
+pub(crate) const SIDENESS: [Pos; 3] = [Pos::Lf, Pos::F, Pos::Rf];
 
 /// One simulated rollout: ego poses `[x, y, yaw]` at steps `0..=max_steps`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

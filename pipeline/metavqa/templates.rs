@@ -16,22 +16,22 @@ pub enum Piece {
 pub(crate) type Text = Vec<Piece>;
 
 /// Plain text.
-pub fn t(s: impl Into<String>) -> Text {
+pub(crate) fn t(s: impl Into<String>) -> Text {
     vec![Piece::T(s.into())]
 }
 
 /// `<label of i>`.
-pub fn o(i: usize) -> Text {
+pub(crate) fn o(i: usize) -> Text {
     vec![Piece::O(i)]
 }
 
 /// Concatenation.
-pub fn cat(parts: Vec<Text>) -> Text {
+pub(crate) fn cat(parts: Vec<Text>) -> Text {
     parts.into_iter().flatten().collect()
 }
 
 /// `<a>, <b>, …` (no brackets).
-pub fn list(ids: &[usize]) -> Text {
+pub(crate) fn list(ids: &[usize]) -> Text {
     let mut v = Vec::new();
     for (k, &i) in ids.iter().enumerate() {
         if k > 0 {
@@ -64,7 +64,7 @@ pub fn render(text: &Text, label: &dyn Fn(usize) -> u32) -> String {
 }
 
 /// The node indices `text` refers to, in order of appearance.
-pub fn refs(text: &Text) -> impl Iterator<Item = usize> + '_ {
+pub(crate) fn refs(text: &Text) -> impl Iterator<Item = usize> + '_ {
     text.iter().filter_map(|p| match p {
         Piece::O(i) => Some(*i),
         Piece::T(_) => None,

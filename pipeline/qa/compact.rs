@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// Values stored once, named by their index in first-seen order; the map and the list share
 /// each value.
 #[derive(Debug)]
-pub struct Interner<T: ?Sized> {
+pub(crate) struct Interner<T: ?Sized> {
     ids: HashMap<Arc<T>, u32>,
     items: Vec<Arc<T>>,
 }
@@ -45,7 +45,7 @@ impl<T: ?Sized + Eq + Hash> Interner<T> {
 }
 
 /// Strings stored once (family, type, answer and option texts, words).
-pub type Names = Interner<str>;
+pub(crate) type Names = Interner<str>;
 
 impl Names {
     /// The index of `s`, added when new.
@@ -60,7 +60,7 @@ impl Names {
 
 /// Lists of ids stored once: the questions on one frame repeat its preamble, and a type's
 /// stems and option lists repeat across its questions.
-pub type Lists = Interner<[u32]>;
+pub(crate) type Lists = Interner<[u32]>;
 
 impl Lists {
     /// The index of `list`, added when new.
@@ -76,7 +76,7 @@ impl Lists {
 /// Strings appended end to end, named by their position: a row's `qa_id` without an
 /// allocation of its own.
 #[derive(Debug, Default)]
-pub struct Column {
+pub(crate) struct Column {
     text: String,
     ends: Vec<usize>,
 }

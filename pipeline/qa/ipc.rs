@@ -14,7 +14,7 @@ use crate::{Error, Result};
 
 /// Rows per record batch a [`QaWriter`] writes: small enough that a reader holds little, large
 /// enough that the per-batch overhead of IPC stays negligible.
-pub const BATCH_ROWS: usize = 1024;
+pub(crate) const BATCH_ROWS: usize = 1024;
 
 /// One QA table, opened for random access by batch.
 pub(crate) struct QaFile {
@@ -86,7 +86,7 @@ pub(crate) fn for_each_batch(
 }
 
 /// The rows of `files`, in order, read a batch at a time; stops after the first error.
-pub fn rows(files: &[PathBuf]) -> QaRows<'_> {
+pub(crate) fn rows(files: &[PathBuf]) -> QaRows<'_> {
     QaRows {
         files,
         next_file: 0,
@@ -98,7 +98,7 @@ pub fn rows(files: &[PathBuf]) -> QaRows<'_> {
 }
 
 /// See [`rows`].
-pub struct QaRows<'a> {
+pub(crate) struct QaRows<'a> {
     files: &'a [PathBuf],
     next_file: usize,
     file: Option<QaFile>,

@@ -210,7 +210,7 @@ pub(crate) fn short_number(v: f64) -> String {
 }
 
 /// `'word'`: an answer word as a definition names it.
-pub fn quoted(word: &str) -> String {
+pub(crate) fn quoted(word: &str) -> String {
     format!("'{word}'")
 }
 

@@ -20,7 +20,7 @@ use crate::store::schema::list_utf8;
 use crate::{Error, Result};
 
 /// The families of questions, by name ([`Family::name`], in [`Family::ALL`]'s order).
-pub const FAMILIES: [&str; 5] = [
+pub(crate) const FAMILIES: [&str; 5] = [
     Family::Egodyn.name(),
     Family::Metavqa.name(),
     Family::Stsbench.name(),
@@ -139,7 +139,7 @@ pub fn qa_schema() -> SchemaRef {
 }
 
 /// The common columns, for families that append their own after them.
-pub fn qa_fields() -> Vec<Field> {
+pub(crate) fn qa_fields() -> Vec<Field> {
     let s = |n: &str| Field::new(n, DataType::Utf8, false);
     vec![
         s("qa_id"),
@@ -189,7 +189,7 @@ fn string_list<'a>(rows: impl Iterator<Item = &'a Vec<String>>) -> ArrayRef {
 }
 
 /// The common columns of `rows` (in [`qa_fields`] order).
-pub fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
+pub(crate) fn columns(rows: &[QaRecord]) -> Vec<ArrayRef> {
     let notes: Vec<Vec<String>> = rows
         .iter()
         .map(|r| r.prompt.notes_for(&r.choices))

@@ -7,12 +7,12 @@ use crate::audit::Audit;
 use crate::{Error, Result};
 
 /// Audits the main split of the release in `dir`.
-pub fn audit(dir: &Path) -> Result<Audit> {
+pub(crate) fn audit(dir: &Path) -> Result<Audit> {
     super::read::audit_main(dir)
 }
 
 /// Adds the audit to the release's `manifest.json` (as `blind_audit`).
-pub fn write_audit(dir: &Path, a: &Audit) -> Result<()> {
+pub(crate) fn write_audit(dir: &Path, a: &Audit) -> Result<()> {
     let path = dir.join("manifest.json");
     let text = crate::store::input::read_to_string(&path, crate::store::input::METADATA)?;
     let mut v: serde_json::Value =

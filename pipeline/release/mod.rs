@@ -64,16 +64,16 @@ pub enum ImageMode {
 }
 
 /// Rows per Parquet shard unless told otherwise.
-pub const DEFAULT_ROWS_PER_SHARD: usize = 5000;
+pub(crate) const DEFAULT_ROWS_PER_SHARD: usize = 5000;
 /// Rows per row group unless told otherwise: the Hugging Face dataset viewer's guideline for
 /// rows that carry images (it reads a row group at a time to show a page of rows).
-pub const DEFAULT_ROW_GROUP_ROWS: usize = 100;
+pub(crate) const DEFAULT_ROW_GROUP_ROWS: usize = 100;
 /// MiB of distinct images that end a row group unless told otherwise.
-pub const DEFAULT_ROW_GROUP_MIB: usize = 16;
+pub(crate) const DEFAULT_ROW_GROUP_MIB: usize = 16;
 /// The split the questions are published under unless told otherwise.
-pub const DEFAULT_SPLIT: &str = "test";
+pub(crate) const DEFAULT_SPLIT: &str = "test";
 /// The dataset's name on its card unless told otherwise.
-pub const DEFAULT_NAME: &str = "drivegen release";
+pub(crate) const DEFAULT_NAME: &str = "drivegen release";
 
 /// What to write.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -444,7 +444,7 @@ pub(crate) fn shard_split<'a>(path: &str, splits: &'a [String]) -> Option<&'a St
 
 /// The family of a shard of `split` (`data/{split}-{family}-{i}-of-{n}.parquet`); None for the
 /// one file of an empty split, which has none.
-pub fn shard_family(path: &str, split: &str) -> Option<String> {
+pub(crate) fn shard_family(path: &str, split: &str) -> Option<String> {
     let stem = path
         .strip_prefix("data/")?
         .strip_prefix(split)?
@@ -455,7 +455,7 @@ pub fn shard_family(path: &str, split: &str) -> Option<String> {
 }
 
 /// The split holding the text-only controls of `split`.
-pub fn control_split(split: &str) -> String {
+pub(crate) fn control_split(split: &str) -> String {
     format!("{split}_text_only")
 }
 

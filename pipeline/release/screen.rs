@@ -55,7 +55,7 @@ pub(crate) fn id_key(qa_id: &str) -> u128 {
 }
 
 /// Why an image cannot be published, if it cannot.
-pub fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
+pub(crate) fn unusable(bytes: &[u8], size: (u32, u32)) -> Option<String> {
     crate::images::decode_checked(bytes, Some(size)).err()
 }
 

@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// One row found by its id.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub(crate) struct Found {
     pub split: String,
     pub shard: PathBuf,
     /// Row index within the shard.
@@ -41,7 +41,7 @@ pub struct Found {
 
 /// Every row of the release with id `qa_id` (one per split that holds it), the QA columns
 /// and the images' paths only read.
-pub fn find(dir: &Path, qa_id: &str) -> Result<Vec<Found>> {
+pub(crate) fn find(dir: &Path, qa_id: &str) -> Result<Vec<Found>> {
     let (_, shards) = listed_shards(dir, true)?;
     let mut out = Vec::new();
     for (split, files) in &shards {
@@ -117,7 +117,7 @@ fn indented(s: &str) -> String {
 }
 
 /// The chain of one found row, from source to answer.
-pub fn render(dir: &Path, found: &Found) -> Result<String> {
+pub(crate) fn render(dir: &Path, found: &Found) -> Result<String> {
     let mpath = dir.join("manifest.json");
     let text = crate::store::input::read_to_string(&mpath, crate::store::input::METADATA)?;
     let m: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::json(&mpath, e))?;

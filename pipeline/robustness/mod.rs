@@ -21,7 +21,7 @@ use crate::{Error, Result};
 
 /// The families whose questions can be re-asked. DriveBench's own questions ask which
 /// corruption an image shows; under another corruption they would have no answer.
-pub const FAMILIES: [&str; 4] = [
+pub(crate) const FAMILIES: [&str; 4] = [
     Family::Egodyn.name(),
     Family::Metavqa.name(),
     Family::Stsbench.name(),
@@ -120,7 +120,7 @@ impl RobustnessOptions {
 }
 
 /// Refuses a family that cannot be re-asked, saying why.
-pub fn check_family(f: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_family(f: &str) -> std::result::Result<(), String> {
     match Family::parse(f) {
         Some(Family::Drivebench) => Err(
             "drivebench questions ask which corruption an image shows; they cannot be \
@@ -136,7 +136,7 @@ pub fn check_family(f: &str) -> std::result::Result<(), String> {
 }
 
 /// `all` or a comma-separated list of families (each checked by [`check_family`]).
-pub fn parse_families(s: &str) -> Result<Vec<String>> {
+pub(crate) fn parse_families(s: &str) -> Result<Vec<String>> {
     let mut out: Vec<String> = if s.trim().eq_ignore_ascii_case("all") {
         FAMILIES.iter().map(|f| f.to_string()).collect()
     } else {
@@ -151,7 +151,7 @@ pub fn parse_families(s: &str) -> Result<Vec<String>> {
 }
 
 /// `default`, `all` or a comma-separated list of severities 1–5.
-pub fn parse_severities(s: &str) -> Result<Severities> {
+pub(crate) fn parse_severities(s: &str) -> Result<Severities> {
     match s.trim().to_ascii_lowercase().as_str() {
         "default" => Ok(Severities::Default),
         "all" => Ok(Severities::Listed(vec![1, 2, 3, 4, 5])),
@@ -188,7 +188,7 @@ pub(crate) const TEXT_ONLY: &str = "text_only";
 
 /// The path a corrupted image is published at: the corrupt stage's layout,
 /// `{corruption}/{severity}/{the clean image's path}`.
-pub fn image_path(s: &Setting, clean: &str) -> String {
+pub(crate) fn image_path(s: &Setting, clean: &str) -> String {
     format!("{}/{}/{clean}", s.corruption.name(), s.severity)
 }
 
@@ -213,7 +213,7 @@ pub(crate) fn reasked(base: &QaRecord, s: &Setting) -> QaRecord {
 /// the frame's keyframe camera images in [`crate::corrupt::CAMERA_ORDER`], keyed by
 /// `{scene}/{frame_idx}`; any other image is a frame of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrameOf {
+pub(crate) struct FrameOf {
     pub frame_id: String,
     pub cameras: Vec<String>,
     pub camera: String,
@@ -222,7 +222,7 @@ pub struct FrameOf {
 
 /// `img` (the decoded source of one view) under setting `s`: the pixels `drivegen corrupt`
 /// gives that view with `seed`. Codec corruptions run ffmpeg (they take no seed).
-pub fn corrupt_view(
+pub(crate) fn corrupt_view(
     cfg: &CorruptConfig,
     seed: u64,
     s: &Setting,

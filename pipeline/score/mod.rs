@@ -66,7 +66,7 @@ pub struct ScoreReport {
 pub(crate) type SplitPredictions = BTreeMap<Option<String>, BTreeMap<String, String>>;
 
 /// `qa_id` → response text, by the split each line names in `split` (if any).
-pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
+pub(crate) fn read_predictions(path: &Path) -> Result<SplitPredictions> {
     let f = crate::store::input::open(path)?;
     let mut out: SplitPredictions = BTreeMap::new();
     let mut reader = BufReader::new(f);
@@ -114,7 +114,7 @@ pub fn read_predictions(path: &Path) -> Result<SplitPredictions> {
 
 /// Scores of every split that has predictions (the main split always).
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct ReleaseScore {
+pub(crate) struct ReleaseScore {
     /// The split predictions without a `split` were matched to.
     pub default_split: String,
     /// How many predictions named no split.
@@ -136,7 +136,7 @@ pub struct ReleaseScore {
 /// The text-only control repeats the main split's ids, so one prediction never counts for both.
 /// The shards are read a batch at a time (the prediction file and per-group tallies are what is
 /// held), each checked against the manifest's sha256 when `verify`.
-pub fn score_release(
+pub(crate) fn score_release(
     dir: &Path,
     verify: bool,
     predictions: &SplitPredictions,
@@ -286,7 +286,7 @@ pub fn score(questions: &[QaRecord], predictions: &BTreeMap<String, String>) -> 
 }
 
 /// The tables the command prints, one per scored split.
-pub fn release_summary(r: &ReleaseScore) -> String {
+pub(crate) fn release_summary(r: &ReleaseScore) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -318,7 +318,7 @@ pub fn release_summary(r: &ReleaseScore) -> String {
 }
 
 /// The table of one split.
-pub fn summary(r: &ScoreReport) -> String {
+pub(crate) fn summary(r: &ScoreReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -25,7 +25,7 @@ pub(crate) const BOOTSTRAP_SEED: u64 = 0x6472_6976_6567_656e; // "drivegen"
 
 /// A figure with its 95 % bootstrap interval.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     pub value: f64,
     pub lo: f64,
     pub hi: f64,
@@ -33,7 +33,7 @@ pub struct Estimate {
 
 /// One corruption setting of a table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SettingScore {
+pub(crate) struct SettingScore {
     pub split: String,
     pub corruption: String,
     pub severity: u8,
@@ -47,7 +47,7 @@ pub struct SettingScore {
 
 /// The figures of one family, or of one question type within it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct RobustnessTable {
+pub(crate) struct RobustnessTable {
     /// Re-asked base rows (distinct `base_qa_id`s).
     pub rows: usize,
     /// Mean of 1 / number of choices over the base rows.
@@ -63,7 +63,7 @@ pub struct RobustnessTable {
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct FamilyRobustness {
+pub(crate) struct FamilyRobustness {
     #[serde(flatten)]
     pub table: RobustnessTable,
     pub by_type: BTreeMap<String, RobustnessTable>,
@@ -374,7 +374,7 @@ fn headline(t: &RobustnessTable) -> [(&'static str, String); 6] {
 }
 
 /// A markdown report: per family, a table of its settings and lines for the headline figures.
-pub fn summary(r: &BTreeMap<String, FamilyRobustness>) -> String {
+pub(crate) fn summary(r: &BTreeMap<String, FamilyRobustness>) -> String {
     let mut s = String::new();
     for (family, f) in r {
         let t = &f.table;
@@ -458,7 +458,7 @@ fn chart(family: &str, t: &RobustnessTable) -> String {
 }
 
 /// A standalone HTML page (no external resources): per family, its chart and headline figures.
-pub fn html(title: &str, r: &BTreeMap<String, FamilyRobustness>) -> String {
+pub(crate) fn html(title: &str, r: &BTreeMap<String, FamilyRobustness>) -> String {
     let mut s = String::new();
     let _ = write!(
         s,

@@ -661,7 +661,7 @@ pub fn score_files(cfg: &SigConfig, pred: &Path, truth: &Path) -> Result<SigRepo
 }
 
 /// A text summary.
-pub fn summary(r: &SigReport) -> String {
+pub(crate) fn summary(r: &SigReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

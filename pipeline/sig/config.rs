@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 pub const DEFAULT_TOML: &str = include_str!("../../configs/sig.toml");
-pub const DEFAULT_NAME: &str = "configs/sig.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/sig.toml (built in)";
 
 /// The SIG vehicle types.
 pub(crate) const TYPES: [&str; 4] = ["car", "truck", "van", "bus"];

@@ -113,7 +113,7 @@ pub fn build(cfg: &SigConfig, cands: &[Candidate]) -> SigFrame {
 }
 
 /// Every ordered pair of distinct nodes (self first, then the vehicles in order).
-pub fn relations(cfg: &SigConfig, me: [u32; 2], objects: &[SigObject]) -> Vec<Relation> {
+pub(crate) fn relations(cfg: &SigConfig, me: [u32; 2], objects: &[SigObject]) -> Vec<Relation> {
     let mut nodes: Vec<(&str, [u32; 2])> = vec![(SELF_KEY, me)];
     nodes.extend(objects.iter().map(|o| (o.key.as_str(), o.cell)));
     let mut out = Vec::new();

@@ -12,7 +12,7 @@ use crate::Result;
 
 /// One row of `sig_frames.arrow`.
 #[derive(Debug, Clone)]
-pub struct FrameRow {
+pub(crate) struct FrameRow {
     pub scene_id: String,
     pub frame_idx: u32,
     pub camera: String,

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 /// The embedded default config.
 pub const DEFAULT_TOML: &str = include_str!("../../configs/som.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/som.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/som.toml (built in)";
 
 /// The whole Set-of-Mark config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -34,7 +34,7 @@ pub fn unpack(p: u32) -> [u8; 4] {
 }
 
 /// An opaque packed pixel of colour `0xRRGGBB`.
-pub fn opaque(rgb: u32) -> u32 {
+pub(crate) fn opaque(rgb: u32) -> u32 {
     pack([(rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8, 255])
 }
 

@@ -88,7 +88,7 @@ pub(crate) fn glyph_bit(d: u32, cx: u32, cy: u32) -> bool {
 }
 
 /// The decimal digits of `n`, most significant first.
-pub fn digits(n: u32) -> Vec<u32> {
+pub(crate) fn digits(n: u32) -> Vec<u32> {
     n.to_string().bytes().map(|b| u32::from(b - b'0')).collect()
 }
 

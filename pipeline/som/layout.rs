@@ -67,12 +67,12 @@ pub fn label_size(mark: u32, draw: &DrawConfig) -> [u32; 2] {
 }
 
 /// Whether two rectangles share a pixel.
-pub fn overlap(a: Rect, b: Rect) -> bool {
+pub(crate) fn overlap(a: Rect, b: Rect) -> bool {
     a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
 }
 
 /// Whether pixel `p` lies in `r`.
-pub fn contains(r: Rect, p: [u32; 2]) -> bool {
+pub(crate) fn contains(r: Rect, p: [u32; 2]) -> bool {
     r[0] <= p[0] && p[0] < r[2] && r[1] <= p[1] && p[1] < r[3]
 }
 
@@ -109,7 +109,7 @@ pub fn layout(
 
 /// [`layout`] with the caller's numbers (`marks[k]` gets `numbers[k]`; MetaVQA renumbers
 /// labels per question set and draws random ones for grounding questions).
-pub fn layout_numbered(
+pub(crate) fn layout_numbered(
     width: u32,
     height: u32,
     marks: &[MarkIn],

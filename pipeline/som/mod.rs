@@ -1,7 +1,7 @@
 //! Set-of-Mark (SoM) marks: where each kept object's numbered label goes and how boxes and
 //! labels are drawn into the camera images (`docs/metavqa.md` §3).
 //!
-//! * [`anchor`] (the visibility stage's, which places every anchor once): the label anchor,
+//! * [`crate::visibility::anchor`] (the visibility stage's, which places every anchor once): the label anchor,
 //!   the visible-mask point farthest from the mask boundary (exact Euclidean distance transform
 //!   on the GPU and its CPU twin, a 4-px image border excluded), and the ring anchor outside
 //!   the box of small objects; this stage reads the anchors from the visibility table.
@@ -19,8 +19,5 @@ pub mod layout;
 pub mod recipe;
 pub mod stage;
 
-pub use crate::visibility::anchor::{
-    self, choose_anchor, Anchor, AnchorRule, EdtParams, MarkAnchor,
-};
 pub use config::SomConfig;
 pub use stage::{run, Options};

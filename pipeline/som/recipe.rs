@@ -27,7 +27,7 @@ use crate::{Error, Result};
 /// The table's file name in a stage's output folder.
 pub const FILE: &str = "marked_images.arrow";
 /// The schema metadata key holding the drawing settings as JSON.
-pub const DRAW_KEY: &str = "drivegen:draw";
+pub(crate) const DRAW_KEY: &str = "drivegen:draw";
 
 /// One marked image.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +70,7 @@ fn marks_json(marks: &[DrawMark]) -> String {
 }
 
 /// The table's columns (the published schema).
-pub fn columns() -> SchemaRef {
+pub(crate) fn columns() -> SchemaRef {
     let f = |n: &str, t: DataType| Field::new(n, t, false);
     Arc::new(Schema::new(vec![
         f("path", DataType::Utf8),
@@ -83,7 +83,7 @@ pub fn columns() -> SchemaRef {
 }
 
 /// The table's schema as written: [`columns`] with `draw` in its metadata.
-pub fn schema(draw: &DrawConfig) -> Result<SchemaRef> {
+pub(crate) fn schema(draw: &DrawConfig) -> Result<SchemaRef> {
     let meta = serde_json::to_string(draw)
         .map_err(|e| Error::Internal(format!("the draw settings as JSON: {e}")))?;
     Ok(Arc::new(columns().as_ref().clone().with_metadata(
@@ -224,7 +224,7 @@ pub fn from_batch(file: &Path, batch: &RecordBatch) -> Result<Vec<MarkedImage>> 
 }
 
 /// Draws `marks` into `base` (the source image) on the GPU or the CPU twin (identical pixels).
-pub fn draw(
+pub(crate) fn draw(
     base: &image::RgbImage,
     marks: &[DrawMark],
     draw: &DrawConfig,

@@ -96,13 +96,13 @@ fn not_regular(path: &Path) -> Error {
 }
 
 /// Whether a report path is `-`, which means standard output.
-pub fn is_stdout(path: &Path) -> bool {
+pub(crate) fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
 /// Writes a report where the user asked: standard output for `-`, else atomically into a file
 /// drivegen may write ([`super::owner::file_output`]).
-pub fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_report(path: &Path, bytes: &[u8]) -> Result<()> {
     if is_stdout(path) {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -157,7 +157,7 @@ pub(crate) fn ipc_writer(
 }
 
 /// Writes `bytes` to `path` atomically, creating parent folders.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = AtomicFile::create(path)?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
     f.commit()

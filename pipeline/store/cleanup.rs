@@ -40,7 +40,7 @@ pub(crate) fn unregister(path: &Path) {
 /// Removes every registered path; returns how many there were. For the signal thread only:
 /// the registry stays locked afterwards, so no other thread makes anything more before the
 /// process exits.
-pub fn remove_all() -> usize {
+pub(crate) fn remove_all() -> usize {
     let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
     let paths: Vec<PathBuf> = g.get_or_insert_with(HashSet::new).drain().collect();
     for p in &paths {

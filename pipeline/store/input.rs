@@ -14,7 +14,7 @@ use crate::{Error, Result};
 
 /// A size limit and what raises it.
 #[derive(Debug, Clone, Copy)]
-pub struct Limit {
+pub(crate) struct Limit {
     pub bytes: u64,
     /// What is limited, as a message names it.
     pub what: &'static str,
@@ -23,7 +23,7 @@ pub struct Limit {
 }
 
 /// A hand-written config file (TOML): nothing legitimate comes near it.
-pub const CONFIG: Limit = Limit {
+pub(crate) const CONFIG: Limit = Limit {
     bytes: 16 << 20,
     what: "a config file",
     key: "DRIVEGEN_MAX_CONFIG_MIB",
@@ -111,7 +111,7 @@ static CONFIGURED: std::sync::RwLock<Option<BTreeMap<String, u64>>> = std::sync:
 pub(crate) const LIMITS_TOML: &str = include_str!("../../configs/limits.toml");
 
 /// The limit keys a `--limits` file may set.
-pub const LIMIT_KEYS: [&str; 11] = [
+pub(crate) const LIMIT_KEYS: [&str; 11] = [
     "config_mib",
     "metadata_mib",
     "table_mib",
@@ -149,7 +149,7 @@ pub(crate) fn parse_limit(text: &str) -> std::result::Result<u64, String> {
 }
 
 /// The environment variable that sets limit `key` (`table_mib` is `DRIVEGEN_MAX_TABLE_MIB`).
-pub fn env_name(key: &str) -> String {
+pub(crate) fn env_name(key: &str) -> String {
     format!("DRIVEGEN_MAX_{}", key.to_ascii_uppercase())
 }
 
@@ -209,7 +209,7 @@ fn environment() -> &'static EnvLimits {
 
 /// Checks every `DRIVEGEN_MAX_*` variable of the environment (the binary does so before any
 /// command runs): an error names the variable and its value.
-pub fn check_environment() -> Result<()> {
+pub(crate) fn check_environment() -> Result<()> {
     match environment() {
         Ok(_) => Ok(()),
         Err((name, why)) => Err(Error::invalid(name.clone(), why.clone())),
@@ -241,7 +241,7 @@ fn overridden(key: &str) -> Option<u64> {
 
 /// The value of limit `key` in its own unit: a `--limits` file's, else the environment
 /// variable's ([`env_name`]), else `default`.
-pub fn setting(key: &str, default: u64) -> u64 {
+pub(crate) fn setting(key: &str, default: u64) -> u64 {
     overridden(key).unwrap_or(default)
 }
 
@@ -327,13 +327,13 @@ pub(crate) fn without_bom(bytes: &[u8]) -> &[u8] {
 }
 
 /// Opens a regular file for reading.
-pub fn open(path: &Path) -> Result<File> {
+pub(crate) fn open(path: &Path) -> Result<File> {
     regular(path)?;
     File::open(path).map_err(|e| Error::io(path, e))
 }
 
 /// Reads a whole regular file of at most `limit` bytes.
-pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
+pub(crate) fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
     let m = regular(path)?;
     let max = limit.bytes();
     if m.len() > max {
@@ -352,7 +352,7 @@ pub fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
 }
 
 /// Reads a whole regular UTF-8 file of at most `limit` bytes.
-pub fn read_to_string(path: &Path, limit: Limit) -> Result<String> {
+pub(crate) fn read_to_string(path: &Path, limit: Limit) -> Result<String> {
     let bytes = read(path, limit)?;
     String::from_utf8(bytes).map_err(|e| {
         Error::input(

@@ -55,11 +55,11 @@ fn open_dir(dir: &Path) -> std::io::Result<OwnedFd> {
 /// Makes `dir`, an output folder drivegen has claimed, the anchor of the files created below
 /// it until the guard is dropped.
 #[derive(Debug)]
-pub struct Anchor {
+pub(crate) struct Anchor {
     path: PathBuf,
 }
 
-pub fn anchor(dir: &Path) -> Anchor {
+pub(crate) fn anchor(dir: &Path) -> Anchor {
     let path = lexical(dir);
     let mut roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
     roots.push(path.clone());
@@ -76,7 +76,7 @@ impl Drop for Anchor {
 }
 
 /// The open folder a file at `path` is created in, and its name there.
-pub struct Parent {
+pub(crate) struct Parent {
     fd: OwnedFd,
     pub name: CString,
 }
@@ -127,7 +127,7 @@ fn step(at: &OwnedFd, name: &OsStr, shown: &Path, root: &Path) -> Result<OwnedFd
 /// The folder `path` is to be created in, opened: from the innermost claimed output folder
 /// holding it, each folder between opened without following links (and made when missing);
 /// outside every claimed folder, its parent folder as named (made when missing).
-pub fn parent(path: &Path) -> Result<Parent> {
+pub(crate) fn parent(path: &Path) -> Result<Parent> {
     let name = path
         .file_name()
         .ok_or_else(|| Error::invalid(path.display().to_string(), "names no file"))?;

@@ -38,7 +38,7 @@ const LISTED: usize = 8;
 static FORCE: AtomicBool = AtomicBool::new(false);
 
 /// Lets claims go on in folders holding entries drivegen did not write (`--force`).
-pub fn allow_force() {
+pub(crate) fn allow_force() {
     FORCE.store(true, Ordering::Relaxed);
 }
 
@@ -68,7 +68,7 @@ struct Marker {
 
 /// A folder this process owns until it is dropped: locked, marked, its entries recorded.
 #[derive(Debug)]
-pub struct Owned {
+pub(crate) struct Owned {
     dir: PathBuf,
     marker: Marker,
     /// Entries that were there and not ours when a forced claim took the folder over.
@@ -388,7 +388,7 @@ fn recorded_above(path: &Path) -> Result<bool> {
 /// and is itself removed once nothing else is left; entries drivegen did not write are
 /// refused (listed) before anything is deleted, or kept where `--force` was given. A folder
 /// without a marker, or a file, is removed only when the nearest marker above it records it.
-pub fn remove_output(path: &Path) -> Result<()> {
+pub(crate) fn remove_output(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
@@ -469,7 +469,7 @@ pub fn remove_output(path: &Path) -> Result<()> {
 /// Checks that drivegen may write the single file `path`: it does not exist yet, or the
 /// marker of its folder records it, or `--force` was given. A new file in a folder drivegen
 /// owns is recorded there.
-pub fn file_output(path: &Path) -> Result<()> {
+pub(crate) fn file_output(path: &Path) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -160,7 +160,12 @@ fn resolved(p: &Path) -> PathBuf {
 
 /// Refuses an output that is, holds or lies inside an input: drivegen never writes into what
 /// it reads (`what_in`/`what_out` name them in the message, e.g. `--store`, `--out`).
-pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> crate::Result<()> {
+pub(crate) fn disjoint(
+    input: &Path,
+    what_in: &str,
+    output: &Path,
+    what_out: &str,
+) -> crate::Result<()> {
     let (a, b) = (resolved(input), resolved(output));
     let how = if a == b {
         "is"
@@ -185,7 +190,7 @@ pub fn disjoint(input: &Path, what_in: &str, output: &Path, what_out: &str) -> c
 /// a separator (`/`, `\\`), a NUL or another control character. Every name a user gives
 /// (`export --name`) or a release supplies (a split's name) that becomes a file name passes
 /// here, so no name can place a file outside its folder. `what` names the flag or record.
-pub fn component<'a>(what: &str, name: &'a str) -> crate::Result<&'a str> {
+pub(crate) fn component<'a>(what: &str, name: &'a str) -> crate::Result<&'a str> {
     let why = if name.is_empty() {
         "is empty"
     } else if name == "." || name == ".." {
@@ -207,7 +212,7 @@ pub fn component<'a>(what: &str, name: &'a str) -> crate::Result<&'a str> {
 /// links and `..` are resolved (`--out r.toml --report ./r.toml`): the one written last would
 /// replace the other, or a folder output would take a file output in with it. `outputs`
 /// pairs each path given with the flag that gave it.
-pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
+pub(crate) fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
     let resolved: Vec<PathBuf> = outputs.iter().map(|(p, _)| resolved(p)).collect();
     for (j, (b, flag_b)) in outputs.iter().enumerate() {
         for (i, (a, flag_a)) in outputs.iter().enumerate().take(j) {
@@ -238,7 +243,7 @@ pub fn distinct_outputs(outputs: &[(&Path, &str)]) -> crate::Result<()> {
 /// replaced by `_` and gets `~` and 12 hex digits of the exact id's SHA-256 appended. The map is
 /// injective (short of a hash collision): `Town 1` and `Town_1` name different files, and no
 /// untouched id ends in `~…` because `~` is not kept.
-pub fn safe_name(id: &str) -> String {
+pub(crate) fn safe_name(id: &str) -> String {
     let kept = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     if !id.is_empty() && id.chars().all(kept) && !id.chars().all(|c| c == '.') {
         return id.to_string();

@@ -86,7 +86,7 @@ pub(crate) fn list_utf8(name: &str) -> Field {
     )
 }
 
-pub fn scenes() -> SchemaRef {
+pub(crate) fn scenes() -> SchemaRef {
     Arc::new(Schema::new(vec![
         utf8("scene_id"),
         utf8("source"),
@@ -105,7 +105,7 @@ pub fn scenes() -> SchemaRef {
     ]))
 }
 
-pub fn frames() -> SchemaRef {
+pub(crate) fn frames() -> SchemaRef {
     let mut v = vec![
         utf8("scene_id"),
         f("frame_idx", DataType::UInt32, false),
@@ -117,7 +117,7 @@ pub fn frames() -> SchemaRef {
     Arc::new(Schema::new(v))
 }
 
-pub fn ego_poses() -> SchemaRef {
+pub(crate) fn ego_poses() -> SchemaRef {
     let mut v = vec![
         utf8("scene_id"),
         f("timestamp_us", DataType::Int64, false),
@@ -128,7 +128,7 @@ pub fn ego_poses() -> SchemaRef {
     Arc::new(Schema::new(v))
 }
 
-pub fn cameras() -> SchemaRef {
+pub(crate) fn cameras() -> SchemaRef {
     let mut v = vec![
         utf8("scene_id"),
         f("frame_idx", DataType::UInt32, false),
@@ -160,7 +160,7 @@ pub fn cameras() -> SchemaRef {
 pub(crate) const DISTORTION_COLUMNS: [&str; 5] =
     ["dist_k1", "dist_k2", "dist_p1", "dist_p2", "dist_k3"];
 
-pub fn objects() -> SchemaRef {
+pub(crate) fn objects() -> SchemaRef {
     Arc::new(Schema::new(vec![
         utf8("scene_id"),
         f("frame_idx", DataType::UInt32, false),
@@ -190,7 +190,7 @@ pub fn objects() -> SchemaRef {
 }
 
 /// The name a type has in `schemas/*.json` (pyarrow's spelling where one exists).
-pub fn type_name(dt: &DataType) -> String {
+pub(crate) fn type_name(dt: &DataType) -> String {
     match dt {
         DataType::Boolean => "bool".into(),
         DataType::Int8 => "int8".into(),
@@ -239,7 +239,7 @@ pub fn schema_json(table: &str, schema: &Schema) -> Value {
 }
 
 /// Fails unless `actual` has exactly the columns, types and nullability of `expected`.
-pub fn check(table: &str, actual: &Schema, expected: &Schema) -> Result<()> {
+pub(crate) fn check(table: &str, actual: &Schema, expected: &Schema) -> Result<()> {
     let a = schema_json(table, actual);
     let e = schema_json(table, expected);
     if a == e {

@@ -25,7 +25,12 @@ pub(crate) fn absolute_source_root(store: &Store) -> PathBuf {
 
 /// Writes the scenes of `src` that `plan` gives `shard` (and their ingest rejects) into a new
 /// store at `dst`; returns its metadata.
-pub fn write_shard(src: &Store, plan: &ShardPlan, dst: &Path, shard: Shard) -> Result<StoreMeta> {
+pub(crate) fn write_shard(
+    src: &Store,
+    plan: &ShardPlan,
+    dst: &Path,
+    shard: Shard,
+) -> Result<StoreMeta> {
     let m = src.meta();
     let root = absolute_source_root(src);
     let mut meta = StoreMeta::new(&m.source, &m.source_version, &root.to_string_lossy());

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 /// The embedded default config.
 pub const DEFAULT_TOML: &str = include_str!("../../configs/stsbench.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/stsbench.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/stsbench.toml (built in)";
 
 macro_rules! section {
     ($name:ident { $($field:ident),* $(,)? }) => {

@@ -32,7 +32,7 @@ const OUTPUT: &str = "STSBench output";
 pub const QA_FILE: &str = "stsbench_qa.arrow";
 
 /// Camera order for choosing the view that shows an agent (the public code's).
-pub const CAMERA_ORDER: [&str; 6] = [
+pub(crate) const CAMERA_ORDER: [&str; 6] = [
     "CAM_FRONT",
     "CAM_FRONT_RIGHT",
     "CAM_BACK_RIGHT",

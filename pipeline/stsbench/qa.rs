@@ -90,7 +90,7 @@ pub(crate) fn farthest_points(pts: &[[f64; 2]], k: usize) -> Vec<usize> {
 }
 
 /// The names of the actor and the other object in the prompt and the options.
-pub fn names(inst: &Instance, tracks: &[Track]) -> (String, String) {
+pub(crate) fn names(inst: &Instance, tracks: &[Track]) -> (String, String) {
     let agent_n = |k: usize| format!("agent {k}");
     let actor = if tracks[inst.actor].is_ego {
         "the ego vehicle".to_string()
@@ -120,7 +120,7 @@ pub(crate) fn option_text(sc: Scenario, actor: &str, other: &str) -> String {
 
 /// A camera view and the source image id, per window frame.
 #[derive(Debug, Clone, Default)]
-pub struct Shown {
+pub(crate) struct Shown {
     pub cameras: Vec<String>,
     pub camera_frame_ids: Vec<String>,
     /// Per agent named in the prompt: its camera on the first frame, if any shows it.
@@ -128,7 +128,7 @@ pub struct Shown {
 }
 
 /// Everything a question needs beyond the instance.
-pub struct QuestionInput<'a> {
+pub(crate) struct QuestionInput<'a> {
     pub source: &'a str,
     pub scene_id: &'a str,
     pub tracks: &'a [Track],
@@ -161,7 +161,7 @@ fn cap(s: &str) -> String {
 }
 
 /// The question about one instance, or `None` when too few verified negatives remain.
-pub fn question(
+pub(crate) fn question(
     cfg: &StsConfig,
     inst: &Instance,
     q: QuestionInput<'_>,

@@ -74,7 +74,7 @@ pub struct Ctx<'a> {
 }
 
 /// The actor's position in the other's body frame (x forward, y left) per keyframe.
-pub fn relative(a: &View<'_>, b: &View<'_>) -> Vec<[f64; 2]> {
+pub(crate) fn relative(a: &View<'_>, b: &View<'_>) -> Vec<[f64; 2]> {
     a.xy()
         .iter()
         .zip(b.xy())
@@ -88,7 +88,7 @@ pub fn relative(a: &View<'_>, b: &View<'_>) -> Vec<[f64; 2]> {
 }
 
 /// Centre distances per keyframe.
-pub fn distances(a: &View<'_>, b: &View<'_>) -> Vec<f64> {
+pub(crate) fn distances(a: &View<'_>, b: &View<'_>) -> Vec<f64> {
     a.xy()
         .iter()
         .zip(b.xy())

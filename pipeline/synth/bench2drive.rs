@@ -128,7 +128,7 @@ fn inverse(m: &Matrix4<f64>) -> Result<Matrix4<f64>> {
 }
 
 /// The blueprint id and base type of a world class in CARLA, `None` for classes CARLA lacks.
-pub fn blueprint(class: &str) -> Option<(&'static str, &'static str, &'static str)> {
+pub(crate) fn blueprint(class: &str) -> Option<(&'static str, &'static str, &'static str)> {
     // (box class, type_id, base_type)
     match class {
         "car" => Some(("vehicle", "vehicle.tesla.model3", "car")),

@@ -88,7 +88,7 @@ fn subtract(lo: f64, hi: f64, cuts: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
 }
 
 /// The expansion JSON of the roads of `worlds` at `location`.
-pub fn expansion(seed: u64, worlds: &[&SceneWorld]) -> Value {
+pub(crate) fn expansion(seed: u64, worlds: &[&SceneWorld]) -> Value {
     let mut b = Builder {
         seed,
         nodes: Vec::new(),

@@ -214,7 +214,11 @@ pub fn write_nuscenes(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
 /// Writes the synthetic corpus at `out` in `format` (the one dispatch the CLI and the build
 /// share) and says what it wrote. The nuScenes version folder and sweeps come from `opts`;
 /// Waymo cameras get the default lens distortion.
-pub fn write(format: crate::formats::Format, out: &Path, opts: &SynthOptions) -> Result<String> {
+pub(crate) fn write(
+    format: crate::formats::Format,
+    out: &Path,
+    opts: &SynthOptions,
+) -> Result<String> {
     use crate::formats::Format;
     Ok(match format {
         Format::Nuscenes => nuscenes::write(out, opts)?.to_string(),

@@ -56,7 +56,7 @@ fn data_type(k: Kind) -> DataType {
 }
 
 /// The Arrow schema of `columns`.
-pub fn schema(columns: &[(&str, Kind)]) -> SchemaRef {
+pub(crate) fn schema(columns: &[(&str, Kind)]) -> SchemaRef {
     Arc::new(Schema::new(
         columns
             .iter()

@@ -28,7 +28,7 @@
 
 /// One camera of the rig.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CameraSpec {
+pub(crate) struct CameraSpec {
     pub channel: &'static str,
     pub translation: [f64; 3],
     pub rotation: [f64; 4],
@@ -45,7 +45,7 @@ pub(crate) const NATIVE_WIDTH: u32 = 1600;
 pub(crate) const NATIVE_HEIGHT: u32 = 900;
 
 /// The six cameras, clockwise from the front.
-pub const CAMERAS: [CameraSpec; 6] = [
+pub(crate) const CAMERAS: [CameraSpec; 6] = [
     CameraSpec {
         channel: "CAM_FRONT",
         translation: [1.70079118954, 0.0159456324149, 1.51095763913],

@@ -17,7 +17,7 @@ fn digest(seed: u64, name: &str) -> [u8; 32] {
 }
 
 /// A 32-character lowercase hex token, as nuScenes uses for primary keys.
-pub fn token(seed: u64, name: &str) -> String {
+pub(crate) fn token(seed: u64, name: &str) -> String {
     let d = digest(seed, name);
     let mut s = String::with_capacity(32);
     for b in &d[..16] {
@@ -29,7 +29,7 @@ pub fn token(seed: u64, name: &str) -> String {
 
 /// SplitMix64: tiny, fast and good enough for placing objects; not for cryptography.
 #[derive(Debug, Clone)]
-pub struct Rng {
+pub(crate) struct Rng {
     state: u64,
 }
 

@@ -29,14 +29,14 @@ pub(crate) fn scene_time(world: &SceneWorld, duration_s: f64, ts: i64) -> f64 {
 }
 
 /// The ego pose (ego → world) at scene time `t`.
-pub fn ego_pose(world: &SceneWorld, t: f64) -> Isometry3<f64> {
+pub(crate) fn ego_pose(world: &SceneWorld, t: f64) -> Isometry3<f64> {
     let e = world.ego_state(t);
     pose([e.x, e.y, 0.0], quat_from_yaw(e.yaw))
 }
 
 /// The agents annotated at scene time `t` (within the nuScenes writer's range of the ego), in
 /// id order, with their states.
-pub fn annotated(world: &SceneWorld, t: f64) -> Vec<(&Agent, AgentState)> {
+pub(crate) fn annotated(world: &SceneWorld, t: f64) -> Vec<(&Agent, AgentState)> {
     let e = world.ego_state(t);
     world
         .agents

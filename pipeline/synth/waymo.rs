@@ -109,7 +109,7 @@ fn waymo_to_opencv() -> Rotation3<f64> {
 }
 
 /// The Waymo extrinsic (Waymo camera → vehicle) of a rig camera.
-pub fn extrinsic(cam: &CameraSpec) -> Isometry3<f64> {
+pub(crate) fn extrinsic(cam: &CameraSpec) -> Isometry3<f64> {
     let cv_to_vehicle = pose(cam.translation, cam.rotation);
     cv_to_vehicle
         * Isometry3::from_parts(

@@ -563,7 +563,7 @@ pub(crate) fn repeated_ids(dir: &Path, listed: &[Listed], state: &mut State, rep
 }
 
 /// The checks that need every row: controls against their main split, and letter balance.
-pub fn finish(state: &State, rep: &mut Report) {
+pub(crate) fn finish(state: &State, rep: &mut Report) {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (split, shard, id, digest) in &state.controls {
         let (split, shard) = (state.names.name(*split), state.names.name(*shard));

@@ -20,13 +20,13 @@ use crate::store::atomic::write_atomic;
 use crate::Result;
 
 /// Rows per rows file.
-pub const ROWS_PER_PAGE: usize = 100;
+pub(crate) const ROWS_PER_PAGE: usize = 100;
 
 const PAGE: &str = include_str!("viewer.html");
 
 /// What the viewer holds.
 #[derive(Debug, Clone, Default)]
-pub struct ViewSummary {
+pub(crate) struct ViewSummary {
     pub out: PathBuf,
     pub rows: usize,
     pub pages: usize,

@@ -12,7 +12,7 @@ use crate::{Error, Result};
 /// The embedded default config.
 pub const DEFAULT_TOML: &str = include_str!("../../configs/visibility.toml");
 /// The name errors give the embedded default.
-pub const DEFAULT_NAME: &str = "configs/visibility.toml (built in)";
+pub(crate) const DEFAULT_NAME: &str = "configs/visibility.toml (built in)";
 
 /// The whole visibility config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -76,11 +76,11 @@ const MODE_ID: u32 = 2;
 const MODE_RESOLVE: u32 = 3;
 
 /// Images per batch by default.
-pub const DEFAULT_BATCH_IMAGES: usize = 32;
+pub(crate) const DEFAULT_BATCH_IMAGES: usize = 32;
 
 /// Pixels per batch by default: 32 nuScenes images (1600×900), 184 MB for each of the two
 /// pixel buffers.
-pub const DEFAULT_BATCH_PIXELS: u64 = 32 * 1600 * 900;
+pub(crate) const DEFAULT_BATCH_PIXELS: u64 = 32 * 1600 * 900;
 
 /// The kernel's `Params` (16 bytes, a valid uniform layout).
 #[repr(C)]

@@ -122,7 +122,7 @@ impl fmt::Display for VisibilitySummary {
 }
 
 /// The z-buffer on `device`: the GPU rasteriser on its GPU, else the CPU twin.
-pub fn rasteriser(device: &crate::gpu::Device) -> Result<Box<dyn Rasteriser>> {
+pub(crate) fn rasteriser(device: &crate::gpu::Device) -> Result<Box<dyn Rasteriser>> {
     match device.arc() {
         Some(g) => Ok(Box::new(GpuRasteriser::new(g)?)),
         None => Ok(Box::new(CpuRasteriser)),
@@ -254,11 +254,11 @@ fn reject(scene: &str, item: &str, file: &str, reason: String) -> Reject {
 
 /// Triangles an image gathers before they are rasterised as one chunk: with
 /// [`CHUNK_BOX_PIXELS`], what bounds the memory of an image whatever its box count.
-pub const CHUNK_TRIS: usize = 1 << 18;
+pub(crate) const CHUNK_TRIS: usize = 1 << 18;
 
 /// Bounding-box pixels (summed over a chunk's triangles) after which the chunk is rasterised:
 /// what the GPU's work items and a chunk's z-test stay within, whatever the boxes' sizes.
-pub const CHUNK_BOX_PIXELS: u64 = 1 << 27;
+pub(crate) const CHUNK_BOX_PIXELS: u64 = 1 << 27;
 
 /// One keyframe image with the boxes of its frame projected into it.
 ///

@@ -17,7 +17,7 @@ use crate::{Error, Result};
 
 /// One output row.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct VisRow {
+pub(crate) struct VisRow {
     pub scene_id: String,
     pub frame_idx: u32,
     pub camera: String,
@@ -47,7 +47,7 @@ pub struct VisRow {
 const COORDS: [&str; 4] = ["x0", "y0", "x1", "y1"];
 
 /// The schema of the visibility table.
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
     let mut v = vec![
         f("scene_id", DataType::Utf8, false),
@@ -157,12 +157,12 @@ pub fn to_batch(rows: &[VisRow]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema(), cols)?)
 }
 
-pub use crate::store::paths::safe_name;
+pub(crate) use crate::store::paths::safe_name;
 
 /// Writes an instance-ID map as a 16-bit grayscale PNG: 0 where nothing is drawn, else the
 /// object index + 1 (the object's position among the image's rows, which are sorted by
 /// `annotation_id`), saturating at 65535.
-pub fn write_id_png(path: &Path, r: &RasterOut) -> Result<()> {
+pub(crate) fn write_id_png(path: &Path, r: &RasterOut) -> Result<()> {
     let px: Vec<u16> = r
         .ids
         .iter()

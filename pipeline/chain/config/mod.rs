@@ -13,14 +13,14 @@ use crate::{Error, Result};
 
 mod sections;
 
-pub use sections::*;
+pub(crate) use sections::*;
 
 /// The everything-config, embedded: what `drivegen demo` builds.
 pub(crate) const EVERYTHING_TOML: &str = include_str!("../../../configs/releases/everything.toml");
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BuildConfig {
+pub(crate) struct BuildConfig {
     /// The dataset's name on its card.
     pub name: String,
     /// Seeds every random draw (options, labels, corruptions).

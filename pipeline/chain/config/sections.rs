@@ -17,7 +17,7 @@ use crate::Result;
 /// third of DriveBench's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RobustnessSection {
+pub(crate) struct RobustnessSection {
     /// `"all"` (every enabled family that can be re-asked) or a list of families.
     #[serde(default = "all_word")]
     pub families: Words,
@@ -42,7 +42,7 @@ pub struct RobustnessSection {
 /// A word (`"all"`, or names separated by commas) or a list of names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Words {
+pub(crate) enum Words {
     One(String),
     List(Vec<String>),
 }
@@ -67,13 +67,13 @@ fn all_word() -> Words {
 /// written in: checkpoint keys and the manifest's copy of the config show the user's words
 /// (so a config's hash does not change with this type), while every reader gets the value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Parsed<W, T> {
+pub(crate) struct Parsed<W, T> {
     pub written: W,
     pub value: T,
 }
 
 /// How a written form becomes its typed value; the error names the key.
-pub trait FromWritten<W>: Sized {
+pub(crate) trait FromWritten<W>: Sized {
     fn from_written(written: &W) -> std::result::Result<Self, String>;
 }
 
@@ -138,7 +138,7 @@ fn all_corruptions() -> Parsed<Words, Vec<Corruption>> {
 /// `"default"` or a list of severities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum SeverityChoice {
+pub(crate) enum SeverityChoice {
     Word(String),
     List(Vec<u8>),
 }
@@ -230,7 +230,7 @@ pub(super) fn default_split() -> String {
 /// Where the scenes come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
-pub enum InputConfig {
+pub(crate) enum InputConfig {
     /// The built-in synthetic corpus, written in one of the source layouts, then ingested.
     Synth {
         scenes: usize,
@@ -279,7 +279,7 @@ pub enum InputConfig {
 /// Which camera sweeps a build's synthetic corpus gets (see [`InputConfig::Synth`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CameraSweeps {
+pub(crate) enum CameraSweeps {
     #[default]
     Used,
     All,
@@ -288,7 +288,7 @@ pub enum CameraSweeps {
 /// Which stages run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Stages {
+pub(crate) struct Stages {
     pub egomotion: bool,
     pub visibility: bool,
     pub som: bool,
@@ -345,7 +345,7 @@ impl Stages {
 /// What a build promises about one family's place in the release.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct FamilyChecks {
+pub(crate) struct FamilyChecks {
     /// The fewest rows the release may publish; fewer stops the build, naming the step that
     /// dropped them (0 lets the family vanish). Default
     /// [`DEFAULT_MIN_ROWS`](crate::chain::honesty::DEFAULT_MIN_ROWS).
@@ -359,13 +359,13 @@ pub struct FamilyChecks {
 /// A stage configured by its own TOML file (none: the built-in default).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct StsStage {
+pub(crate) struct StsStage {
     pub config: Option<PathBuf>,
     /// The map-expansion folder (default: `<source root>/maps/expansion`).
     pub maps: Option<PathBuf>,
@@ -375,14 +375,14 @@ pub struct StsStage {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct DeviceStage {
+pub(crate) struct DeviceStage {
     pub config: Option<PathBuf>,
     pub device: DeviceChoice,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct CorruptStage {
+pub(crate) struct CorruptStage {
     pub config: Option<PathBuf>,
     pub device: DeviceChoice,
     /// `all` or a comma-separated list of names.
@@ -408,7 +408,7 @@ impl Default for CorruptStage {
 /// EgoDyn's Algorithm 1 and the letter/type balancing for one family.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FamilyBalance {
+pub(crate) struct FamilyBalance {
     /// Items (clips or frames) to select.
     pub target: usize,
     /// `paper` or `released` (see `drivegen balance --help`).
@@ -447,7 +447,7 @@ fn default_mode() -> String {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ReleaseSection {
+pub(crate) struct ReleaseSection {
     pub rows_per_shard: usize,
     pub row_group_rows: usize,
     /// A row group also ends once its distinct images reach this many MiB (bounds memory).
@@ -476,7 +476,7 @@ impl Default for ReleaseSection {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ReportSection {
+pub(crate) struct ReportSection {
     /// Marked images shown in the report's grid; 0 shows none (the grid is left out).
     pub marked_images: usize,
     /// Also write the release viewer (`drivegen view`) into `WORK/viewer`. Off by default: it

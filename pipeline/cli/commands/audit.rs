@@ -10,7 +10,7 @@ use crate::cli::args::fraction;
 
 /// Measure a release's blind baselines: how well models that never see an image answer it.
 #[derive(Debug, Args)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     /// The release folder.
     pub release: PathBuf,
     /// Print the audit as JSON instead of the table.

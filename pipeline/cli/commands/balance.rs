@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use crate::cli::args::{count, fraction, ratio};
 
 #[derive(Debug, Args)]
-pub struct BalanceArgs {
+pub(crate) struct BalanceArgs {
     /// QA tables to balance (Arrow IPC, the common QA record); repeat for several.
     #[arg(long = "qa", required = true)]
     pub qa: Vec<PathBuf>,
@@ -52,7 +52,7 @@ pub struct BalanceArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BalanceMode {
+pub(crate) enum BalanceMode {
     Paper,
     Released,
 }

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use crate::cli::args::{count, count32, device};
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {
+pub(crate) enum BenchCommand {
     /// Camera-frames/s of projection + z-buffer at 1600×900 with ~50 boxes.
     Visibility(BenchVisibilityArgs),
     /// Images/s per corruption at 1600×900: GPU kernels, GPU with JPEG decode/encode, the CPU
@@ -34,7 +34,7 @@ impl BenchCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct BenchVisibilityArgs {
+pub(crate) struct BenchVisibilityArgs {
     /// Camera frames per timed run.
     #[arg(long, default_value_t = 256, value_parser = count)]
     pub frames: usize,
@@ -221,7 +221,7 @@ fn python(flag: Option<&str>) -> Option<PathBuf> {
 }
 
 #[derive(Debug, Args)]
-pub struct BenchCorruptArgs {
+pub(crate) struct BenchCorruptArgs {
     #[arg(long, default_value_t = 1600, value_parser = count32)]
     pub width: u32,
     #[arg(long, default_value_t = 900, value_parser = count32)]
@@ -282,7 +282,7 @@ impl BenchCorruptArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BenchCodecsArgs {
+pub(crate) struct BenchCodecsArgs {
     #[arg(long, default_value_t = 1600, value_parser = count32)]
     pub width: u32,
     #[arg(long, default_value_t = 900, value_parser = count32)]

@@ -13,7 +13,7 @@ use crate::cli::args::count32;
 
 /// Build a release from a build config (see configs/releases/).
 #[derive(Debug, Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The build config (TOML).
     pub config: PathBuf,
     /// The release folder (default: the config's `out`).
@@ -85,7 +85,7 @@ impl BuildArgs {
 }
 
 /// Runs a build and prints its summary (shared with `demo`).
-pub fn run_build(opts: &BuildOptions) -> Result<ExitCode> {
+pub(crate) fn run_build(opts: &BuildOptions) -> Result<ExitCode> {
     let s = chain::run(opts)?;
     print!("{s}");
     Ok(ExitCode::SUCCESS)

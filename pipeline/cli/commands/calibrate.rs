@@ -7,7 +7,7 @@ use crate::Result;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// The scene store holding the new platform's drives.
     #[arg(long)]
     pub store: PathBuf,

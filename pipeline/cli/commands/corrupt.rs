@@ -15,7 +15,7 @@ use crate::cli::args::{count, count32, device};
 
 /// Corrupt images with the DriveBench corruptions (and write recognition questions).
 #[derive(Debug, Args)]
-pub struct CorruptArgs {
+pub(crate) struct CorruptArgs {
     /// A folder of PNG/JPEG images (each image is its own frame).
     #[arg(long, conflicts_with = "store")]
     pub images: Option<PathBuf>,

@@ -12,7 +12,7 @@ use crate::cli::args::count;
 
 /// Synthesise the built-in corpus and build everything into ./demo-release.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     #[arg(long, default_value = "demo-release")]
     pub out: PathBuf,
     /// Scenes in the synthetic corpus.

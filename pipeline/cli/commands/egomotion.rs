@@ -8,7 +8,7 @@ use crate::Result;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct EgomotionArgs {
+pub(crate) struct EgomotionArgs {
     /// The scene store to read.
     #[arg(long)]
     pub store: PathBuf,

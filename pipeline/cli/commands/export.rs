@@ -9,7 +9,7 @@ use crate::Result;
 use clap::{Args, ValueEnum};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// LLaVA conversations ({split}.json) and images/.
     Llava,
     /// VLMEvalKit's multiple-choice TSV ({name}.tsv) with base64 images.
@@ -22,7 +22,7 @@ pub enum FormatArg {
 
 /// Write a release in an evaluation harness's format.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The release folder.
     pub release: PathBuf,
     #[arg(long, value_enum)]

@@ -15,7 +15,7 @@ use clap::Args;
 use crate::cli::args::{count, source_format};
 
 #[derive(Debug, Args)]
-pub struct IngestArgs {
+pub(crate) struct IngestArgs {
     /// The source format: nuscenes (v1.0 JSON tables + images), waymo (v2 Parquet components;
     /// the root holds `vehicle_pose/`, …), carla (Bench2Drive: a route folder or a folder of
     /// routes) or frenetix (CSV logs, ego only: `<scene>/<Behavior>_logs.csv`).

@@ -7,7 +7,7 @@ use crate::Result;
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// A scene store folder, or an Arrow IPC file (`.arrow`).
     pub path: PathBuf,
     /// Print the first N rows of each table.

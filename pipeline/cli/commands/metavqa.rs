@@ -15,7 +15,7 @@ use crate::cli::args::{count32, device};
 
 /// MetaVQA questions (spatial, embodied, grounding) on Set-of-Mark images.
 #[derive(Debug, Args)]
-pub struct MetavqaArgs {
+pub(crate) struct MetavqaArgs {
     #[arg(long)]
     pub store: PathBuf,
     /// The table `drivegen visibility` wrote for this store.

@@ -40,7 +40,7 @@ const THREADS_PER_CORE: usize = 4;
 /// drivegen: build vision-language benchmark datasets for autonomous driving.
 #[derive(Debug, Parser)]
 #[command(name = "drivegen", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Worker threads for CPU stages (default: all cores).
     #[arg(long, global = true, value_parser = count)]
     pub threads: Option<usize>,
@@ -60,7 +60,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Write the built-in synthetic corpus in the nuScenes v1.0 layout.
     Synth(synth::SynthArgs),
     /// Read a source dataset into a canonical scene store.

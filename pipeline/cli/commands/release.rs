@@ -16,7 +16,7 @@ use clap::{Args, ValueEnum};
 use crate::cli::args::{count, device};
 
 #[derive(Debug, Args)]
-pub struct ReleaseArgs {
+pub(crate) struct ReleaseArgs {
     /// QA tables to publish (Arrow IPC, the common QA record), in order; repeatable.
     #[arg(long = "qa", required = true)]
     pub qa: Vec<PathBuf>,
@@ -81,7 +81,7 @@ pub struct ReleaseArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImagesArg {
+pub(crate) enum ImagesArg {
     Embed,
     Paths,
 }

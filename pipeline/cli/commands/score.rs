@@ -9,7 +9,7 @@ use crate::{score, Error, Result};
 use clap::Args;
 
 #[derive(Debug, Args)]
-pub struct ScoreArgs {
+pub(crate) struct ScoreArgs {
     /// The release folder (reads the shards manifest.json lists).
     #[arg(long, required_unless_present = "sig_pred")]
     pub release: Option<PathBuf>,
@@ -38,7 +38,7 @@ pub struct ScoreArgs {
 
 /// `drivegen score --sig-pred FILE --sig-truth sig_frames.arrow`: the SIG metrics.
 #[derive(Debug, Args)]
-pub struct SigScoreArgs {
+pub(crate) struct SigScoreArgs {
     /// Predicted SIGs: JSON lines `{"camera_frame_id": ..., "sig": {...}}`, optionally with
     /// `"answers_directional"`/`"answers_proximal"` in the frame's relation order.
     #[arg(long, requires = "sig_truth")]

@@ -11,7 +11,7 @@ use clap::Args;
 
 /// Build the SIG grid of every kept keyframe camera image and write its relation questions.
 #[derive(Debug, Args)]
-pub struct SigArgs {
+pub(crate) struct SigArgs {
     #[arg(long)]
     pub store: PathBuf,
     /// The visibility table of the store (`drivegen visibility`).

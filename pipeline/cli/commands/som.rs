@@ -12,7 +12,7 @@ use clap::Args;
 use crate::cli::args::device;
 
 #[derive(Debug, Args)]
-pub struct SomArgs {
+pub(crate) struct SomArgs {
     /// The scene store to read (its source root holds the camera images).
     #[arg(long)]
     pub store: PathBuf,

@@ -10,7 +10,7 @@ use clap::Args;
 
 /// Mine STSBench scenarios from a store and write their multiple-choice questions.
 #[derive(Debug, Args)]
-pub struct StsbenchArgs {
+pub(crate) struct StsbenchArgs {
     #[arg(long)]
     pub store: PathBuf,
     /// Output folder (gets stsbench_qa.arrow).

@@ -12,7 +12,7 @@ use clap::Args;
 use crate::cli::args::{count, count32, positive, source_format};
 
 #[derive(Debug, Args)]
-pub struct SynthArgs {
+pub(crate) struct SynthArgs {
     /// Output dataroot (created).
     #[arg(long)]
     pub out: PathBuf,

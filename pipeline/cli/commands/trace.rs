@@ -10,7 +10,7 @@ use clap::Args;
 /// Print the chain of one question: source record, images, the rule with its parameters and
 /// evidence, the prompt and its key.
 #[derive(Debug, Args)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// The release folder.
     pub release: PathBuf,
     /// The row's `qa_id`.

@@ -8,7 +8,7 @@ use clap::Args;
 
 /// Check a release as users get it.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// The release folder (manifest.json, README.md, data/*.parquet).
     pub release: PathBuf,
     /// Print the report as JSON (every violation) instead of the summary.

@@ -9,7 +9,7 @@ use clap::Args;
 /// Write a static HTML viewer of a release (no server: open its index.html): filters by split,
 /// family, type and answer, each row's images, prompt, options with the key, rule and evidence.
 #[derive(Debug, Args)]
-pub struct ViewArgs {
+pub(crate) struct ViewArgs {
     /// The release folder.
     pub release: PathBuf,
     /// The viewer's folder (default: RELEASE-viewer beside the release).

@@ -14,7 +14,7 @@ use clap::Args;
 use crate::cli::args::device;
 
 #[derive(Debug, Args)]
-pub struct VisibilityArgs {
+pub(crate) struct VisibilityArgs {
     /// The scene store to read.
     #[arg(long)]
     pub store: PathBuf,

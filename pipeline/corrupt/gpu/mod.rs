@@ -13,7 +13,7 @@ mod stream;
 
 use image::RgbImage;
 
-pub use runner::{GpuRunner, Packed, Ticket};
+pub(crate) use runner::{GpuRunner, Packed, Ticket};
 pub use stream::{stream, StreamReport, StreamShape};
 
 use super::Plan;
@@ -23,7 +23,7 @@ use crate::Result;
 /// Images per submission: enough that the host's per-submission costs (the encoder, the
 /// submit, the wait, the mapping) are small beside the views', few enough that one batch's
 /// scratch and read-back of 1600×900 views stay near 0.5 GB at the heaviest corruption.
-pub const BATCH: usize = 8;
+pub(crate) const BATCH: usize = 8;
 /// Invocations per workgroup of every corrupt kernel.
 const WG: u32 = 256;
 
@@ -48,7 +48,7 @@ pub(crate) struct DimsMode {
 }
 
 /// Packs RGB8 into one u32 per pixel.
-pub fn pack(img: &RgbImage) -> Vec<u32> {
+pub(crate) fn pack(img: &RgbImage) -> Vec<u32> {
     img.as_raw()
         .chunks_exact(3)
         .map(|p| u32::from(p[0]) | (u32::from(p[1]) << 8) | (u32::from(p[2]) << 16))
@@ -56,7 +56,7 @@ pub fn pack(img: &RgbImage) -> Vec<u32> {
 }
 
 /// Unpacks [`pack`]'s layout.
-pub fn unpack(w: u32, h: u32, data: &[u32]) -> Result<RgbImage> {
+pub(crate) fn unpack(w: u32, h: u32, data: &[u32]) -> Result<RgbImage> {
     let mut raw = vec![0u8; data.len() * 3];
     // Written in place rather than collected from an iterator: this runs on every read-back,
     // and the fixed-size chunks let the compiler keep it to straight stores.

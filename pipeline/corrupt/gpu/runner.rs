@@ -13,7 +13,7 @@ use crate::gpu::{gpu_error, Gpu};
 use crate::{Error, Result};
 
 /// One view's pixels packed as the kernels read them ([`super::pack`]).
-pub struct Packed {
+pub(crate) struct Packed {
     pub width: u32,
     pub height: u32,
     pub pixels: Vec<u32>,
@@ -48,7 +48,7 @@ struct Open {
 
 /// A submitted batch; [`GpuRunner::wait`] turns it into its images.
 #[must_use = "a ticket holds its batch's results until waited for"]
-pub struct Ticket {
+pub(crate) struct Ticket {
     slots: Vec<Slot>,
     read: Option<InFlight>,
 }
@@ -59,21 +59,10 @@ struct InFlight {
     mapped: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
 }
 
-impl Ticket {
-    /// Views in the batch.
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-}
-
 /// Runs corruption plans on the GPU a batch at a time, keeping its buffers and bind groups
 /// from batch to batch (`scratch.rs`). Not shared between threads: each thread that
 /// feeds the device holds its own.
-pub struct GpuRunner<'g> {
+pub(crate) struct GpuRunner<'g> {
     gpu: &'g Gpu,
     scratch: Scratch,
     open: Option<Open>,

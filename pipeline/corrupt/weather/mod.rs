@@ -10,13 +10,12 @@ mod rain;
 mod snow;
 
 pub use fog::{fog_cpu, fog_level_element, fog_map_cpu, fog_value, FogLevel, FogPlan};
-pub use rain::{
-    mean_term, rain_cpu, rain_drop, rain_final, rain_mu, rain_streak, RainParams, RainPlan,
-};
-pub use snow::{
-    snow_composite, snow_cpu, snow_layer, snow_layer_rows, snow_noise, snow_zoomed, SnowParams,
-    SnowPlan,
-};
+#[cfg(test)]
+pub(crate) use rain::RainParams;
+pub(crate) use rain::{rain_cpu, RainPlan};
+#[cfg(test)]
+pub(crate) use snow::SnowParams;
+pub(crate) use snow::{snow_cpu, SnowPlan};
 
 /// Streams of the weather draws, kept in one table so that the kinds cannot share an id.
 pub(crate) const SNOW_NOISE: u32 = 0x0300;

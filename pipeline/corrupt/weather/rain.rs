@@ -73,7 +73,7 @@ impl RainPlan {
 }
 
 /// Rasterises drop `d` (8-connected Bresenham, clipped to the image) into `put(x, y)`.
-pub fn rain_drop(p: &RainParams, d: u32, mut put: impl FnMut(u32, u32)) {
+pub(crate) fn rain_drop(p: &RainParams, d: u32, mut put: impl FnMut(u32, u32)) {
     let key = Key { k0: p.k0, k1: p.k1 };
     let x0 = p.x_lo + (key.u32(RAIN_X, d) % p.x_span) as i32;
     let y0 = (key.u32(RAIN_Y, d) % p.y_span) as i32;
@@ -105,7 +105,7 @@ pub fn rain_drop(p: &RainParams, d: u32, mut put: impl FnMut(u32, u32)) {
 
 /// The streak step: I + R·(1 − I/255)·(1 − mean), truncated (a uint8 add in the reference).
 #[inline]
-pub fn rain_streak(v: u8, r: u32, mean_term: f32) -> u32 {
+pub(crate) fn rain_streak(v: u8, r: u32, mean_term: f32) -> u32 {
     if r == 0 {
         return u32::from(v);
     }
@@ -116,21 +116,21 @@ pub fn rain_streak(v: u8, r: u32, mean_term: f32) -> u32 {
 
 /// 1 − mean/255 from a u64 sum of `n` channel values split into (hi, lo) words.
 #[inline]
-pub fn mean_term(hi: u32, lo: u32, n: u32) -> f32 {
+pub(crate) fn mean_term(hi: u32, lo: u32, n: u32) -> f32 {
     let s = hi as f32 * 4_294_967_296.0 + lo as f32;
     1.0 - s / (n as f32 * 255.0)
 }
 
 /// The final contrast step on a blend value b255 = blend·255² (an integer).
 #[inline]
-pub fn rain_final(b255: u32, mu: f32, k: f32) -> u8 {
+pub(crate) fn rain_final(b255: u32, mu: f32, k: f32) -> u8 {
     let v = b255 as f32 / 65025.0;
     to_u8(((v - mu) * k + mu).clamp(0.0, 1.0))
 }
 
 /// Mean of a channel from its u64 sum of blend·255² values over `n` pixels.
 #[inline]
-pub fn rain_mu(hi: u32, lo: u32, n: u32) -> f32 {
+pub(crate) fn rain_mu(hi: u32, lo: u32, n: u32) -> f32 {
     let s = hi as f32 * 4_294_967_296.0 + lo as f32;
     s / (n as f32 * 65025.0)
 }
@@ -138,7 +138,7 @@ pub fn rain_mu(hi: u32, lo: u32, n: u32) -> f32 {
 /// The CPU twin of the rain kernels. The 3×3 box sum of the streak layer is taken as a row
 /// pass and a column pass (integer sums, so the same values as nine taps per pixel), rows in
 /// parallel.
-pub fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
+pub(crate) fn rain_cpu(img: &RgbImage, plan: &RainPlan) -> RgbImage {
     let p = &plan.params;
     let (w, h) = (p.width as usize, p.height as usize);
     let n = w * h;

@@ -6,7 +6,9 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::{SNOW_ANGLE, SNOW_NOISE};
-use crate::corrupt::blur::{add_shifted, gather, motion_taps, Tap, ZoomLayer};
+#[cfg(test)]
+use crate::corrupt::blur::gather;
+use crate::corrupt::blur::{add_shifted, motion_taps, Tap, ZoomLayer};
 use crate::corrupt::config::CorruptConfig;
 use crate::corrupt::rng::Key;
 use crate::corrupt::{j32, sev_index, to_u8};
@@ -86,14 +88,15 @@ impl SnowPlan {
 
 /// Snow stage 1 at crop cell `i`: mean + std · N(0, 1).
 #[inline]
-pub fn snow_noise(p: &SnowParams, i: u32) -> f32 {
+pub(crate) fn snow_noise(p: &SnowParams, i: u32) -> f32 {
     let key = Key { k0: p.k0, k1: p.k1 };
     p.mean + p.std * key.normal(SNOW_NOISE, i)
 }
 
 /// Snow stage 2 at zoomed (x, y): bilinear zoom of the noise, thresholded, clipped.
 #[inline]
-pub fn snow_zoomed(p: &SnowParams, noise: &[f32], x: u32, y: u32) -> f32 {
+#[cfg(test)]
+pub(crate) fn snow_zoomed(p: &SnowParams, noise: &[f32], x: u32, y: u32) -> f32 {
     let l = &p.zoom;
     let v = crate::corrupt::blur::zoom_sample(l, x, y, |sx, sy| {
         noise[((sy - l.top) * l.crop_w + (sx - l.left)) as usize]
@@ -107,7 +110,8 @@ pub fn snow_zoomed(p: &SnowParams, noise: &[f32], x: u32, y: u32) -> f32 {
 
 /// Snow stage 3 at image (x, y): the motion-blurred layer quantised to 0..255.
 #[inline]
-pub fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y: u32) -> u32 {
+#[cfg(test)]
+pub(crate) fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y: u32) -> u32 {
     let v = gather(
         taps,
         x as i32,
@@ -119,9 +123,9 @@ pub fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y: u32) 
     (v * 255.0).round_ties_even().clamp(0.0, 255.0) as u32
 }
 
-/// Snow stage 3 for the whole image: [`snow_layer`] at every pixel, computed tap by tap over
+/// Snow stage 3 for the whole image: `snow_layer` (the per-pixel reference the tests compare with) at every pixel, computed tap by tap over
 /// whole rows (each pixel gets the same additions in the same order), rows in parallel.
-pub fn snow_layer_rows(p: &SnowParams, taps: &[Tap], zoomed: &[f32]) -> Vec<u32> {
+pub(crate) fn snow_layer_rows(p: &SnowParams, taps: &[Tap], zoomed: &[f32]) -> Vec<u32> {
     let (w, zw, zh) = (p.width as usize, p.zoom_w as usize, p.zoom_h as i64);
     let mut layer = vec![0u32; w * p.height as usize];
     layer.par_chunks_mut(w).enumerate().for_each(|(y, out)| {
@@ -139,7 +143,7 @@ pub fn snow_layer_rows(p: &SnowParams, taps: &[Tap], zoomed: &[f32]) -> Vec<u32>
 
 /// Snow stage 4: whiten the pixel and add the layer and its 180° rotation.
 #[inline]
-pub fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3] {
+pub(crate) fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3] {
     let x = rgb.map(|v| f32::from(v) / 255.0);
     let gray = p.gray_r * x[0] + p.gray_g * x[1] + p.gray_b * x[2];
     let white = gray * p.whiten_scale + p.whiten_offset;
@@ -152,7 +156,7 @@ pub fn snow_composite(p: &SnowParams, rgb: [u8; 3], l1: u32, l2: u32) -> [u8; 3]
 
 /// The CPU twin of the four snow kernels, each stage one element per kernel invocation, the
 /// elements of a stage in parallel.
-pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
+pub(crate) fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
     let p = &plan.params;
     let cells = p.zoom.crop_w * p.zoom.crop_h;
     let noise: Vec<f32> = (0..cells)
@@ -178,7 +182,7 @@ pub fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
     out
 }
 
-/// Snow stage 2 for the whole zoomed layer: [`snow_zoomed`] at every element, with the
+/// Snow stage 2 for the whole zoomed layer: `snow_zoomed` (the per-element reference the tests compare with) at every element, with the
 /// column half of each bilinear sample worked out once per column and the row half once per
 /// row (the same arithmetic in the same order), rows in parallel.
 fn snow_zoomed_rows(p: &SnowParams, noise: &[f32]) -> Vec<f32> {

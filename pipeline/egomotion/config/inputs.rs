@@ -26,7 +26,7 @@ pub(in crate::egomotion) const FEATURES: [&str; 14] = [
 
 /// A per-sample channel of a clip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
+pub(crate) enum Channel {
     T,
     X,
     Y,
@@ -78,7 +78,7 @@ impl Channel {
 
 /// How a channel is reduced to one number.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Agg {
+pub(crate) enum Agg {
     Mean,
     Min,
     Max,
@@ -122,7 +122,7 @@ impl Agg {
 
 /// A rule input.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Input {
+pub(crate) enum Input {
     Feature(&'static str),
     Aggregate(Agg, Channel),
 }

@@ -41,7 +41,7 @@ pub(in crate::egomotion) fn checked(q: &QuestionConfig, alpha: f64) -> Result<Ch
 
 /// A number as question texts show it: at most two decimals, no trailing zeros
 /// (`5` , `18`, `15` for 15.0002°, `4.5`).
-pub fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     let s = format!("{v:.2}");
     let s = if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -56,7 +56,7 @@ pub fn fmt_num(v: f64) -> String {
 }
 
 /// Fills `{name}`, `{name_kmh}` (m/s → km/h) and `{name_deg}` (rad → degrees) from `params`.
-pub fn fill_template(text: &str, params: &[(String, f64)]) -> Result<String, String> {
+pub(crate) fn fill_template(text: &str, params: &[(String, f64)]) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('{') {

@@ -8,7 +8,7 @@ use super::Oracle;
 
 /// `if question = label then other (= | ≠) label`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConsistencyRule {
+pub(crate) struct ConsistencyRule {
     pub name: &'static str,
     pub if_question: &'static str,
     pub if_label: &'static str,
@@ -37,7 +37,7 @@ const fn rule(
 }
 
 /// R1–R10 in the benchmark's order.
-pub const RULES: [ConsistencyRule; 10] = [
+pub(crate) const RULES: [ConsistencyRule; 10] = [
     rule(
         "heading_change_implies_turning",
         "heading_change",

@@ -2,7 +2,7 @@
 //! summary feature. The names and their parsing are the config's (`config::inputs`), so a
 //! config can be checked without kinematics.
 
-pub use crate::egomotion::config::inputs::{Agg, Channel, Input};
+pub(crate) use crate::egomotion::config::inputs::{Agg, Channel, Input};
 use crate::egomotion::kinematics::{percentile, Features, Kinematics};
 
 impl Channel {
@@ -65,7 +65,7 @@ impl Agg {
 
 /// A measured input: the value, and the sample it came from when there is one.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub value: f64,
     pub index: Option<usize>,
 }

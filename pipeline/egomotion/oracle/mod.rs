@@ -14,7 +14,7 @@ use serde_json::Value;
 
 pub use rules::{Compiled, Condition, Event, Op, Rule};
 
-pub use super::config::questions::{fill_template, fmt_num};
+pub(crate) use super::config::questions::fmt_num;
 use super::config::{checked, Checked, EgodynConfig, QuestionConfig};
 use super::kinematics::{Features, Kinematics};
 

@@ -137,7 +137,7 @@ fn holds_words(op: Op, v: f64, unit: &str) -> String {
 /// of `choices` (in the rule's class order) means, in the config's thresholds. Empty when the
 /// question text already states its only threshold (`stated`: a `threshold` rule whose text
 /// has a placeholder) or the choices do not match the rule's classes.
-pub fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
+pub(crate) fn definitions(rule: &Rule, choices: &[String], stated: bool) -> String {
     if choices.len() != rule.num_classes() {
         return String::new();
     }

@@ -10,13 +10,13 @@ use serde_json::Value;
 use crate::{Error, Result};
 
 /// An annotation file's JSON.
-pub struct Anno<'a> {
+pub(crate) struct Anno<'a> {
     pub path: &'a Path,
     pub root: Value,
 }
 
 /// Reads and decompresses one annotation file.
-pub fn read(path: &Path) -> Result<Anno<'_>> {
+pub(crate) fn read(path: &Path) -> Result<Anno<'_>> {
     let f = crate::store::input::open(path)?;
     let mut text = Vec::new();
     let gz = flate2::read::GzDecoder::new(f);

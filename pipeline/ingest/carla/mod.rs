@@ -44,7 +44,7 @@ pub struct Options {
 }
 
 /// The route folders under `root` (itself, or up to two levels down), sorted.
-pub fn routes(root: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn routes(root: &Path) -> Result<Vec<PathBuf>> {
     if root.join("anno").is_dir() {
         return Ok(vec![root.to_path_buf()]);
     }

@@ -15,7 +15,7 @@ use crate::{Error, Result};
 
 /// A table's records and a token → position index.
 #[derive(Debug)]
-pub struct Indexed<T> {
+pub(crate) struct Indexed<T> {
     pub file: PathBuf,
     pub rows: Vec<T>,
     index: HashMap<String, usize>,
@@ -23,7 +23,7 @@ pub struct Indexed<T> {
 }
 
 /// Records that carry a token.
-pub trait Token {
+pub(crate) trait Token {
     fn token(&self) -> &str;
 }
 
@@ -92,7 +92,7 @@ impl<T: Token> Indexed<T> {
 /// The tables of one nuScenes version that ingest reads (`map.json` is parsed, so a broken one
 /// is named as the devkit would name it, but nothing downstream reads it).
 #[derive(Debug)]
-pub struct Tables {
+pub(crate) struct Tables {
     pub category: Indexed<Category>,
     pub attribute: Indexed<Attribute>,
     pub visibility: Indexed<Visibility>,

@@ -76,7 +76,7 @@ impl std::fmt::Display for Summary {
 }
 
 /// The segments under `root`: the stems of `vehicle_pose/*.parquet`, sorted.
-pub fn segments(root: &Path) -> Result<Vec<String>> {
+pub(crate) fn segments(root: &Path) -> Result<Vec<String>> {
     let dir = root.join("vehicle_pose");
     if !dir.is_dir() {
         return Err(Error::input(

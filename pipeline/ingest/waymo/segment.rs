@@ -13,7 +13,7 @@ use crate::store::{CameraRow, EgoPoseRow, FrameRow, ObjectRow, SceneData, SceneR
 use crate::taxonomy::Taxonomy;
 use crate::{Error, Result};
 
-pub use crate::formats::waymo::{
+pub(crate) use crate::formats::waymo::{
     CAL, CAM, CAMERA_OBJECT_ID, CB, IMG, LASER_ID, LB, PB, POSE, SB, SEG, ST, TS,
 };
 
@@ -48,7 +48,7 @@ fn camera_name(code: u8) -> &'static str {
 }
 
 /// A label type name from its code (`TYPE_VEHICLE`, or `TYPE_<code>` when out of range).
-pub fn type_name(code: i64) -> String {
+pub(crate) fn type_name(code: i64) -> String {
     usize::try_from(code)
         .ok()
         .and_then(|i| BOX_TYPES.get(i))

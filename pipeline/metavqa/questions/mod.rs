@@ -44,7 +44,7 @@ use super::types::QuestionType as Q;
 use crate::qa::record::SplitMix64;
 use crate::qa::{Layout, Prompt};
 
-pub use words::definitions;
+pub(crate) use words::definitions;
 
 /// `pick_closer`'s third option.
 pub(crate) const SAME_DISTANCE: &str = "about the same distance";

@@ -189,7 +189,7 @@ pub(super) fn action_words(cfg: &MetavqaConfig, a: usize) -> String {
 
 /// What the answer words of question type `q` mean under `cfg`: empty for types whose answers
 /// are self-evident (a colour, a class name, a mark number).
-pub fn definitions(q: Q, cfg: &MetavqaConfig) -> String {
+pub(crate) fn definitions(q: Q, cfg: &MetavqaConfig) -> String {
     let r = &cfg.rules;
     let parts: Vec<String> = match q {
         Q::IdentifyColor | Q::IdentifyType | Q::Grounding => Vec::new(),

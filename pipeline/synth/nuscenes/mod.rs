@@ -94,7 +94,7 @@ fn write_map_masks(
 }
 
 /// Writes the dataroot.
-pub fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
+pub(crate) fn write(out: &Path, opts: &SynthOptions) -> Result<SynthSummary> {
     opts.validate()?;
     let _owned = crate::store::owner::Owned::claim(out, "synthetic corpus", "the corpus")?;
     let started = Instant::now();

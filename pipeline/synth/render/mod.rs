@@ -32,7 +32,7 @@ const HAZE_HALF: f64 = 450.0;
 
 /// A pinhole camera placed in the world.
 #[derive(Debug, Clone, PartialEq)]
-pub struct View {
+pub(crate) struct View {
     pub width: u32,
     pub height: u32,
     pub fx: f64,
@@ -47,7 +47,7 @@ pub struct View {
 
 /// A box to draw.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Solid {
+pub(crate) struct Solid {
     /// Reported back in [`ObjectPixels`].
     pub id: u32,
     /// Index into [`CLASSES`](super::world::CLASSES).
@@ -60,7 +60,7 @@ pub struct Solid {
 
 /// How much of one box an image shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ObjectPixels {
+pub(crate) struct ObjectPixels {
     pub id: u32,
     /// Pixels where the box is the nearest thing.
     pub visible: u32,
@@ -70,7 +70,7 @@ pub struct ObjectPixels {
 
 /// The ground: roads and the crosswalks at their junctions (s ranges per road).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ground {
+pub(crate) struct Ground {
     pub roads: Vec<Road>,
     pub crosswalks: Vec<Vec<(f64, f64)>>,
 }
@@ -98,10 +98,9 @@ impl Ground {
 }
 
 /// A rendered image and what it shows of each box.
+#[cfg(test)]
 #[derive(Debug, Clone)]
-pub struct Rendered {
-    pub width: u32,
-    pub height: u32,
+pub(crate) struct Rendered {
     /// Row-major RGB8.
     pub rgb: Vec<u8>,
     /// One entry per box that has a non-empty silhouette, in `solids` order.
@@ -111,7 +110,7 @@ pub struct Rendered {
 /// Buffers a thread reuses from frame to frame: the picture, the depth and id buffers and one
 /// row of ray scratch. Fresh 20 MB allocations per frame cost more in page faults than drawing.
 #[derive(Debug, Default)]
-pub struct Canvas {
+pub(crate) struct Canvas {
     /// Row-major RGB8 of the last frame rendered.
     pub rgb: Vec<u8>,
     buf: Buffers,
@@ -144,12 +143,11 @@ impl Canvas {
 }
 
 /// Renders one image.
-pub fn render(view: &View, ground: &Ground, solids: &[Solid]) -> Rendered {
+#[cfg(test)]
+pub(crate) fn render(view: &View, ground: &Ground, solids: &[Solid]) -> Rendered {
     let mut canvas = Canvas::new();
     let objects = render_into(&mut canvas, view, ground, solids, true);
     Rendered {
-        width: view.width,
-        height: view.height,
         rgb: canvas.rgb,
         objects,
     }
@@ -170,12 +168,7 @@ pub(crate) fn render_into(
 }
 
 /// How many pixels of each box an image of `view` would show, without drawing it: the same
-/// rasterisation as [`render`], depth and ids only.
-pub fn coverage(view: &View, solids: &[Solid]) -> Vec<ObjectPixels> {
-    coverage_into(&mut Canvas::new(), view, solids)
-}
-
-/// [`coverage`] with reused buffers.
+/// rasterisation as [`render_into`], depth and ids only, in `canvas`'s reused buffers.
 pub(crate) fn coverage_into(
     canvas: &mut Canvas,
     view: &View,

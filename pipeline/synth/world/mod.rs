@@ -20,7 +20,7 @@
 //! * `script`: the manoeuvre scripts ([`SCRIPTS`]) and what they are made of;
 //! * `ego`: the ego's drive, integrated from a script ([`EgoTrack`]);
 //! * `road`: the straight roads ([`Road`]) and how they are laid under the drive;
-//! * `agent`: an agent and how it moves ([`Agent`], [`Motion`]);
+//! * `agent`: an agent and how it moves ([`Agent`], [`agent::Motion`]);
 //! * `cast`: placing the agents on the roads without collisions, in a fixed order (the random
 //!   stream and the agent ids depend on it): the overlap test and the placement loop there, the
 //!   objects every scene has in `cast/mandatory.rs`, the drawn street life in `cast/street.rs`.
@@ -33,9 +33,9 @@ mod script;
 
 use std::f64::consts::PI;
 
-pub use agent::{Agent, AgentState, Motion};
-pub use ego::{EgoState, EgoTrack};
-pub use road::{Road, Traffic};
+pub(crate) use agent::{Agent, AgentState};
+pub(crate) use ego::{EgoState, EgoTrack};
+pub(crate) use road::{Road, Traffic};
 pub use script::{PathEvent, Script, Side, SpeedStep, SCRIPTS};
 
 use cast::Cast;
@@ -55,7 +55,7 @@ pub(crate) const PARKING_WIDTH: f64 = 2.5;
 pub(crate) const SIDEWALK_WIDTH: f64 = 3.5;
 /// The ego trajectory is defined from this time on, so camera frames that precede the first
 /// keyframe by a few tens of milliseconds still have a pose.
-pub const T_BEGIN: f64 = -1.0;
+pub(crate) const T_BEGIN: f64 = -1.0;
 /// Ego body: [w, l, h] and how far its centre is ahead of the ego origin (the rear axle).
 pub(crate) const EGO_SIZE: [f64; 3] = [1.9, 4.7, 1.6];
 pub(crate) const EGO_CENTER_AHEAD: f64 = 1.35;

@@ -68,7 +68,7 @@ use crate::gpu::{Gpu, KernelId};
 use crate::visibility::raster::{RasterOut, Rasteriser, EMPTY};
 use crate::{Error, Result};
 /// The largest width or height accepted (the rasteriser's limit; keeps the EDT in `i32`).
-pub const MAX_SIDE: u32 = crate::visibility::raster::MAX_SIDE;
+pub(crate) const MAX_SIDE: u32 = crate::visibility::raster::MAX_SIDE;
 
 /// The uniform block of the three EDT/anchor kernels (keep in step with their `Params`).
 #[repr(C)]

@@ -97,7 +97,7 @@ use crate::Result;
 pub const EMPTY: u32 = u32::MAX;
 
 /// The largest width or height the fixed-point grid allows.
-pub const MAX_SIDE: u32 = 16382;
+pub(crate) const MAX_SIDE: u32 = 16382;
 
 /// Largest fixed-point coordinate (see rule 1).
 const MAX_FIXED: u32 = 32767;
