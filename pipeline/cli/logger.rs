@@ -78,7 +78,7 @@ mod tests {
         let log = Stderr { level: level(0) };
         let ours = Metadata::builder()
             .level(Level::Warn)
-            .target("crate::gpu")
+            .target("drivegen::gpu")
             .build();
         let theirs = Metadata::builder()
             .level(Level::Warn)
