@@ -98,7 +98,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_pixel.wgsl")
         ),
-        twin_file: "corrupt/photometric.rs",
+        twin_file: "corrupt/photometric/mod.rs",
         twin: "pixel_cpu",
     },
     Shader {
@@ -108,7 +108,7 @@ pub const KERNELS: &[Shader] = &[
             include_str!("../../kernels/corrupt_common.wgsl.inc"),
             include_str!("../../kernels/corrupt_dark.wgsl")
         ),
-        twin_file: "corrupt/photometric.rs",
+        twin_file: "corrupt/photometric/dark.rs",
         twin: "dark_cpu",
     },
     Shader {
