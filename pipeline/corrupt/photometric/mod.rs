@@ -12,8 +12,10 @@ use serde_json::json;
 
 mod dark;
 
-pub use dark::{DarkEntry, DarkParams, DarkPlan};
 pub(crate) use dark::dark_cpu;
+#[cfg(test)]
+pub(crate) use dark::DarkParams;
+pub use dark::{DarkEntry, DarkPlan};
 
 use super::config::CorruptConfig;
 use super::{j32, sev_index, to_u8};
