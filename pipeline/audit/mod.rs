@@ -1,11 +1,12 @@
 //! Blind baselines of a release: how well a model that never looks at an image answers it.
 //!
 //! Three baselines, each fitted on some scenes and scored on the others (folds by a hash of the
-//! scene id, so no scene is in both), reported per family and per question type beside chance
-//! (the mean of 1 / options). A single scene is split by its clips and keyframes instead (each
-//! kept whole), and rows from a single clip or keyframe are not scored at all: no baseline is
-//! ever scored on a row it was fitted on, since one that is rewards memorising the rows. They are fitted per family on what a model reads, the prompt and
-//! its options, and never on the question type, which a model does not see:
+//! scene id, so no scene is in both), reported per family and per question type beside chance (the
+//! mean of 1 / options). A single scene is split by its clips and keyframes instead (each kept
+//! whole), and rows from a single clip or keyframe are not scored at all: no baseline is ever
+//! scored on a row it was fitted on, since one that is rewards memorising the rows. They are fitted
+//! per family on what a model reads, the prompt and its options, and never on the question type,
+//! which a model does not see:
 //!
 //! - **letter prior**: always the letter most often correct in the fitting folds;
 //! - **answer prior per template**: the answer most often correct for the question's template
@@ -313,11 +314,11 @@ fn filter_rows(
     (out, removed)
 }
 
-/// The first step of [`Collector::filter`]: within each family's question template (the stem a model
-/// reads, numbers masked), no answer keeps more rows than the template's rarest answer, and a
-/// template that only ever has one answer keeps one row. This removes what any reader of the
-/// text could learn from it, whatever the baseline, before the held-out baselines look for
-/// what is left; the rows dropped are the last by `qa_id` (a hash: an unbiased sample).
+/// The first step of [`Collector::filter`]: within each family's question template (the stem a
+/// model reads, numbers masked), no answer keeps more rows than the template's rarest answer, and a
+/// template that only ever has one answer keeps one row. This removes what any reader of the text
+/// could learn from it, whatever the baseline, before the held-out baselines look for what is left;
+/// the rows dropped are the last by `qa_id` (a hash: an unbiased sample).
 fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
     let name = |id| rows.names.name(id);
     let mut groups: BTreeMap<(&str, &str), BTreeMap<&str, Vec<usize>>> = BTreeMap::new();

@@ -33,8 +33,8 @@ pub(super) struct Rows {
     pub names: Names,
     lists: Lists,
     pub rows: Vec<Row>,
-    /// Per row, its record's `qa_id` ([`crate::audit::Collector::filter`] orders and names rows by it);
-    /// empty when `no_ids` (an audit alone never names a row).
+    /// Per row, its record's `qa_id` ([`crate::audit::Collector::filter`] orders and names rows by
+    /// it); empty when `no_ids` (an audit alone never names a row).
     pub qa_ids: Column,
     pub no_ids: bool,
 }

@@ -176,8 +176,8 @@ fn log_outcome(o: &BalanceOutcome, out_dir: &Path) {
 }
 
 /// Drops the planned rows that blind baselines answer without the image (see
-/// [`crate::audit::Collector::filter`]) and records them, with the reason, in `blind_filter.jsonl`. The
-/// family's planned rows are read into memory for this.
+/// [`crate::audit::Collector::filter`]) and records them, with the reason, in `blind_filter.jsonl`.
+/// The family's planned rows are read into memory for this.
 fn blind_filter(
     inputs: &[PathBuf],
     facts: &Facts,

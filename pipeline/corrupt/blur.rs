@@ -108,9 +108,10 @@ pub(crate) fn gather<F: Fn(usize) -> f32>(
 
 /// The CPU twin of `corrupt_motion.wgsl`: the gather on 0..255 values, clipped, truncated.
 ///
-/// Each pixel adds its taps in the kernel's order (`gather`, the per-pixel reference the tests compare with); the loops run tap by tap over
-/// whole rows instead of pixel by pixel, which gives every pixel the same additions in the
-/// same order and lets the inner loop vectorise. Rows run in parallel.
+/// Each pixel adds its taps in the kernel's order (`gather`, the per-pixel reference the tests
+/// compare with); the loops run tap by tap over whole rows instead of pixel by pixel, which gives
+/// every pixel the same additions in the same order and lets the inner loop vectorise. Rows run in
+/// parallel.
 pub(crate) fn motion_cpu(img: &RgbImage, taps: &[Tap]) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
@@ -258,11 +259,12 @@ impl ZoomPlan {
 
 /// The CPU twin of `corrupt_zoom.wgsl`: (x + Σ layers) / (n + 1) on [0, 1] values.
 ///
-/// Every pixel computes what `zoom_sample` (the per-pixel reference the tests compare with) computes, layer after layer in the kernel's
-/// order, split in its two halves: a block of output rows first takes the row half (`top` and
-/// `bot`, the lerp along x) of every source row it reads, once, then each output row lerps
-/// two of those rows along y, which runs over contiguous memory. The same operations in the
-/// same order as one sample at a time, so the same bits. Blocks run in parallel.
+/// Every pixel computes what `zoom_sample` (the per-pixel reference the tests compare with)
+/// computes, layer after layer in the kernel's order, split in its two halves: a block of output
+/// rows first takes the row half (`top` and `bot`, the lerp along x) of every source row it reads,
+/// once, then each output row lerps two of those rows along y, which runs over contiguous memory.
+/// The same operations in the same order as one sample at a time, so the same bits. Blocks run in
+/// parallel.
 pub(crate) fn zoom_cpu(img: &RgbImage, layers: &[ZoomLayer]) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v) / 255.0).collect();
@@ -528,7 +530,6 @@ fn round_row_any(out: &mut [u8], from: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StageConfig;
 
     fn random_image(w: u32, h: u32, seed: u64) -> RgbImage {
         let mut state = seed | 1;
@@ -611,7 +612,7 @@ mod tests {
     /// the row-wise twins must give the same bytes.
     #[test]
     fn row_wise_blurs_equal_the_per_pixel_recipe() {
-        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let c = crate::corrupt::config::test_config();
         for (k, (w, h)) in [(97, 61), (160, 90), (7, 300), (300, 5)]
             .into_iter()
             .enumerate()
@@ -650,7 +651,7 @@ mod tests {
 
     #[test]
     fn zoom_factor_counts_follow_numpy() {
-        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let c = crate::corrupt::config::test_config();
         let counts: Vec<usize> = (1..=5)
             .map(|s| ZoomPlan::new(&c, s, 160, 90).factors.len())
             .collect();

@@ -509,3 +509,10 @@ impl crate::config::StageConfig for CorruptConfig {
         self.check_digital(&c)
     }
 }
+
+/// The built-in config, for the tests of every corruption.
+#[cfg(test)]
+pub(crate) fn test_config() -> CorruptConfig {
+    use crate::config::StageConfig;
+    CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
+}

@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn default_config_loads_with_drivebench_severities() {
-        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let c = crate::corrupt::config::test_config();
         let got: Vec<u8> = Corruption::ALL
             .iter()
             .map(|k| c.default_severity(*k))
@@ -524,7 +524,7 @@ mod tests {
 
     #[test]
     fn frame_lost_and_crash_are_black_and_recorded() {
-        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let c = crate::corrupt::config::test_config();
         let img = RgbImage::from_pixel(8, 8, image::Rgb([9, 99, 199]));
         let cams = CAMERA_ORDER;
         let views: Vec<View<'_>> = cams
@@ -560,7 +560,7 @@ mod tests {
 
     #[test]
     fn one_view_planned_alone_is_planned_as_in_its_frame() {
-        let c = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let c = crate::corrupt::config::test_config();
         let cams = CAMERA_ORDER;
         let imgs: Vec<RgbImage> = (0..6u8)
             .map(|k| {

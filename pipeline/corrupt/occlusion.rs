@@ -164,10 +164,10 @@ pub(crate) fn splash_value(p: &SplashParams, discs: &[Disc], v: u8, x: i32, y: i
     v as u8
 }
 
-/// The CPU twin of `corrupt_splash.wgsl` followed by the Gaussian passes. The discs are
-/// blended row by row over the columns each covers (the x with dx² ≤ r² − dy², an integer
-/// square root away from its centre), in disc order: per value the blends of
-/// `splash_value` (the scalar reference the tests compare with), in its order, without testing every disc at every value.
+/// The CPU twin of `corrupt_splash.wgsl` followed by the Gaussian passes. The discs are blended row
+/// by row over the columns each covers (the x with dx² ≤ r² − dy², an integer square root away from
+/// its centre), in disc order: per value the blends of `splash_value` (the scalar reference the
+/// tests compare with), in its order, without testing every disc at every value.
 pub(crate) fn splash_cpu(img: &RgbImage, plan: &SplashPlan) -> RgbImage {
     let w = img.width() as usize;
     let mut src: Vec<f32> = img.as_raw().iter().map(|&v| f32::from(v)).collect();
@@ -324,7 +324,6 @@ pub(crate) fn lens_cpu(img: &RgbImage, plan: &LensPlan) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StageConfig;
 
     #[test]
     fn view_choices() {
@@ -344,7 +343,7 @@ mod tests {
 
     #[test]
     fn lens_takes_the_blur_exactly_on_the_ellipse() {
-        let cfg = CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"));
+        let cfg = crate::corrupt::config::test_config();
         let (w, h) = (61u32, 40u32);
         let img = RgbImage::from_fn(w, h, |x, y| {
             image::Rgb([(x * 5) as u8, (y * 9) as u8, ((x * y) % 251) as u8])

@@ -1,10 +1,11 @@
 //! Prompts as the benchmark shows them (`docs/egodyn.md` §6.2–§6.3).
 //!
-//! The vision-only prompt is three lines joined by `\n`: the frame sentence, `{question}
-//! [{c1} / {c2} / …]` and the answer instruction. For the "Vision + Dynamics" setting the four
-//! trajectory encodings ([`TrajectoryText`]) go into `clips.arrow`'s `trajectory_text`, for a
-//! harness to put between the frame sentence and the question. Number formats follow the reference evaluator (Python's `.Nf`, which
-//! Rust's `{:.N}` reproduces: both round the exact binary value half to even).
+//! The vision-only prompt is three lines joined by `\n`: the frame sentence, `{question} [{c1} /
+//! {c2} / …]` and the answer instruction. For the "Vision + Dynamics" setting the four trajectory
+//! encodings ([`TrajectoryText`]) go into `clips.arrow`'s `trajectory_text`, for a harness to put
+//! between the frame sentence and the question. Number formats follow the reference evaluator
+//! (Python's `.Nf`, which Rust's `{:.N}` reproduces: both round the exact binary value half to
+//! even).
 
 use super::config::CoordinatesFrame;
 use super::kinematics::{Features, Kinematics};
@@ -47,10 +48,10 @@ pub(crate) fn frame_sentence(frames: usize, duration_s: f64) -> Option<String> {
     }
 }
 
-/// The vision-only prompt of one question: the frame sentence, `{question} [{c1} / {c2} / …]`,
-/// the sentence defining its answer words ([`super::oracle::wording::definitions`]; nothing when empty) and the answer
-/// instruction, rendered from `choices` by [`crate::qa::Prompt`]. The definitions open the
-/// postamble, on their own line, so the question line keeps the paper's form.
+/// The vision-only prompt of one question: the frame sentence, `{question} [{c1} / {c2} / …]`, the
+/// sentence defining its answer words ([`super::oracle::wording::definitions`]; nothing when empty)
+/// and the answer instruction, rendered from `choices` by [`crate::qa::Prompt`]. The definitions
+/// open the postamble, on their own line, so the question line keeps the paper's form.
 pub(crate) fn question_prompt(
     frame_line: Option<&str>,
     text: &str,

@@ -28,7 +28,8 @@ pub(super) struct ImageFinder<'a> {
 /// One image a row shows: the path recorded in the shard and where its bytes are.
 pub(super) struct Shown<'a> {
     pub(super) path: String,
-    /// The source dataset's file it is or was drawn on (see [`super::read::ShownImage::source_file`]).
+    /// The source dataset's file it is or was drawn on (see
+    /// [`super::read::ShownImage::source_file`]).
     pub(super) source_file: String,
     /// The source's key of the frame it belongs to (the row's `source_frame_ids`).
     pub(super) source_frame: String,

@@ -303,11 +303,7 @@ fn dark_finish(plan: &DarkPlan, key: Key, count: u32, counter: u32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StageConfig;
-
-    fn cfg() -> CorruptConfig {
-        CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
-    }
+    use crate::corrupt::config::test_config as cfg;
 
     #[test]
     fn dark_cpu_is_dark_value_at_every_element() {

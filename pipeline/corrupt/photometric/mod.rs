@@ -319,11 +319,7 @@ fn hsv_lane(p: &HsvParams, r: f32, g: f32, b: f32) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StageConfig;
-
-    fn cfg() -> CorruptConfig {
-        CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
-    }
+    use crate::corrupt::config::test_config as cfg;
 
     #[test]
     fn hsv_round_trip_and_known_values() {

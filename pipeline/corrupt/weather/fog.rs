@@ -384,7 +384,7 @@ fn fog_composite_row_any(row: &mut [u8], map: &[f32], buf: &mut Vec<f32>, c: Com
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corrupt::weather::test_config as cfg;
+    use crate::corrupt::config::test_config as cfg;
 
     #[test]
     fn fog_rows_equal_the_elements_in_dispatch_order() {

@@ -24,10 +24,3 @@ pub(crate) const FOG_NODE: u32 = 0x0400;
 pub(crate) const RAIN_SLANT: u32 = 0x0500;
 pub(crate) const RAIN_X: u32 = 0x0501;
 pub(crate) const RAIN_Y: u32 = 0x0502;
-
-/// The default config, for the tests of every kind.
-#[cfg(test)]
-fn test_config() -> super::config::CorruptConfig {
-    use crate::config::StageConfig;
-    super::config::CorruptConfig::default_config().unwrap_or_else(|e| panic!("{e}"))
-}

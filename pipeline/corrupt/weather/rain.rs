@@ -301,7 +301,7 @@ fn rain_final_row_any(out: &mut [u8], blend: &[u32], mu: [f32; 3], contrast: f32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corrupt::weather::test_config as cfg;
+    use crate::corrupt::config::test_config as cfg;
 
     /// The rain twin as first written: nine taps per pixel, one pixel at a time.
     fn rain_per_pixel(img: &RgbImage, plan: &RainPlan) -> RgbImage {

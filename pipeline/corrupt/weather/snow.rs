@@ -123,8 +123,9 @@ pub(crate) fn snow_layer(p: &SnowParams, taps: &[Tap], zoomed: &[f32], x: u32, y
     (v * 255.0).round_ties_even().clamp(0.0, 255.0) as u32
 }
 
-/// Snow stage 3 for the whole image: `snow_layer` (the per-pixel reference the tests compare with) at every pixel, computed tap by tap over
-/// whole rows (each pixel gets the same additions in the same order), rows in parallel.
+/// Snow stage 3 for the whole image: `snow_layer` (the per-pixel reference the tests compare with)
+/// at every pixel, computed tap by tap over whole rows (each pixel gets the same additions in the
+/// same order), rows in parallel.
 pub(crate) fn snow_layer_rows(p: &SnowParams, taps: &[Tap], zoomed: &[f32]) -> Vec<u32> {
     let (w, zw, zh) = (p.width as usize, p.zoom_w as usize, p.zoom_h as i64);
     let mut layer = vec![0u32; w * p.height as usize];
@@ -182,9 +183,9 @@ pub(crate) fn snow_cpu(img: &RgbImage, plan: &SnowPlan) -> RgbImage {
     out
 }
 
-/// Snow stage 2 for the whole zoomed layer: `snow_zoomed` (the per-element reference the tests compare with) at every element, with the
-/// column half of each bilinear sample worked out once per column and the row half once per
-/// row (the same arithmetic in the same order), rows in parallel.
+/// Snow stage 2 for the whole zoomed layer: `snow_zoomed` (the per-element reference the tests
+/// compare with) at every element, with the column half of each bilinear sample worked out once per
+/// column and the row half once per row (the same arithmetic in the same order), rows in parallel.
 fn snow_zoomed_rows(p: &SnowParams, noise: &[f32]) -> Vec<f32> {
     let l = &p.zoom;
     let (zw, zh) = (p.zoom_w as usize, p.zoom_h as usize);
@@ -226,7 +227,7 @@ fn snow_zoomed_rows(p: &SnowParams, noise: &[f32]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::corrupt::weather::test_config as cfg;
+    use crate::corrupt::config::test_config as cfg;
 
     /// Snow's noise and zoomed layer, element by element as the kernels compute them.
     fn snow_stages_by_element(plan: &SnowPlan) -> (Vec<f32>, Vec<f32>) {
