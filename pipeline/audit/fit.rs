@@ -111,7 +111,7 @@ pub(super) struct Outcome {
 
 /// The leading 8 bytes of the SHA-256 of `name`: a fold assignment that depends on the name
 /// alone, never on RNG state or the order rows were read in.
-fn hash_of(name: &str) -> u64 {
+pub(super) fn hash_of(name: &str) -> u64 {
     use sha2::Digest;
     let h = sha2::Sha256::digest(name.as_bytes());
     u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])

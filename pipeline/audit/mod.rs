@@ -22,6 +22,13 @@ use serde::Serialize;
 
 use crate::qa::QaRecord;
 
+/// Rows of one family the audit of a release scores at most: past it, the family's rows with
+/// the smallest hashes of their `qa_id` are kept (a uniform sample that does not depend on the
+/// order rows are read in), so that the audit's memory stops growing with the release. At this
+/// size a held-out accuracy near chance has a standard error under 0.002, a fortieth of the
+/// default blind margin.
+pub(crate) const MAX_AUDITED_ROWS: usize = 1 << 17;
+
 /// Folds at most (fewer when the release has fewer scenes, or a single scene fewer clips and
 /// keyframes; never fewer than 2).
 pub(crate) const MAX_FOLDS: usize = 5;
@@ -86,12 +93,27 @@ pub struct Audit {
     pub families: BTreeMap<String, Baselines>,
     /// Keyed `family/type`.
     pub types: BTreeMap<String, Baselines>,
+    /// The families audited on a sample ([`MAX_AUDITED_ROWS`]); absent when every row was.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sampled: BTreeMap<String, Sample>,
 }
 
+/// How much of a family's scorable rows the audit read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Sample {
+    /// Rows kept: the ones with the smallest hashes of their `qa_id`.
+    pub rows: usize,
+    /// Scorable rows the family has.
+    pub of: usize,
+}
+
+mod filter;
 mod fit;
 mod rows;
 
-use fit::Outcome;
+#[cfg(test)]
+pub(crate) use filter::filter;
+
 use rows::Rows;
 
 /// Sums of correct guesses.
@@ -141,13 +163,35 @@ pub(crate) struct Collector {
     /// Per scorable row, its position among the records added.
     index: Vec<usize>,
     added: usize,
+    /// Rows a family keeps at most (0: all of them; the filter must see every row).
+    cap: usize,
+    /// Per kept row, the hash of its `qa_id` (only when capped).
+    keys: Vec<u64>,
+    /// Per family, its scorable rows seen, rows kept and the largest hash still kept.
+    seen: BTreeMap<String, Seen>,
+}
+
+/// A capped collector's count of one family.
+struct Seen {
+    rows: usize,
+    kept: usize,
+    /// Rows hashing above this are past the family's sample already.
+    threshold: u64,
 }
 
 impl Collector {
     /// A collector that is only [`Collector::finish`]ed: it keeps no `qa_id`s, which only the
-    /// filter reads.
+    /// filter reads, and samples each family past [`MAX_AUDITED_ROWS`].
     pub fn for_audit() -> Self {
-        let mut c = Collector::default();
+        Self::sampling(MAX_AUDITED_ROWS)
+    }
+
+    /// [`Collector::for_audit`] keeping `cap` rows of a family at most.
+    fn sampling(cap: usize) -> Self {
+        let mut c = Collector {
+            cap: cap.max(1),
+            ..Default::default()
+        };
         c.rows.no_ids = true;
         c
     }
@@ -159,10 +203,88 @@ impl Collector {
 
     /// Adds the record at `position` among the records (in any order; each position once).
     pub(crate) fn add_at(&mut self, position: usize, r: &QaRecord) {
-        if self.rows.add(r) {
-            self.index.push(position);
-        }
         self.added = self.added.max(position + 1);
+        if self.cap == 0 {
+            if self.rows.add(r) {
+                self.index.push(position);
+            }
+            return;
+        }
+        if !rows::scorable(r) {
+            return;
+        }
+        let key = fit::hash_of(&r.qa_id);
+        if !self.seen.contains_key(&r.family) {
+            self.seen.insert(
+                r.family.clone(),
+                Seen {
+                    rows: 0,
+                    kept: 0,
+                    threshold: u64::MAX,
+                },
+            );
+        }
+        let Some(seen) = self.seen.get_mut(&r.family) else {
+            return;
+        };
+        seen.rows += 1;
+        if key > seen.threshold {
+            return;
+        }
+        seen.kept += 1;
+        let full = seen.kept >= 2 * self.cap;
+        self.rows.add(r);
+        self.index.push(position);
+        self.keys.push(key);
+        if full {
+            self.keep_smallest(&r.family.clone());
+        }
+    }
+
+    /// Drops family `family`'s rows past its `cap` smallest (hash, then position), lowering its
+    /// threshold to the last one kept. Run when a family holds twice its cap, which happens
+    /// about once each time its rows grow e-fold, so the rebuild of the names costs little.
+    fn keep_smallest(&mut self, family: &str) {
+        let mut ranked: Vec<(u64, usize, usize)> = (0..self.rows.rows.len())
+            .filter(|&i| self.rows.names.name(self.rows.rows[i].family) == family)
+            .map(|i| (self.keys[i], self.index[i], i))
+            .collect();
+        if ranked.len() <= self.cap {
+            return;
+        }
+        ranked.sort_unstable();
+        let mut keep = vec![true; self.rows.rows.len()];
+        for &(_, _, i) in &ranked[self.cap..] {
+            keep[i] = false;
+        }
+        self.rows.retain(&keep);
+        let mut k = keep.iter();
+        self.index.retain(|_| *k.next().unwrap_or(&false));
+        let mut k = keep.iter();
+        self.keys.retain(|_| *k.next().unwrap_or(&false));
+        if let Some(seen) = self.seen.get_mut(family) {
+            seen.kept = self.cap;
+            seen.threshold = ranked[self.cap - 1].0;
+        }
+    }
+
+    /// Cuts every family to its sample; returns the families that were sampled.
+    fn sample(&mut self) -> BTreeMap<String, Sample> {
+        let over: Vec<String> = self
+            .seen
+            .iter()
+            .filter(|(_, s)| s.rows > self.cap)
+            .map(|(f, _)| f.clone())
+            .collect();
+        for f in &over {
+            self.keep_smallest(f);
+        }
+        over.into_iter()
+            .map(|f| {
+                let of = self.seen[&f].rows;
+                (f, Sample { rows: self.cap, of })
+            })
+            .collect()
     }
 
     /// The rows in the records' order: the baselines' folds and the filter's choices do not
@@ -177,7 +299,8 @@ impl Collector {
         self
     }
 
-    pub fn finish(self) -> Audit {
+    pub fn finish(mut self) -> Audit {
+        let sampled = self.sample();
         let c = self.in_order();
         let rows = &c.rows;
         let all: Vec<usize> = (0..rows.rows.len()).collect();
@@ -205,155 +328,9 @@ impl Collector {
             grouping: folds.grouping,
             families: named(families),
             types: named(types),
+            sampled,
         }
     }
-}
-
-/// The names of the baselines, in the order of [`Outcome::right`].
-const BASELINES: [&str; 3] = [
-    "letter prior",
-    "answer prior per template",
-    "question-only classifier",
-];
-
-/// Rounds of [`Collector::filter`] at most.
-const MAX_ROUNDS: usize = 40;
-
-/// A row [`Collector::filter`] removed, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Removed {
-    pub qa_id: String,
-    pub reason: String,
-}
-
-/// Drops rows that blind baselines answer from the text alone until every family's best blind
-/// baseline is within `margin` of chance. Each template's answers are first flattened
-/// (`flatten_templates`); then each round refits the baselines (scenes held out, or a
-/// single scene's clips and keyframes; rows that cannot be held out are not judged),
-/// and in every family still over the margin drops, among the rows its best baseline gets
-/// right, the first by `qa_id` — as many as would bring that accuracy to the margin, at most a
-/// quarter of them, so that the refit can respond. Returns which records to keep.
-#[cfg(test)]
-pub(crate) fn filter(records: &[QaRecord], margin: f64) -> (Vec<bool>, Vec<Removed>) {
-    let mut c = Collector::default();
-    records.iter().for_each(|r| c.add(r));
-    c.filter(margin)
-}
-
-impl Collector {
-    /// [`Collector::filter`] over the records added: which to keep, in the order they were added.
-    pub fn filter(self, margin: f64) -> (Vec<bool>, Vec<Removed>) {
-        let c = self.in_order();
-        filter_rows(&c.rows, &c.index, c.added, margin)
-    }
-}
-
-fn filter_rows(
-    rows: &Rows,
-    index: &[usize],
-    records: usize,
-    margin: f64,
-) -> (Vec<bool>, Vec<Removed>) {
-    let (mut keep, mut removed) = flatten_templates(rows);
-    for _ in 0..MAX_ROUNDS {
-        let kept: Vec<usize> = (0..rows.rows.len()).filter(|&i| keep[i]).collect();
-        let mut outcomes = Vec::new();
-        fit::outcomes(rows, &kept, |o| outcomes.push(o));
-        let mut by_family: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
-        for o in &outcomes {
-            by_family
-                .entry(rows.names.name(o.family))
-                .or_default()
-                .push(o);
-        }
-        let mut dropped_any = false;
-        for (family, group) in by_family {
-            let n = group.len() as f64;
-            let chance = group.iter().map(|o| o.chance).sum::<f64>() / n;
-            let acc = |b: usize| group.iter().filter(|o| o.right[b]).count() as f64 / n;
-            let best = (0..3)
-                .max_by(|&a, &b| acc(a).total_cmp(&acc(b)))
-                .unwrap_or(0);
-            let target = chance + margin;
-            if acc(best) <= target {
-                continue;
-            }
-            let mut correct: Vec<usize> = group
-                .iter()
-                .filter(|o| o.right[best])
-                .map(|o| o.row)
-                .collect();
-            correct.sort_by(|&a, &b| rows.qa_ids.get(a).cmp(rows.qa_ids.get(b)));
-            let c = correct.len() as f64;
-            let need = ((c - target * n) / (1.0 - target).max(1e-9))
-                .ceil()
-                .max(1.0) as usize;
-            let take = need.min(correct.len().div_ceil(4)).max(1);
-            for &i in correct.iter().take(take) {
-                keep[i] = false;
-                removed.push(Removed {
-                    qa_id: rows.qa_ids.get(i).to_string(),
-                    reason: format!(
-                        "the {} answers it without the image ({family}: {:.3} against chance {chance:.3})",
-                        BASELINES[best],
-                        acc(best)
-                    ),
-                });
-                dropped_any = true;
-            }
-        }
-        if !dropped_any {
-            break;
-        }
-    }
-    // Records the baselines cannot score (no options) are kept.
-    let mut out = vec![true; records];
-    for (row, &i) in index.iter().enumerate() {
-        out[i] = keep[row];
-    }
-    (out, removed)
-}
-
-/// The first step of [`Collector::filter`]: within each family's question template (the stem a
-/// model reads, numbers masked), no answer keeps more rows than the template's rarest answer, and a
-/// template that only ever has one answer keeps one row. This removes what any reader of the text
-/// could learn from it, whatever the baseline, before the held-out baselines look for what is left;
-/// the rows dropped are the last by `qa_id` (a hash: an unbiased sample).
-fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
-    let name = |id| rows.names.name(id);
-    let mut groups: BTreeMap<(&str, &str), BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
-    for (i, r) in rows.rows.iter().enumerate() {
-        groups
-            .entry((name(r.family), name(r.template)))
-            .or_default()
-            .entry(name(rows.answer_text(r)))
-            .or_default()
-            .push(i);
-    }
-    let mut keep = vec![true; rows.rows.len()];
-    let mut removed = Vec::new();
-    for ((family, tpl), answers) in groups {
-        let cap = if answers.len() == 1 {
-            1
-        } else {
-            answers.values().map(Vec::len).min().unwrap_or(0)
-        };
-        for (answer, mut group) in answers {
-            group.sort_by(|&a, &b| rows.qa_ids.get(a).cmp(rows.qa_ids.get(b)));
-            let n = group.len();
-            for &i in group.iter().skip(cap) {
-                keep[i] = false;
-                removed.push(Removed {
-                    qa_id: rows.qa_ids.get(i).to_string(),
-                    reason: format!(
-                        "its template answers {answer:?} in {n} rows where its rarest answer \
-                         has {cap} ({family}: {tpl:?})"
-                    ),
-                });
-            }
-        }
-    }
-    (keep, removed)
 }
 
 /// A Markdown table: one line per family, then per type.
@@ -386,6 +363,16 @@ pub(crate) fn table(a: &Audit) -> String {
     }
     for (k, b) in &a.types {
         s.push_str(&line(k, b));
+    }
+    if !a.sampled.is_empty() {
+        s.push_str("\nsampled (the rows with the smallest hashes of their `qa_id`): ");
+        let parts: Vec<String> = a
+            .sampled
+            .iter()
+            .map(|(f, n)| format!("{f} {} of {} rows", n.rows, n.of))
+            .collect();
+        s.push_str(&parts.join(", "));
+        s.push('\n');
     }
     s
 }
@@ -622,6 +609,89 @@ mod tests {
             );
         }
         assert_eq!(filter(&biased, 0.05).0, keep, "deterministic");
+    }
+
+    #[test]
+    fn a_family_past_the_cap_is_audited_on_its_smallest_hashes() {
+        let mut records = Vec::new();
+        for scene in 0..9 {
+            for k in 0..70u8 {
+                let noun = ["truck", "car", "bus"][usize::from(k % 3)];
+                let mut r = row(
+                    scene,
+                    &format!("How far is the {noun} {}?", tag(usize::from(k))),
+                    &["near", "far", "mid"],
+                    (k / 3 + scene as u8) % 3,
+                );
+                // Two families, the second under the cap.
+                if k % 7 == 0 {
+                    r.family = "g".into();
+                }
+                records.push(r);
+            }
+        }
+        let cap = 40;
+        // The sample chosen independently: per family, the `cap` rows whose SHA-256 of the
+        // `qa_id` reads smallest as a little-endian u64.
+        let key = |r: &QaRecord| {
+            use sha2::Digest;
+            let h = sha2::Sha256::digest(r.qa_id.as_bytes());
+            u64::from_le_bytes(h[..8].try_into().unwrap())
+        };
+        let mut chosen: Vec<(u64, usize)> = Vec::new();
+        for family in ["f", "g"] {
+            let mut ranked: Vec<(u64, usize)> = records
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.family == family)
+                .map(|(i, r)| (key(r), i))
+                .collect();
+            ranked.sort_unstable();
+            chosen.extend(ranked.into_iter().take(cap));
+        }
+        chosen.sort_by_key(|&(_, i)| i);
+        let subset: Vec<QaRecord> = chosen.iter().map(|&(_, i)| records[i].clone()).collect();
+        let expected = audit(&subset);
+        assert!(expected.sampled.is_empty());
+        // Added backwards, so the families' thresholds fall while rows still arrive.
+        let mut c = Collector::sampling(cap);
+        for (i, r) in records.iter().enumerate().rev() {
+            c.add_at(i, r);
+        }
+        let got = c.finish();
+        assert_eq!(got.families, expected.families);
+        assert_eq!(got.types, expected.types);
+        assert_eq!(
+            (got.folds, got.grouping),
+            (expected.folds, expected.grouping)
+        );
+        let n = |f: &str| records.iter().filter(|r| r.family == f).count();
+        assert_eq!(
+            got.sampled,
+            BTreeMap::from([
+                (
+                    "f".to_string(),
+                    Sample {
+                        rows: cap,
+                        of: n("f")
+                    }
+                ),
+                (
+                    "g".to_string(),
+                    Sample {
+                        rows: cap,
+                        of: n("g")
+                    }
+                ),
+            ])
+        );
+        assert!(table(&got).contains(&format!("f {cap} of {} rows", n("f"))));
+        // Under the cap nothing is sampled.
+        let mut c = Collector::sampling(records.len());
+        records.iter().for_each(|r| c.add(r));
+        let all = c.finish();
+        assert!(all.sampled.is_empty());
+        assert_eq!(all, audit(&records));
     }
 
     #[test]

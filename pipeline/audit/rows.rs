@@ -3,6 +3,8 @@
 //! and the audit's memory follows the number of rows times a few dozen bytes, not the
 //! prompts' and evidence's text.
 
+use std::collections::HashMap;
+
 use crate::qa::compact::{Column, Lists, Names};
 use crate::qa::QaRecord;
 
@@ -43,7 +45,7 @@ impl Rows {
     /// Adds `r` when it can be scored (it has options and its key is one of them); returns
     /// whether it was added.
     pub(super) fn add(&mut self, r: &QaRecord) -> bool {
-        if r.choices.is_empty() || usize::from(r.answer_index) >= r.choices.len() {
+        if !scorable(r) {
             return false;
         }
         let n = &mut self.names;
@@ -90,6 +92,66 @@ impl Rows {
         self.options(r)[usize::from(r.answer)]
     }
 
+    /// Keeps the rows where `keep` is true, in their order, and rebuilds the names and lists
+    /// from them alone: what the dropped rows alone named is freed.
+    pub(super) fn retain(&mut self, keep: &[bool]) {
+        let old = std::mem::take(self);
+        self.no_ids = old.no_ids;
+        let mut names: HashMap<u32, u32> = HashMap::new();
+        let mut lists: HashMap<u32, u32> = HashMap::new();
+        let mut kept = Vec::new();
+        for (i, r) in old.rows.into_iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            let mut name = |id: u32| {
+                *names
+                    .entry(id)
+                    .or_insert_with(|| self.names.id(old.names.name(id)))
+            };
+            let (family, key, scene, unit, template) = (
+                name(r.family),
+                name(r.key),
+                name(r.scene),
+                name(r.unit),
+                name(r.template),
+            );
+            let mut list = |id: u32| match lists.get(&id) {
+                Some(&new) => new,
+                None => {
+                    let items = old
+                        .lists
+                        .list(id)
+                        .iter()
+                        .map(|&w| {
+                            *names
+                                .entry(w)
+                                .or_insert_with(|| self.names.id(old.names.name(w)))
+                        })
+                        .collect();
+                    let new = self.lists.id(items);
+                    lists.insert(id, new);
+                    new
+                }
+            };
+            self.rows.push(Row {
+                family,
+                key,
+                scene,
+                unit,
+                template,
+                preamble: list(r.preamble),
+                stem: list(r.stem),
+                options: list(r.options),
+                answer: r.answer,
+            });
+            kept.push(i);
+        }
+        if !self.no_ids {
+            self.qa_ids = old.qa_ids.select(&kept);
+        }
+    }
+
     /// Puts row `by[i]` at `i`.
     pub(super) fn permute(&mut self, by: &[usize]) {
         let mut rows: Vec<Option<Row>> = std::mem::take(&mut self.rows)
@@ -101,6 +163,11 @@ impl Rows {
             self.qa_ids = self.qa_ids.select(by);
         }
     }
+}
+
+/// Whether the baselines can score `r`: it has options and its key is one of them.
+pub(super) fn scorable(r: &QaRecord) -> bool {
+    !r.choices.is_empty() && usize::from(r.answer_index) < r.choices.len()
 }
 
 /// The clip a row asks about, or its keyframe (scene and frame) when it asks about one
