@@ -157,4 +157,3 @@ fn flatten_templates(rows: &Rows) -> (Vec<bool>, Vec<Removed>) {
     }
     (keep, removed)
 }
-
