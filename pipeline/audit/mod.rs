@@ -232,18 +232,19 @@ impl Collector {
             return;
         }
         seen.kept += 1;
-        let full = seen.kept >= 2 * self.cap;
+        let full = seen.kept >= self.cap + self.cap / 4;
         self.rows.add(r);
-        self.index.push(position);
-        self.keys.push(key);
+        rows::push(&mut self.index, position);
+        rows::push(&mut self.keys, key);
         if full {
             self.keep_smallest(&r.family.clone());
         }
     }
 
     /// Drops family `family`'s rows past its `cap` smallest (hash, then position), lowering its
-    /// threshold to the last one kept. Run when a family holds twice its cap, which happens
-    /// about once each time its rows grow e-fold, so the rebuild of the names costs little.
+    /// threshold to the last one kept. Run when a family holds a quarter more than its cap,
+    /// which happens about once each time its rows grow by a quarter, so the rebuild of the
+    /// names costs little.
     fn keep_smallest(&mut self, family: &str) {
         let mut ranked: Vec<(u64, usize, usize)> = (0..self.rows.rows.len())
             .filter(|&i| self.rows.names.name(self.rows.rows[i].family) == family)
@@ -262,6 +263,8 @@ impl Collector {
         self.index.retain(|_| *k.next().unwrap_or(&false));
         let mut k = keep.iter();
         self.keys.retain(|_| *k.next().unwrap_or(&false));
+        self.index.shrink_to_fit();
+        self.keys.shrink_to_fit();
         if let Some(seen) = self.seen.get_mut(family) {
             seen.kept = self.cap;
             seen.threshold = ranked[self.cap - 1].0;

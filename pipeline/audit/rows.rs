@@ -64,7 +64,7 @@ impl Rows {
             options: self.lists.id(r.choices.iter().map(|c| n.id(c)).collect()),
             answer: r.answer_index,
         };
-        self.rows.push(row);
+        push(&mut self.rows, row);
         if !self.no_ids {
             self.qa_ids.push(&r.qa_id);
         }
@@ -97,6 +97,7 @@ impl Rows {
     pub(super) fn retain(&mut self, keep: &[bool]) {
         let old = std::mem::take(self);
         self.no_ids = old.no_ids;
+        self.rows = Vec::with_capacity(keep.iter().filter(|k| **k).count());
         let mut names: HashMap<u32, u32> = HashMap::new();
         let mut lists: HashMap<u32, u32> = HashMap::new();
         let mut kept = Vec::new();
@@ -163,6 +164,16 @@ impl Rows {
             self.qa_ids = self.qa_ids.select(by);
         }
     }
+}
+
+/// Appends `x`, growing a full `v` by a quarter rather than doubling it: the audit's per-row
+/// vectors are its largest allocations, and a doubled one can hold almost twice the rows
+/// there are.
+pub(super) fn push<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact(v.len() / 4 + 64);
+    }
+    v.push(x);
 }
 
 /// Whether the baselines can score `r`: it has options and its key is one of them.
