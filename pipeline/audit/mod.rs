@@ -179,6 +179,16 @@ struct Seen {
     threshold: u64,
 }
 
+impl Default for Seen {
+    fn default() -> Self {
+        Seen {
+            rows: 0,
+            kept: 0,
+            threshold: u64::MAX,
+        }
+    }
+}
+
 impl Collector {
     /// A collector that is only [`Collector::finish`]ed: it keeps no `qa_id`s, which only the
     /// filter reads, and samples each family past [`MAX_AUDITED_ROWS`].
@@ -206,7 +216,7 @@ impl Collector {
         self.added = self.added.max(position + 1);
         if self.cap == 0 {
             if self.rows.add(r) {
-                self.index.push(position);
+                rows::push(&mut self.index, position);
             }
             return;
         }
@@ -214,19 +224,7 @@ impl Collector {
             return;
         }
         let key = fit::hash_of(&r.qa_id);
-        if !self.seen.contains_key(&r.family) {
-            self.seen.insert(
-                r.family.clone(),
-                Seen {
-                    rows: 0,
-                    kept: 0,
-                    threshold: u64::MAX,
-                },
-            );
-        }
-        let Some(seen) = self.seen.get_mut(&r.family) else {
-            return;
-        };
+        let seen = self.seen.entry(r.family.clone()).or_default();
         seen.rows += 1;
         if key > seen.threshold {
             return;
@@ -237,7 +235,7 @@ impl Collector {
         rows::push(&mut self.index, position);
         rows::push(&mut self.keys, key);
         if full {
-            self.keep_smallest(&r.family.clone());
+            self.keep_smallest(&r.family);
         }
     }
 
@@ -259,12 +257,8 @@ impl Collector {
             keep[i] = false;
         }
         self.rows.retain(&keep);
-        let mut k = keep.iter();
-        self.index.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.keys.retain(|_| *k.next().unwrap_or(&false));
-        self.index.shrink_to_fit();
-        self.keys.shrink_to_fit();
+        rows::retain(&mut self.index, &keep);
+        rows::retain(&mut self.keys, &keep);
         if let Some(seen) = self.seen.get_mut(family) {
             seen.kept = self.cap;
             seen.threshold = ranked[self.cap - 1].0;
@@ -367,17 +361,29 @@ pub(crate) fn table(a: &Audit) -> String {
     for (k, b) in &a.types {
         s.push_str(&line(k, b));
     }
-    if !a.sampled.is_empty() {
-        s.push_str("\nsampled (the rows with the smallest hashes of their `qa_id`): ");
-        let parts: Vec<String> = a
-            .sampled
-            .iter()
-            .map(|(f, n)| format!("{f} {} of {} rows", n.rows, n.of))
-            .collect();
-        s.push_str(&parts.join(", "));
+    if let Some(note) = sampled_note(&a.sampled) {
         s.push('\n');
+        s.push_str(&note);
     }
     s
+}
+
+/// The line that says which families were audited on a sample (the CLI's table and the card
+/// both print it); None when none was.
+pub(crate) fn sampled_note(sampled: &BTreeMap<String, Sample>) -> Option<String> {
+    if sampled.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = sampled
+        .iter()
+        .map(|(f, n)| format!("{f} {} of {} rows", n.rows, n.of))
+        .collect();
+    Some(format!(
+        "Audited on a sample (the rows with the smallest hashes of their `qa_id`, at most {} a \
+         family): {}.\n",
+        MAX_AUDITED_ROWS,
+        parts.join(", ")
+    ))
 }
 
 #[cfg(test)]

@@ -176,6 +176,13 @@ pub(super) fn push<T>(v: &mut Vec<T>, x: T) {
     v.push(x);
 }
 
+/// Keeps the items of `v` where `keep` is true, and gives back the room the others held.
+pub(super) fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut k = keep.iter();
+    v.retain(|_| *k.next().unwrap_or(&false));
+    v.shrink_to_fit();
+}
+
 /// Whether the baselines can score `r`: it has options and its key is one of them.
 pub(super) fn scorable(r: &QaRecord) -> bool {
     !r.choices.is_empty() && usize::from(r.answer_index) < r.choices.len()

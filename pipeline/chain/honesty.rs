@@ -219,18 +219,9 @@ pub(crate) fn check_margins(c: &BuildConfig, release: &Path) -> Result<()> {
     }
     let sampled: BTreeMap<String, crate::audit::Sample> =
         serde_json::from_value(audit["sampled"].clone()).unwrap_or_default();
-    if !sampled.is_empty() {
-        let parts: Vec<String> = sampled
-            .iter()
-            .map(|(f, n)| format!("{f} on {} of its {} rows", n.rows, n.of))
-            .collect();
-        let _ = writeln!(
-            table,
-            "\nAudited on a sample (the rows with the smallest hashes of their `qa_id`, at most \
-             {} a family): {}.",
-            crate::audit::MAX_AUDITED_ROWS,
-            parts.join(", ")
-        );
+    if let Some(note) = crate::audit::sampled_note(&sampled) {
+        table.push('\n');
+        table.push_str(&note);
     }
     write_card_section(release, &grouping, folds, &table)?;
     if over.is_empty() {
