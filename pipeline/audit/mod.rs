@@ -22,12 +22,17 @@ use serde::Serialize;
 
 use crate::qa::QaRecord;
 
-/// Rows of one family the audit of a release scores at most: past it, the family's rows with
-/// the smallest hashes of their `qa_id` are kept (a uniform sample that does not depend on the
-/// order rows are read in), so that the audit's memory stops growing with the release. At this
-/// size a held-out accuracy near chance has a standard error under 0.002, a fortieth of the
+/// Rows the audit of a release scores at most, all families together: past it, the families
+/// with the most rows are sampled down to one level (those under it are kept whole), each to
+/// its rows with the smallest hashes of their `qa_id` (a uniform sample that does not depend on
+/// the order rows are read in), so that the audit's memory is the same at 50 scenes and at
+/// 2,000. The level never falls below [`MIN_AUDITED_ROWS`].
+pub(crate) const AUDITED_ROWS: usize = 1 << 17;
+
+/// Rows of a family the audit keeps at least when its families share [`AUDITED_ROWS`]: a
+/// held-out accuracy near chance then has a standard error under 0.004, a twelfth of the
 /// default blind margin.
-pub(crate) const MAX_AUDITED_ROWS: usize = 1 << 17;
+pub(crate) const MIN_AUDITED_ROWS: usize = 1 << 14;
 
 /// Folds at most (fewer when the release has fewer scenes, or a single scene fewer clips and
 /// keyframes; never fewer than 2).
@@ -93,7 +98,7 @@ pub struct Audit {
     pub families: BTreeMap<String, Baselines>,
     /// Keyed `family/type`.
     pub types: BTreeMap<String, Baselines>,
-    /// The families audited on a sample ([`MAX_AUDITED_ROWS`]); absent when every row was.
+    /// The families audited on a sample ([`AUDITED_ROWS`]); absent when every row was.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub sampled: BTreeMap<String, Sample>,
 }
@@ -163,10 +168,14 @@ pub(crate) struct Collector {
     /// Per scorable row, its position among the records added.
     index: Vec<usize>,
     added: usize,
-    /// Rows a family keeps at most (0: all of them; the filter must see every row).
-    cap: usize,
-    /// Per kept row, the hash of its `qa_id` (only when capped).
+    /// Rows kept at most, all families together (0: all of them; the filter must see every
+    /// row), and a family's share never below `floor`.
+    budget: usize,
+    floor: usize,
+    /// Per kept row, the hash of its `qa_id` (only when sampling).
     keys: Vec<u64>,
+    /// Rows kept, all families together.
+    kept: usize,
     /// Per family, its scorable rows seen, rows kept and the largest hash still kept.
     seen: BTreeMap<String, Seen>,
 }
@@ -191,15 +200,17 @@ impl Default for Seen {
 
 impl Collector {
     /// A collector that is only [`Collector::finish`]ed: it keeps no `qa_id`s, which only the
-    /// filter reads, and samples each family past [`MAX_AUDITED_ROWS`].
+    /// filter reads, and samples the largest families past [`AUDITED_ROWS`].
     pub fn for_audit() -> Self {
-        Self::sampling(MAX_AUDITED_ROWS)
+        Self::sampling(AUDITED_ROWS, MIN_AUDITED_ROWS)
     }
 
-    /// [`Collector::for_audit`] keeping `cap` rows of a family at most.
-    fn sampling(cap: usize) -> Self {
+    /// [`Collector::for_audit`] keeping `budget` rows in all, and never fewer than `floor` of a
+    /// family that has them.
+    fn sampling(budget: usize, floor: usize) -> Self {
         let mut c = Collector {
-            cap: cap.max(1),
+            budget: budget.max(1),
+            floor: floor.max(1),
             ..Default::default()
         };
         c.rows.no_ids = true;
@@ -214,7 +225,7 @@ impl Collector {
     /// Adds the record at `position` among the records (in any order; each position once).
     pub(crate) fn add_at(&mut self, position: usize, r: &QaRecord) {
         self.added = self.added.max(position + 1);
-        if self.cap == 0 {
+        if self.budget == 0 {
             if self.rows.add(r) {
                 rows::push(&mut self.index, position);
             }
@@ -230,56 +241,76 @@ impl Collector {
             return;
         }
         seen.kept += 1;
-        let full = seen.kept >= self.cap + self.cap / 4;
+        self.kept += 1;
         self.rows.add(r);
         rows::push(&mut self.index, position);
         rows::push(&mut self.keys, key);
-        if full {
-            self.keep_smallest(&r.family);
+        // The budget with every family at its floor, so a cut always brings the rows under it.
+        let most = self.budget.max(self.seen.len() * self.floor);
+        if self.kept >= most + most / 4 {
+            self.cut_back();
         }
     }
 
-    /// Drops family `family`'s rows past its `cap` smallest (hash, then position), lowering its
-    /// threshold to the last one kept. Run when a family holds a quarter more than its cap,
-    /// which happens about once each time its rows grow by a quarter, so the rebuild of the
-    /// names costs little.
-    fn keep_smallest(&mut self, family: &str) {
-        let mut ranked: Vec<(u64, usize, usize)> = (0..self.rows.rows.len())
-            .filter(|&i| self.rows.names.name(self.rows.rows[i].family) == family)
-            .map(|i| (self.keys[i], self.index[i], i))
+    /// The level the families are sampled down to: the largest at which the rows seen, each
+    /// family counted up to it, fit the budget (never under the floor); None when they all fit.
+    fn level(&self) -> Option<usize> {
+        level(self.seen.values().map(|s| s.rows), self.budget, self.floor)
+    }
+
+    /// Drops each family's rows past the [`Collector::level`] smallest (hash, then position),
+    /// lowering its threshold to the last one kept. Run when the rows kept are a quarter more
+    /// than the budget, which happens about once each time they grow by a quarter, so the
+    /// rebuild of the names costs little.
+    fn cut_back(&mut self) {
+        let Some(level) = self.level() else { return };
+        let family: Vec<u32> = self.rows.rows.iter().map(|r| r.family).collect();
+        let mut ranked: Vec<(u32, u64, usize, usize)> = (0..family.len())
+            .map(|i| (family[i], self.keys[i], self.index[i], i))
             .collect();
-        if ranked.len() <= self.cap {
-            return;
-        }
         ranked.sort_unstable();
-        let mut keep = vec![true; self.rows.rows.len()];
-        for &(_, _, i) in &ranked[self.cap..] {
-            keep[i] = false;
+        let mut keep = vec![true; ranked.len()];
+        let mut cut: Vec<(String, u64)> = Vec::new();
+        for group in ranked.chunk_by(|a, b| a.0 == b.0) {
+            if group.len() <= level {
+                continue;
+            }
+            for &(_, _, _, i) in &group[level..] {
+                keep[i] = false;
+            }
+            let name = self.rows.names.name(group[0].0).to_string();
+            cut.push((name, group[level - 1].1));
+        }
+        if cut.is_empty() {
+            return;
         }
         self.rows.retain(&keep);
         rows::retain(&mut self.index, &keep);
         rows::retain(&mut self.keys, &keep);
-        if let Some(seen) = self.seen.get_mut(family) {
-            seen.kept = self.cap;
-            seen.threshold = ranked[self.cap - 1].0;
+        for (name, threshold) in cut {
+            if let Some(seen) = self.seen.get_mut(&name) {
+                seen.kept = level;
+                seen.threshold = threshold;
+            }
         }
+        self.kept = self.seen.values().map(|s| s.kept).sum();
     }
 
     /// Cuts every family to its sample; returns the families that were sampled.
     fn sample(&mut self) -> BTreeMap<String, Sample> {
-        let over: Vec<String> = self
-            .seen
+        let Some(level) = self.level() else {
+            return BTreeMap::new();
+        };
+        self.cut_back();
+        self.seen
             .iter()
-            .filter(|(_, s)| s.rows > self.cap)
-            .map(|(f, _)| f.clone())
-            .collect();
-        for f in &over {
-            self.keep_smallest(f);
-        }
-        over.into_iter()
-            .map(|f| {
-                let of = self.seen[&f].rows;
-                (f, Sample { rows: self.cap, of })
+            .filter(|(_, s)| s.rows > level)
+            .map(|(f, s)| {
+                let sample = Sample {
+                    rows: level,
+                    of: s.rows,
+                };
+                (f.clone(), sample)
             })
             .collect()
     }
@@ -379,11 +410,30 @@ pub(crate) fn sampled_note(sampled: &BTreeMap<String, Sample>) -> Option<String>
         .map(|(f, n)| format!("{f} {} of {} rows", n.rows, n.of))
         .collect();
     Some(format!(
-        "Audited on a sample (the rows with the smallest hashes of their `qa_id`, at most {} a \
-         family): {}.\n",
-        MAX_AUDITED_ROWS,
+        "Audited on a sample (the rows with the smallest hashes of their `qa_id`; at most {} \
+         rows in all, the largest families sampled to one level, never under {} a family): {}.\n",
+        AUDITED_ROWS,
+        MIN_AUDITED_ROWS,
         parts.join(", ")
     ))
+}
+
+/// The largest level at which `counts`, each counted up to it, sum to at most `budget`, and
+/// never under `floor`; None when they sum to at most `budget` whole.
+fn level(counts: impl Iterator<Item = usize>, budget: usize, floor: usize) -> Option<usize> {
+    let mut counts: Vec<usize> = counts.collect();
+    counts.sort_unstable();
+    let mut left = budget;
+    for (i, &n) in counts.iter().enumerate() {
+        // Every family from here on has at least n rows: they share what is left equally
+        // unless each of them fits in it whole.
+        let families = counts.len() - i;
+        if n.saturating_mul(families) > left {
+            return Some((left / families).max(floor));
+        }
+        left -= n;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -621,7 +671,7 @@ mod tests {
     }
 
     #[test]
-    fn a_family_past_the_cap_is_audited_on_its_smallest_hashes() {
+    fn the_largest_families_are_audited_on_their_smallest_hashes() {
         let mut records = Vec::new();
         for scene in 0..9 {
             for k in 0..70u8 {
@@ -632,75 +682,90 @@ mod tests {
                     &["near", "far", "mid"],
                     (k / 3 + scene as u8) % 3,
                 );
-                // Two families, the second under the cap.
                 if k % 7 == 0 {
                     r.family = "g".into();
                 }
                 records.push(r);
             }
         }
-        let cap = 40;
-        // The sample chosen independently: per family, the `cap` rows whose SHA-256 of the
-        // `qa_id` reads smallest as a little-endian u64.
-        let key = |r: &QaRecord| {
-            use sha2::Digest;
-            let h = sha2::Sha256::digest(r.qa_id.as_bytes());
-            u64::from_le_bytes(h[..8].try_into().unwrap())
-        };
-        let mut chosen: Vec<(u64, usize)> = Vec::new();
-        for family in ["f", "g"] {
-            let mut ranked: Vec<(u64, usize)> = records
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.family == family)
-                .map(|(i, r)| (key(r), i))
-                .collect();
-            ranked.sort_unstable();
-            chosen.extend(ranked.into_iter().take(cap));
-        }
-        chosen.sort_by_key(|&(_, i)| i);
-        let subset: Vec<QaRecord> = chosen.iter().map(|&(_, i)| records[i].clone()).collect();
-        let expected = audit(&subset);
-        assert!(expected.sampled.is_empty());
-        // Added backwards, so the families' thresholds fall while rows still arrive.
-        let mut c = Collector::sampling(cap);
-        for (i, r) in records.iter().enumerate().rev() {
-            c.add_at(i, r);
-        }
-        let got = c.finish();
-        assert_eq!(got.families, expected.families);
-        assert_eq!(got.types, expected.types);
-        assert_eq!(
-            (got.folds, got.grouping),
-            (expected.folds, expected.grouping)
-        );
         let n = |f: &str| records.iter().filter(|r| r.family == f).count();
-        assert_eq!(
-            got.sampled,
-            BTreeMap::from([
-                (
-                    "f".to_string(),
-                    Sample {
-                        rows: cap,
-                        of: n("f")
-                    }
-                ),
-                (
+        assert_eq!((n("f"), n("g")), (540, 90));
+        // (budget, floor, rows of f and of g expected, worked out by hand): g's 90 rows fit
+        // whole beside f at 200 − 90 = 110; at 100 both are cut to 50; the floor of 40 wins
+        // over an equal share of 60 / 2 = 30.
+        for (budget, floor, want_f, want_g) in
+            [(200, 10, 110, 90), (100, 10, 50, 50), (60, 40, 40, 40)]
+        {
+            // The sample chosen independently: per family, the rows whose SHA-256 of the
+            // `qa_id` reads smallest as a little-endian u64.
+            let key = |r: &QaRecord| {
+                use sha2::Digest;
+                let h = sha2::Sha256::digest(r.qa_id.as_bytes());
+                u64::from_le_bytes(h[..8].try_into().unwrap())
+            };
+            let mut chosen: Vec<(u64, usize)> = Vec::new();
+            for (family, take) in [("f", want_f), ("g", want_g)] {
+                let mut ranked: Vec<(u64, usize)> = records
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.family == family)
+                    .map(|(i, r)| (key(r), i))
+                    .collect();
+                ranked.sort_unstable();
+                chosen.extend(ranked.into_iter().take(take));
+            }
+            chosen.sort_by_key(|&(_, i)| i);
+            let subset: Vec<QaRecord> = chosen.iter().map(|&(_, i)| records[i].clone()).collect();
+            let expected = audit(&subset);
+            assert!(expected.sampled.is_empty());
+            // Added backwards, so the families' thresholds fall while rows still arrive.
+            let mut c = Collector::sampling(budget, floor);
+            for (i, r) in records.iter().enumerate().rev() {
+                c.add_at(i, r);
+            }
+            let got = c.finish();
+            assert_eq!(got.families, expected.families, "budget {budget}");
+            assert_eq!(got.types, expected.types);
+            assert_eq!(
+                (got.folds, got.grouping),
+                (expected.folds, expected.grouping)
+            );
+            let mut sampled = BTreeMap::from([(
+                "f".to_string(),
+                Sample {
+                    rows: want_f,
+                    of: n("f"),
+                },
+            )]);
+            if want_g < n("g") {
+                sampled.insert(
                     "g".to_string(),
                     Sample {
-                        rows: cap,
-                        of: n("g")
-                    }
-                ),
-            ])
-        );
-        assert!(table(&got).contains(&format!("f {cap} of {} rows", n("f"))));
-        // Under the cap nothing is sampled.
-        let mut c = Collector::sampling(records.len());
+                        rows: want_g,
+                        of: n("g"),
+                    },
+                );
+            }
+            assert_eq!(got.sampled, sampled, "budget {budget}");
+            assert!(table(&got).contains(&format!("f {want_f} of {} rows", n("f"))));
+        }
+        // Under the budget nothing is sampled.
+        let mut c = Collector::sampling(records.len(), 1);
         records.iter().for_each(|r| c.add(r));
         let all = c.finish();
         assert!(all.sampled.is_empty());
         assert_eq!(all, audit(&records));
+    }
+
+    #[test]
+    fn the_level_shares_what_the_small_families_leave() {
+        let level = |c: &[usize], budget, floor| level(c.iter().copied(), budget, floor);
+        assert_eq!(level(&[10, 20], 30, 1), None);
+        assert_eq!(level(&[10, 20, 5], 30, 1), Some(15));
+        assert_eq!(level(&[100, 100, 100], 90, 1), Some(30));
+        assert_eq!(level(&[100, 100, 100], 90, 50), Some(50));
+        assert_eq!(level(&[1, 2, 1000, 3000], 1003, 1), Some(500));
+        assert_eq!(level(&[], 10, 1), None);
     }
 
     #[test]

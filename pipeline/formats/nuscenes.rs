@@ -265,40 +265,142 @@ fn ser_intrinsic<S: Serializer>(k: &Option<[[f64; 3]; 3]>, s: S) -> Result<S::Ok
 /// markers of the same byte length (`"N"`, `"Infini"`, `"-Infini"`), so serde's line and
 /// column positions stay those of the original file.
 pub fn sanitize_nonfinite(buf: &mut [u8]) {
-    let mut in_str = false;
-    let mut escaped = false;
-    let mut i = 0;
-    while i < buf.len() {
-        let c = buf[i];
-        if in_str {
-            if escaped {
-                escaped = false;
-            } else if c == b'\\' {
-                escaped = true;
-            } else if c == b'"' {
-                in_str = false;
+    Scan::default().run(buf, false);
+}
+
+/// The bare words and their markers, the longest first (`-Infinity` before `Infinity`).
+const NONFINITE: [(&[u8], &[u8]); 3] = [
+    (b"-Infinity", b"\"-Infini\""),
+    (b"Infinity", b"\"Infini\""),
+    (b"NaN", b"\"N\""),
+];
+
+/// Where a scan of JSON text is: inside a string, after a backslash in one.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scan {
+    in_str: bool,
+    escaped: bool,
+}
+
+impl Scan {
+    /// Rewrites the bare words in `buf`; returns how many leading bytes are done. When `more`
+    /// text follows, it stops before an unfinished word at the end (the next piece completes
+    /// it); otherwise every byte is done.
+    fn run(&mut self, buf: &mut [u8], more: bool) -> usize {
+        let mut i = 0;
+        while i < buf.len() {
+            let c = buf[i];
+            if self.in_str {
+                if self.escaped {
+                    self.escaped = false;
+                } else if c == b'\\' {
+                    self.escaped = true;
+                } else if c == b'"' {
+                    self.in_str = false;
+                }
+                i += 1;
+                continue;
+            }
+            if c == b'"' {
+                self.in_str = true;
+                i += 1;
+                continue;
+            }
+            if !matches!(c, b'-' | b'I' | b'N') {
+                i += 1;
+                continue;
+            }
+            let rest = &buf[i..];
+            if let Some(&(word, marker)) = NONFINITE.iter().find(|(w, _)| rest.starts_with(w)) {
+                buf[i..i + word.len()].copy_from_slice(marker);
+                i += word.len();
+                continue;
+            }
+            if more
+                && NONFINITE
+                    .iter()
+                    .any(|(w, _)| w.len() > rest.len() && w.starts_with(rest))
+            {
+                return i;
             }
             i += 1;
-            continue;
         }
-        if c == b'"' {
-            in_str = true;
-            i += 1;
-            continue;
+        buf.len()
+    }
+}
+
+/// A reader of JSON text that rewrites the bare non-finite words as [`sanitize_nonfinite`]
+/// does, a piece at a time, and drops a leading UTF-8 byte-order mark: a table is parsed as it
+/// is read, never held whole.
+pub struct NonFiniteReader<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    /// Bytes in `buf`; `done` of them rewritten, `pos` of those handed out.
+    len: usize,
+    done: usize,
+    pos: usize,
+    scan: Scan,
+    started: bool,
+    eof: bool,
+}
+
+impl<R: std::io::Read> NonFiniteReader<R> {
+    pub fn new(inner: R) -> Self {
+        NonFiniteReader {
+            inner,
+            buf: vec![0; 1 << 16].into_boxed_slice(),
+            len: 0,
+            done: 0,
+            pos: 0,
+            scan: Scan::default(),
+            started: false,
+            eof: false,
         }
-        let rest = &buf[i..];
-        let (word, marker): (&[u8], &[u8]) = if rest.starts_with(b"-Infinity") {
-            (b"-Infinity", b"\"-Infini\"")
-        } else if rest.starts_with(b"Infinity") {
-            (b"Infinity", b"\"Infini\"")
-        } else if rest.starts_with(b"NaN") {
-            (b"NaN", b"\"N\"")
-        } else {
-            i += 1;
-            continue;
-        };
-        buf[i..i + word.len()].copy_from_slice(marker);
-        i += word.len();
+    }
+
+    /// Moves the unfinished tail to the front and reads more after it.
+    fn fill(&mut self) -> std::io::Result<()> {
+        self.buf.copy_within(self.done..self.len, 0);
+        self.len -= self.done;
+        (self.done, self.pos) = (0, 0);
+        while !self.eof && self.len < self.buf.len() {
+            match self.inner.read(&mut self.buf[self.len..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => {
+                    self.len += n;
+                    // One read is enough once the mark can be told apart.
+                    if self.started || self.len >= 3 {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !self.started {
+            self.started = true;
+            if self.buf[..self.len].starts_with(b"\xEF\xBB\xBF") {
+                self.buf.copy_within(3..self.len, 0);
+                self.len -= 3;
+            }
+        }
+        self.done = self.scan.run(&mut self.buf[..self.len], !self.eof);
+        Ok(())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for NonFiniteReader<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.done {
+            if self.eof && self.done == self.len {
+                return Ok(0);
+            }
+            self.fill()?;
+        }
+        let n = out.len().min(self.done - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 
@@ -323,6 +425,52 @@ mod tests {
         assert_eq!(t.a[1], f64::NEG_INFINITY);
         assert_eq!(t.a[2], f64::INFINITY);
         assert_eq!(t.name, "NaN Infinity");
+    }
+
+    /// The reader gives the bytes the whole-buffer rewrite gives, whatever pieces the text
+    /// arrives in (a word cut at every place, a mark, strings holding the words).
+    #[test]
+    fn the_reader_rewrites_as_the_buffer_does_in_any_pieces() {
+        use std::io::Read;
+        /// Hands out at most `n` bytes a read.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.min(out.len()).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let text = br#"[{"a": [NaN, -Infinity, Infinity, -1.5e3, 2], "s": "NaN \"Infinity\" -Infinity", "t": -Infinity}, NaN]"#;
+        let mut want = text.to_vec();
+        sanitize_nonfinite(&mut want);
+        assert_ne!(want, text.to_vec());
+        for bom in [false, true] {
+            let mut input = if bom {
+                b"\xEF\xBB\xBF".to_vec()
+            } else {
+                Vec::new()
+            };
+            input.extend_from_slice(text);
+            for piece in 1..=input.len() {
+                let mut got = Vec::new();
+                NonFiniteReader::new(Trickle(&input, piece))
+                    .read_to_end(&mut got)
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "pieces of {piece}, mark {bom}"
+                );
+            }
+        }
+        // A word cut by the end of the text is left as it is, as the buffer leaves it.
+        let mut got = Vec::new();
+        NonFiniteReader::new(Trickle(b"[1, -Inf", 3))
+            .read_to_end(&mut got)
+            .unwrap();
+        assert_eq!(got, b"[1, -Inf");
     }
 
     #[test]

@@ -351,6 +351,18 @@ pub(crate) fn read(path: &Path, limit: Limit) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Opens a regular file of at most `limit` bytes, to be read a piece at a time (no more than
+/// `limit` bytes are read even when it grows after it was measured).
+pub(crate) fn open_limited(path: &Path, limit: Limit) -> Result<impl Read> {
+    let m = regular(path)?;
+    let max = limit.bytes();
+    if m.len() > max {
+        return Err(limit.exceeded(path, "size", m.len()));
+    }
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok(f.take(max))
+}
+
 /// Reads a whole regular UTF-8 file of at most `limit` bytes.
 pub(crate) fn read_to_string(path: &Path, limit: Limit) -> Result<String> {
     let bytes = read(path, limit)?;

@@ -13,12 +13,13 @@ use serde::de::DeserializeOwned;
 use crate::formats::nuscenes::*;
 use crate::{Error, Result};
 
-/// A table's records and a token → position index.
+/// A table's records and their positions sorted by token: a lookup is a binary search, and
+/// the index holds 4 bytes a record instead of a second copy of every token.
 #[derive(Debug)]
 pub(crate) struct Indexed<T> {
     pub file: PathBuf,
     pub rows: Vec<T>,
-    index: HashMap<String, usize>,
+    by_token: Vec<u32>,
     duplicates: HashSet<String>,
 }
 
@@ -47,20 +48,32 @@ impl_token!(
 );
 
 impl<T: Token> Indexed<T> {
-    fn new(file: PathBuf, rows: Vec<T>) -> Self {
-        let mut index = HashMap::with_capacity(rows.len());
-        let mut duplicates = HashSet::new();
-        for (i, r) in rows.iter().enumerate() {
-            if index.insert(r.token().to_string(), i).is_some() {
-                duplicates.insert(r.token().to_string());
-            }
-        }
-        Self {
+    fn new(file: PathBuf, rows: Vec<T>) -> Result<Self> {
+        let n = u32::try_from(rows.len())
+            .map_err(|_| Error::input(&file, "table", "more than 4,294,967,295 records"))?;
+        let mut by_token: Vec<u32> = (0..n).collect();
+        by_token.sort_unstable_by(|&a, &b| rows[a as usize].token().cmp(rows[b as usize].token()));
+        let duplicates = by_token
+            .windows(2)
+            .map(|w| rows[w[0] as usize].token())
+            .zip(by_token.iter().skip(1).map(|&i| rows[i as usize].token()))
+            .filter(|(a, b)| a == b)
+            .map(|(a, _)| a.to_string())
+            .collect();
+        Ok(Self {
             file,
             rows,
-            index,
+            by_token,
             duplicates,
-        }
+        })
+    }
+
+    fn position(&self, token: &str) -> Option<usize> {
+        let i = self
+            .by_token
+            .binary_search_by(|&i| self.rows[i as usize].token().cmp(token))
+            .ok()?;
+        Some(self.by_token[i] as usize)
     }
 
     /// The record with `token`, or an error naming this table's file and the token.
@@ -73,8 +86,8 @@ impl<T: Token> Indexed<T> {
                 format!("duplicate token (referenced by {referrer})"),
             ));
         }
-        match self.index.get(token) {
-            Some(&i) => Ok(&self.rows[i]),
+        match self.position(token) {
+            Some(i) => Ok(&self.rows[i]),
             None => Err(Error::input(
                 &self.file,
                 token,
@@ -120,11 +133,12 @@ fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Ind
             "missing table: nuScenes needs all 13 tables in the version folder",
         ));
     }
-    let mut bytes = crate::store::input::read(&path, crate::store::input::TABLE)?;
-    sanitize_nonfinite(&mut bytes);
-    let rows: Vec<T> = serde_json::from_slice(crate::store::input::without_bom(&bytes))
-        .map_err(|e| Error::json(&path, e))?;
-    Ok(Indexed::new(path, rows))
+    // Parsed as it is read: the file's text is never held whole beside its records.
+    let file = crate::store::input::open_limited(&path, crate::store::input::TABLE)?;
+    let text = std::io::BufReader::with_capacity(1 << 16, NonFiniteReader::new(file));
+    let mut rows: Vec<T> = serde_json::from_reader(text).map_err(|e| Error::json(&path, e))?;
+    rows.shrink_to_fit();
+    Indexed::new(path, rows)
 }
 
 impl Tables {
