@@ -87,7 +87,7 @@ pub struct CalibratedSensor {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EgoPose {
-    pub token: String,
+    pub token: TokenStr,
     pub timestamp: i64,
     #[serde(deserialize_with = "de_arr")]
     pub rotation: [f64; 4],
@@ -131,38 +131,38 @@ pub struct Sample {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SampleData {
-    pub token: String,
-    pub sample_token: String,
-    pub ego_pose_token: String,
-    pub calibrated_sensor_token: String,
+    pub token: TokenStr,
+    pub sample_token: TokenStr,
+    pub ego_pose_token: TokenStr,
+    pub calibrated_sensor_token: TokenStr,
     pub timestamp: i64,
     pub fileformat: String,
     pub is_key_frame: bool,
     pub height: u32,
     pub width: u32,
     pub filename: String,
-    pub prev: String,
-    pub next: String,
+    pub prev: TokenStr,
+    pub next: TokenStr,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SampleAnnotation {
-    pub token: String,
-    pub sample_token: String,
-    pub instance_token: String,
+    pub token: TokenStr,
+    pub sample_token: TokenStr,
+    pub instance_token: TokenStr,
     /// `"1"`..`"4"`, or `""` when unannotated.
     #[serde(default)]
-    pub visibility_token: String,
+    pub visibility_token: TokenStr,
     #[serde(default)]
-    pub attribute_tokens: Vec<String>,
+    pub attribute_tokens: Vec<TokenStr>,
     #[serde(deserialize_with = "de_arr")]
     pub translation: [f64; 3],
     #[serde(deserialize_with = "de_arr")]
     pub size: [f64; 3],
     #[serde(deserialize_with = "de_arr")]
     pub rotation: [f64; 4],
-    pub prev: String,
-    pub next: String,
+    pub prev: TokenStr,
+    pub next: TokenStr,
     #[serde(default)]
     pub num_lidar_pts: i64,
     #[serde(default)]
@@ -258,6 +258,150 @@ fn ser_intrinsic<S: Serializer>(k: &Option<[[f64; 3]; 3]>, s: S) -> Result<S::Ok
     match k {
         Some(m) => m.serialize(s),
         None => Vec::<[f64; 3]>::new().serialize(s),
+    }
+}
+
+/// A token of the three large tables (sample_data, sample_annotation, ego_pose), which hold
+/// millions of them in a full release. nuScenes' tokens are 32 hex digits: one that long or
+/// shorter is kept inline, 40 bytes with no allocation, against a `String`'s 24 bytes and a
+/// 48-byte heap block; a longer one is kept on the heap. It reads as a `str`.
+#[derive(Clone)]
+pub enum TokenStr {
+    Inline(u8, [u8; TOKEN_INLINE]),
+    Heap(Box<str>),
+}
+
+/// The longest token kept inline: a nuScenes token's length.
+const TOKEN_INLINE: usize = 32;
+
+impl TokenStr {
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Whole `str`s are copied in, so the bytes are UTF-8.
+            TokenStr::Inline(n, b) => std::str::from_utf8(&b[..usize::from(*n)]).unwrap_or(""),
+            TokenStr::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for TokenStr {
+    fn from(s: &str) -> Self {
+        if s.len() <= TOKEN_INLINE {
+            let mut b = [0u8; TOKEN_INLINE];
+            b[..s.len()].copy_from_slice(s.as_bytes());
+            TokenStr::Inline(s.len() as u8, b)
+        } else {
+            TokenStr::Heap(s.into())
+        }
+    }
+}
+
+impl From<String> for TokenStr {
+    fn from(s: String) -> Self {
+        TokenStr::from(s.as_str())
+    }
+}
+
+impl std::borrow::Borrow<str> for TokenStr {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&TokenStr> for String {
+    fn from(t: &TokenStr) -> Self {
+        t.as_str().to_string()
+    }
+}
+
+impl Default for TokenStr {
+    fn default() -> Self {
+        TokenStr::from("")
+    }
+}
+
+impl std::ops::Deref for TokenStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for TokenStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for TokenStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq for TokenStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for TokenStr {}
+
+impl PartialEq<str> for TokenStr {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for TokenStr {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for TokenStr {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl std::hash::Hash for TokenStr {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+
+impl PartialOrd for TokenStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TokenStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Serialize for TokenStr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenStr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TokenStr;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a token string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TokenStr, E> {
+                Ok(TokenStr::from(v))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

@@ -118,7 +118,7 @@ pub(crate) fn data_chains(t: &Tables, scene: &Scene, samples: &[&Sample]) -> Res
         .iter()
         .flat_map(|s| {
             t.data_by_sample
-                .get(&s.token)
+                .get(s.token.as_str())
                 .map_or(&[][..], Vec::as_slice)
         })
         .map(|&i| &t.sample_data.rows[i])
@@ -252,7 +252,7 @@ pub(crate) fn instance_chains(t: &Tables, samples: &[&Sample]) -> Result<()> {
     for s in samples {
         for &ai in t
             .anns_by_sample
-            .get(&s.token)
+            .get(s.token.as_str())
             .map_or(&[][..], Vec::as_slice)
         {
             let a = &t.sample_annotation.rows[ai];

@@ -6,6 +6,7 @@
 //! scene that touches such a record is rejected when it is assembled.
 
 use std::collections::{HashMap, HashSet};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -13,14 +14,27 @@ use serde::de::DeserializeOwned;
 use crate::formats::nuscenes::*;
 use crate::{Error, Result};
 
-/// A table's records and their positions sorted by token: a lookup is a binary search, and
-/// the index holds 4 bytes a record instead of a second copy of every token.
+/// A table's records and their positions sorted by token, beside each one's first eight bytes
+/// as a number: a lookup is a binary search over those numbers (then one comparison of
+/// tokens), and the index holds 12 bytes a record instead of a second copy of every token.
 #[derive(Debug)]
 pub(crate) struct Indexed<T> {
     pub file: PathBuf,
     pub rows: Vec<T>,
     by_token: Vec<u32>,
+    /// [`prefix`] of the token at each place of `by_token`: never decreasing, as the tokens
+    /// are sorted.
+    prefixes: Vec<u64>,
     duplicates: HashSet<String>,
+}
+
+/// A token's first eight bytes, big-endian, zeros after a short one: tokens in order have
+/// prefixes in order.
+fn prefix(token: &str) -> u64 {
+    let mut b = [0u8; 8];
+    let n = token.len().min(8);
+    b[..n].copy_from_slice(&token.as_bytes()[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// Records that carry a token.
@@ -60,20 +74,28 @@ impl<T: Token> Indexed<T> {
             .filter(|(a, b)| a == b)
             .map(|(a, _)| a.to_string())
             .collect();
+        let prefixes = by_token
+            .iter()
+            .map(|&i| prefix(rows[i as usize].token()))
+            .collect();
         Ok(Self {
             file,
             rows,
             by_token,
+            prefixes,
             duplicates,
         })
     }
 
     fn position(&self, token: &str) -> Option<usize> {
-        let i = self
-            .by_token
-            .binary_search_by(|&i| self.rows[i as usize].token().cmp(token))
-            .ok()?;
-        Some(self.by_token[i] as usize)
+        let p = prefix(token);
+        let from = self.prefixes.partition_point(|&x| x < p);
+        self.prefixes[from..]
+            .iter()
+            .take_while(|&&x| x == p)
+            .zip(&self.by_token[from..])
+            .map(|(_, &i)| i as usize)
+            .find(|&i| self.rows[i].token() == token)
     }
 
     /// The record with `token`, or an error naming this table's file and the token.
@@ -119,9 +141,9 @@ pub(crate) struct Tables {
     pub sample_data: Indexed<SampleData>,
     pub sample_annotation: Indexed<SampleAnnotation>,
     /// sample token → its sample_data, sorted by (timestamp, token).
-    pub data_by_sample: HashMap<String, Vec<usize>>,
+    pub data_by_sample: HashMap<TokenStr, Vec<usize>>,
     /// sample token → its annotations, in file order.
-    pub anns_by_sample: HashMap<String, Vec<usize>>,
+    pub anns_by_sample: HashMap<TokenStr, Vec<usize>>,
 }
 
 fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Indexed<T>> {
@@ -134,11 +156,148 @@ fn read_table<T: DeserializeOwned + Token>(dir: &Path, name: &str) -> Result<Ind
         ));
     }
     // Parsed as it is read: the file's text is never held whole beside its records.
-    let file = crate::store::input::open_limited(&path, crate::store::input::TABLE)?;
-    let text = std::io::BufReader::with_capacity(1 << 16, NonFiniteReader::new(file));
-    let mut rows: Vec<T> = serde_json::from_reader(text).map_err(|e| Error::json(&path, e))?;
+    let open = || -> Result<NonFiniteReader<_>> {
+        let file = crate::store::input::open_limited(&path, crate::store::input::TABLE)?;
+        Ok(NonFiniteReader::new(file))
+    };
+    let mut rows: Vec<T> = match records(open()?) {
+        Some(rows) => rows,
+        // Something the record splitter does not take: serde reads the file again and names
+        // the line and column of what is wrong (or, if nothing is, gives the records).
+        None => serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, open()?))
+            .map_err(|e| Error::json(&path, e))?,
+    };
     rows.shrink_to_fit();
     Indexed::new(path, rows)
+}
+
+/// The records of a JSON array read from `text`, each parsed from its own bytes as soon as
+/// they are in (parsing from a slice is about twice as fast as serde's byte-at-a-time reader);
+/// None at anything it does not take (an I/O error, a record that does not parse, text that
+/// is not an array of objects), which the caller hands to serde's reader to name.
+fn records<T: DeserializeOwned>(text: impl Read) -> Option<Vec<T>> {
+    let mut w = Window {
+        text,
+        buf: Vec::new(),
+        at: 0,
+        eof: false,
+        broken: false,
+    };
+    if w.token()? != b'[' {
+        return None;
+    }
+    let mut rows = Vec::new();
+    let mut c = w.token()?;
+    if c != b']' {
+        loop {
+            if !matches!(c, b'{' | b'[') {
+                return None;
+            }
+            w.at -= 1;
+            let n = w.value_len()?;
+            rows.push(serde_json::from_slice(&w.buf[w.at..w.at + n]).ok()?);
+            w.at += n;
+            match w.token()? {
+                b',' => c = w.token()?,
+                b']' => break,
+                _ => return None,
+            }
+        }
+    }
+    if w.token().is_some() || w.broken {
+        return None;
+    }
+    Some(rows)
+}
+
+/// A window on a text read a piece at a time: `buf[at..]` is read and not yet consumed.
+struct Window<R> {
+    text: R,
+    buf: Vec<u8>,
+    at: usize,
+    eof: bool,
+    /// A read failed (the text is then treated as ended).
+    broken: bool,
+}
+
+impl<R: Read> Window<R> {
+    /// Drops what is consumed and reads more after the rest; whether any came.
+    fn more(&mut self) -> bool {
+        if self.eof {
+            return false;
+        }
+        self.buf.drain(..self.at);
+        self.at = 0;
+        let len = self.buf.len();
+        // A record longer than the window widens it.
+        self.buf.resize(len + (1 << 20).max(len / 4), 0);
+        let mut filled = len;
+        while filled < self.buf.len() {
+            match self.text.read(&mut self.buf[filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    (self.broken, self.eof) = (true, true);
+                    break;
+                }
+            }
+        }
+        self.buf.truncate(filled);
+        filled > len
+    }
+
+    /// The next byte that is not white space, consumed; None at the end of the text.
+    fn token(&mut self) -> Option<u8> {
+        loop {
+            if self.at == self.buf.len() && !self.more() {
+                return None;
+            }
+            let c = self.buf[self.at];
+            self.at += 1;
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(c);
+            }
+        }
+    }
+
+    /// The length of the object or array that starts at `at`, to its matching bracket
+    /// (brackets inside strings skipped), reading more as needed; None when the text ends
+    /// first or a bracket closes that never opened.
+    fn value_len(&mut self) -> Option<usize> {
+        let (mut k, mut depth, mut in_str, mut escaped) = (0, 0usize, false, false);
+        loop {
+            if self.at + k == self.buf.len() && !self.more() {
+                return None;
+            }
+            let c = self.buf[self.at + k];
+            k += 1;
+            if in_str {
+                if escaped {
+                    escaped = false;
+                } else if c == b'\\' {
+                    escaped = true;
+                } else if c == b'"' {
+                    in_str = false;
+                }
+                continue;
+            }
+            match c {
+                b'"' => in_str = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Tables {
@@ -215,7 +374,7 @@ impl Tables {
         let sample_annotation = sample_annotation?;
         let ego_pose = ego_pose?;
 
-        let mut data_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut data_by_sample: HashMap<TokenStr, Vec<usize>> = HashMap::new();
         for (i, sd) in sample_data.rows.iter().enumerate() {
             data_by_sample
                 .entry(sd.sample_token.clone())
@@ -228,7 +387,7 @@ impl Tables {
                 (a.timestamp, &a.token).cmp(&(b.timestamp, &b.token))
             });
         }
-        let mut anns_by_sample: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut anns_by_sample: HashMap<TokenStr, Vec<usize>> = HashMap::new();
         for (i, a) in sample_annotation.rows.iter().enumerate() {
             anns_by_sample
                 .entry(a.sample_token.clone())
@@ -251,5 +410,91 @@ impl Tables {
             data_by_sample,
             anns_by_sample,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out at most `n` bytes a read.
+    struct Trickle<'a>(&'a [u8], usize);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(out.len()).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// Tokens sharing their first eight bytes, short ones, a repeated one and missing ones:
+    /// every lookup finds what a scan of the rows finds.
+    #[test]
+    fn a_lookup_finds_what_a_scan_finds() {
+        let tokens = [
+            "aaaaaaaa1",
+            "aaaaaaaa0",
+            "aaaaaaaa",
+            "aaaa",
+            "",
+            "b",
+            "aaaaaaaa0",
+            "zzzzzzzzzzzz",
+            "aaaaaaab",
+            "aaa",
+        ];
+        let rows: Vec<Category> = tokens
+            .iter()
+            .map(|t| serde_json::from_value(serde_json::json!({"token": t, "name": "x"})).unwrap())
+            .collect();
+        let t = Indexed::new(PathBuf::from("category.json"), rows).unwrap();
+        for probe in tokens.iter().chain(&["aaaaaaaa2", "aa", "c", "aaaaaaab0"]) {
+            let first = tokens.iter().position(|x| x == probe);
+            let repeated = tokens.iter().filter(|x| *x == probe).count() > 1;
+            assert_eq!(t.is_duplicate(probe), repeated, "{probe:?}");
+            match t.get(probe, "test") {
+                Ok(r) => assert_eq!(Some(r.token.as_str()), first.map(|i| tokens[i])),
+                Err(e) => assert!(first.is_none() || repeated, "{probe:?}: {e}"),
+            }
+        }
+    }
+
+    /// The splitter gives serde's own records for valid text, in any pieces, and leaves
+    /// everything else (for serde to name) instead of guessing.
+    #[test]
+    fn records_are_serdes_or_nothing() {
+        type V = serde_json::Value;
+        let good = [
+            "[]",
+            " \n[ ]\n",
+            r#"[{"a": "x]}\"{", "b": [1, {"c": []}]}, {"d": "\\"}]"#,
+            "[[1, 2], {\"e\": null}]\n",
+        ];
+        for text in good {
+            let want: Vec<V> = serde_json::from_str(text).unwrap();
+            for piece in [1, 2, 3, 7, 1 << 20] {
+                let got: Option<Vec<V>> = records(Trickle(text.as_bytes(), piece));
+                assert_eq!(got.as_ref(), Some(&want), "{text:?} in pieces of {piece}");
+            }
+        }
+        let bad = [
+            "",
+            "{}",
+            "[{},]",
+            "[{}",
+            "[{}] x",
+            "[1]",
+            "[{} {}]",
+            r#"[{"a": }]"#,
+            "[{]}]",
+            "[}]",
+        ];
+        for text in bad {
+            for piece in [1, 4, 1 << 20] {
+                let got: Option<Vec<V>> = records(Trickle(text.as_bytes(), piece));
+                assert_eq!(got, None, "{text:?} in pieces of {piece}");
+            }
+        }
     }
 }

@@ -156,7 +156,7 @@ pub(crate) fn assemble(
 
         for &ai in t
             .anns_by_sample
-            .get(&s.token)
+            .get(s.token.as_str())
             .map(Vec::as_slice)
             .unwrap_or(&[])
         {
@@ -217,7 +217,7 @@ impl Ctx<'_> {
         let t = self.t;
         let sd_idx = t
             .data_by_sample
-            .get(&s.token)
+            .get(s.token.as_str())
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         // The keyframe pose is the LIDAR_TOP keyframe's, as in nuScenes; without lidar, the
@@ -249,11 +249,11 @@ impl Ctx<'_> {
                 }
             }
             poses.insert(
-                (ts, sd.ego_pose_token.clone()),
+                (ts, sd.ego_pose_token.to_string()),
                 EgoPoseRow {
                     scene_id: scene_id.to_string(),
                     timestamp_us: ts,
-                    source_pose_id: sd.ego_pose_token.clone(),
+                    source_pose_id: sd.ego_pose_token.to_string(),
                     sensor: Some(sensor.channel.clone()),
                     ego,
                 },
@@ -277,7 +277,7 @@ impl Ctx<'_> {
                 scene_id: scene_id.to_string(),
                 frame_idx,
                 camera: sensor.channel.clone(),
-                camera_frame_id: sd.token.clone(),
+                camera_frame_id: sd.token.to_string(),
                 timestamp_us: sd.timestamp,
                 is_keyframe: sd.is_key_frame,
                 image_path: sd.filename.clone(),
@@ -437,8 +437,8 @@ fn annotation(
         scene_id: scene_id.to_string(),
         frame_idx,
         timestamp_us,
-        track_id: a.instance_token.clone(),
-        annotation_id: a.token.clone(),
+        track_id: a.instance_token.to_string(),
+        annotation_id: a.token.to_string(),
         category: cat.name.clone(),
         class,
         center: a.translation,

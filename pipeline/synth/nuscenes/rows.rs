@@ -14,6 +14,7 @@ use super::lidar::{facing_faces, object_returns, LIDAR_DENSITY, LIDAR_RANGE};
 use super::plan::{scene_time, Reading, ScenePlan};
 use super::tables::Tables;
 use super::{channel_name, ANNOTATION_RANGE, LIDAR};
+use crate::formats::nuscenes::TokenStr;
 use crate::formats::nuscenes::*;
 use crate::geometry::{pose, quat_from_yaw};
 
@@ -133,7 +134,7 @@ impl<'a> SceneRows<'a> {
                 let ep_tok = self.tok(&format!("ego_pose/{k}/{name}/{}", r.n));
                 let e = world.ego_state(scene_time(plan, r.ts));
                 t.ego_pose.push(EgoPose {
-                    token: ep_tok.clone(),
+                    token: ep_tok.as_str().into(),
                     timestamp: r.ts,
                     rotation: quat_from_yaw(e.yaw),
                     translation: [e.x, e.y, 0.0],
@@ -144,10 +145,10 @@ impl<'a> SceneRows<'a> {
                     ("jpg", w, h)
                 };
                 t.sample_data.push(SampleData {
-                    token: sd_tok(r),
-                    sample_token: self.sample_tok[r.sample].clone(),
-                    ego_pose_token: ep_tok,
-                    calibrated_sensor_token: cs_tok[ch].clone(),
+                    token: sd_tok(r).into(),
+                    sample_token: self.sample_tok[r.sample].as_str().into(),
+                    ego_pose_token: ep_tok.into(),
+                    calibrated_sensor_token: cs_tok[ch].as_str().into(),
                     timestamp: r.ts,
                     fileformat: fileformat.into(),
                     is_key_frame: r.key,
@@ -155,11 +156,11 @@ impl<'a> SceneRows<'a> {
                     width,
                     filename: r.filename.clone(),
                     prev: if i > 0 {
-                        sd_tok(&list[i - 1])
+                        sd_tok(&list[i - 1]).into()
                     } else {
-                        String::new()
+                        TokenStr::default()
                     },
-                    next: list.get(i + 1).map(sd_tok).unwrap_or_default(),
+                    next: list.get(i + 1).map(sd_tok).unwrap_or_default().into(),
                 });
                 if ch != LIDAR {
                     images += 1;
@@ -260,26 +261,26 @@ impl<'a> SceneRows<'a> {
                 );
             }
             t.sample_annotation.push(SampleAnnotation {
-                token: ann_tok(i),
-                sample_token: self.sample_tok[i].clone(),
-                instance_token: inst_tok.clone(),
+                token: ann_tok(i).into(),
+                sample_token: self.sample_tok[i].as_str().into(),
+                instance_token: inst_tok.as_str().into(),
                 visibility_token: visibility_token(frac).into(),
                 attribute_tokens: attribute_names(agent, st.speed)
                     .iter()
-                    .map(|n| self.tok(&format!("attribute/{n}")))
+                    .map(|n| self.tok(&format!("attribute/{n}")).into())
                     .collect(),
                 translation: st.center,
                 size: agent.size,
                 rotation: quat_from_yaw(st.yaw),
                 prev: if i > first {
-                    ann_tok(i - 1)
+                    ann_tok(i - 1).into()
                 } else {
-                    String::new()
+                    TokenStr::default()
                 },
                 next: if i < last {
-                    ann_tok(i + 1)
+                    ann_tok(i + 1).into()
                 } else {
-                    String::new()
+                    TokenStr::default()
                 },
                 num_lidar_pts: n_lidar as i64,
                 num_radar_pts: n_radar,

@@ -179,19 +179,23 @@ impl Fixture {
         for k in 0..SAMPLES {
             let t = k as f64 * 0.5;
             self.sample_annotation.push(SampleAnnotation {
-                token: ann(k),
-                sample_token: sample_tok(k),
-                instance_token: car.clone(),
+                token: ann(k).into(),
+                sample_token: sample_tok(k).into(),
+                instance_token: car.clone().into(),
                 visibility_token: "4".into(),
                 attribute_tokens: vec!["att_moving".into()],
                 translation: [20.0 + CAR_SPEED * t, 3.0, 0.8],
                 size: [1.9, 4.5, 1.6],
                 rotation: yaw_q(0.0),
-                prev: if k > 0 { ann(k - 1) } else { String::new() },
-                next: if k + 1 < SAMPLES {
-                    ann(k + 1)
+                prev: if k > 0 {
+                    ann(k - 1).into()
                 } else {
-                    String::new()
+                    String::new().into()
+                },
+                next: if k + 1 < SAMPLES {
+                    ann(k + 1).into()
+                } else {
+                    String::new().into()
                 },
                 num_lidar_pts: 100,
                 num_radar_pts: 2,
@@ -207,16 +211,16 @@ impl Fixture {
         let ped = tok(&["inst_ped", &ss]);
         let pann = tok(&["ann_ped", &ss]);
         self.sample_annotation.push(SampleAnnotation {
-            token: pann.clone(),
-            sample_token: sample_tok(0),
-            instance_token: ped.clone(),
-            visibility_token: String::new(),
+            token: pann.clone().into(),
+            sample_token: sample_tok(0).into(),
+            instance_token: ped.clone().into(),
+            visibility_token: String::new().into(),
             attribute_tokens: vec![],
             translation: [15.0, -4.0, 0.9],
             size: [0.6, 0.7, 1.8],
             rotation: yaw_q(std::f64::consts::FRAC_PI_2),
-            prev: String::new(),
-            next: String::new(),
+            prev: String::new().into(),
+            next: String::new().into(),
             num_lidar_pts: 7,
             num_radar_pts: 0,
         });
@@ -242,7 +246,7 @@ impl Fixture {
         let ep = tok(&["ep", kind, ss, &k.to_string(), if key { "k" } else { "s" }]);
         let t_rel = (ts - T0) as f64 * 1e-6;
         self.ego_pose.push(EgoPose {
-            token: ep.clone(),
+            token: ep.clone().into(),
             timestamp: ts,
             rotation: [1.0, 0.0, 0.0, 0.0],
             translation: [EGO_SPEED * t_rel, 0.0, 0.0],
@@ -254,9 +258,9 @@ impl Fixture {
         };
         let folder = if key { "samples" } else { "sweeps" };
         self.sample_data.push(SampleData {
-            token: token.clone(),
+            token: token.clone().into(),
             sample_token: sample.into(),
-            ego_pose_token: ep,
+            ego_pose_token: ep.into(),
             calibrated_sensor_token: if kind == "cam" {
                 "cs_cam".into()
             } else {
@@ -271,8 +275,8 @@ impl Fixture {
                 "{folder}/{channel}/{token}.{}",
                 if kind == "cam" { "jpg" } else { "pcd.bin" }
             ),
-            prev: String::new(),
-            next: String::new(),
+            prev: String::new().into(),
+            next: String::new().into(),
         });
         token
     }
@@ -286,8 +290,8 @@ impl Fixture {
             };
             let next = chain.get(i + 1).cloned().unwrap_or_default();
             if let Some(sd) = self.sample_data.iter_mut().find(|sd| &sd.token == t) {
-                sd.prev = prev;
-                sd.next = next;
+                sd.prev = prev.into();
+                sd.next = next.into();
             }
         }
     }

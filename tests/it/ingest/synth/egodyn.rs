@@ -291,7 +291,7 @@ fn ego_manoeuvres_cover_every_egodyn_answer() {
         .filter(|sd| {
             sd.is_key_frame
                 && t.sensor[sensor_ix
-                    [&t.calibrated_sensor[cs_ix[&sd.calibrated_sensor_token]].sensor_token]]
+                    [&t.calibrated_sensor[cs_ix[sd.calibrated_sensor_token.as_str()]].sensor_token]]
                     .channel
                     == "CAM_FRONT"
         })
@@ -306,11 +306,11 @@ fn ego_manoeuvres_cover_every_egodyn_answer() {
         // The independent plain check: finite differences over the CAM_FRONT ego poses.
         let mut cur = *front.get(sc.first_sample_token.as_str()).unwrap();
         while !cur.prev.is_empty() {
-            cur = &t.sample_data[sd_ix[&cur.prev]];
+            cur = &t.sample_data[sd_ix[cur.prev.as_str()]];
         }
         let mut poses = Vec::new();
         loop {
-            let ep = &t.ego_pose[ep_ix[&cur.ego_pose_token]];
+            let ep = &t.ego_pose[ep_ix[cur.ego_pose_token.as_str()]];
             poses.push((
                 ep.timestamp as f64 * 1e-6,
                 ep.translation[0],
@@ -320,7 +320,7 @@ fn ego_manoeuvres_cover_every_egodyn_answer() {
             if cur.next.is_empty() {
                 break;
             }
-            cur = &t.sample_data[sd_ix[&cur.next]];
+            cur = &t.sample_data[sd_ix[cur.next.as_str()]];
         }
         let v: Vec<(f64, f64)> = poses
             .windows(2)
@@ -356,7 +356,7 @@ fn ego_manoeuvres_cover_every_egodyn_answer() {
                     break;
                 }
                 if ts <= t_end {
-                    let ep = &t.ego_pose[ep_ix[&sd.ego_pose_token]];
+                    let ep = &t.ego_pose[ep_ix[sd.ego_pose_token.as_str()]];
                     frames.push((
                         ts,
                         ep.translation[0],
@@ -367,7 +367,7 @@ fn ego_manoeuvres_cover_every_egodyn_answer() {
                 if sd.prev.is_empty() {
                     break;
                 }
-                sd = &t.sample_data[sd_ix[&sd.prev]];
+                sd = &t.sample_data[sd_ix[sd.prev.as_str()]];
             }
             frames.reverse();
             if frames.len() >= 20 && frames[frames.len() - 1].0 - frames[0].0 >= 2.7 {

@@ -214,14 +214,14 @@ fn tables_are_consistent() {
     assert_eq!(t.ego_pose.len(), t.sample_data.len());
     let mut used = BTreeSet::new();
     for sd in &t.sample_data {
-        let ep = &t.ego_pose[ep_ix[&sd.ego_pose_token]];
+        let ep = &t.ego_pose[ep_ix[sd.ego_pose_token.as_str()]];
         assert_eq!(ep.timestamp, sd.timestamp);
         assert!(used.insert(sd.ego_pose_token.clone()));
         assert_eq!(ep.translation[2], 0.0);
-        assert!(sample_ix.contains_key(&sd.sample_token));
-        assert!(cs_ix.contains_key(&sd.calibrated_sensor_token));
+        assert!(sample_ix.contains_key(sd.sample_token.as_str()));
+        assert!(cs_ix.contains_key(sd.calibrated_sensor_token.as_str()));
         for l in [&sd.prev, &sd.next] {
-            assert!(l.is_empty() || sd_ix.contains_key(l));
+            assert!(l.is_empty() || sd_ix.contains_key(l.as_str()));
         }
         assert!(dir.join(&sd.filename).is_file(), "{} missing", sd.filename);
         assert_eq!(sd.filename.starts_with("samples/"), sd.is_key_frame);
@@ -250,7 +250,8 @@ fn tables_are_consistent() {
     // Per channel: chains time-sorted; cameras at ~12 Hz; one keyframe per sample per channel,
     // the frame nearest the sample; sweeps point at the next sample in time.
     let channel = |sd: &SampleData| {
-        t.sensor[sensor_ix[&t.calibrated_sensor[cs_ix[&sd.calibrated_sensor_token]].sensor_token]]
+        t.sensor[sensor_ix
+            [&t.calibrated_sensor[cs_ix[sd.calibrated_sensor_token.as_str()]].sensor_token]]
             .channel
             .clone()
     };
@@ -261,7 +262,7 @@ fn tables_are_consistent() {
             let mut chain = vec![sd];
             let mut cur = sd;
             while !cur.next.is_empty() {
-                let nx = &t.sample_data[sd_ix[&cur.next]];
+                let nx = &t.sample_data[sd_ix[cur.next.as_str()]];
                 assert_eq!(nx.prev, cur.token);
                 assert!(nx.timestamp > cur.timestamp);
                 chain.push(nx);
@@ -277,10 +278,10 @@ fn tables_are_consistent() {
                 assert_eq!(chain.len(), 39 * 10 + 1, "{ch}");
             }
         }
-        let s = &t.sample[sample_ix[&sd.sample_token]];
+        let s = &t.sample[sample_ix[sd.sample_token.as_str()]];
         if sd.is_key_frame {
             *keys
-                .entry((sd.sample_token.clone(), channel(sd)))
+                .entry((sd.sample_token.to_string(), channel(sd)))
                 .or_default() += 1;
             assert!((sd.timestamp - s.timestamp).abs() < 42_000);
         } else {
@@ -304,11 +305,11 @@ fn tables_are_consistent() {
         assert!(a.prev.is_empty());
         let mut n = 1;
         while !a.next.is_empty() {
-            let nx = &t.sample_annotation[ann_ix[&a.next]];
+            let nx = &t.sample_annotation[ann_ix[a.next.as_str()]];
             assert_eq!(nx.prev, a.token);
             let (ta, tb) = (
-                t.sample[sample_ix[&a.sample_token]].timestamp,
-                t.sample[sample_ix[&nx.sample_token]].timestamp,
+                t.sample[sample_ix[a.sample_token.as_str()]].timestamp,
+                t.sample[sample_ix[nx.sample_token.as_str()]].timestamp,
             );
             assert_eq!(tb - ta, 500_000);
             a = nx;
@@ -318,9 +319,12 @@ fn tables_are_consistent() {
         assert_eq!(n, inst.nbr_annotations);
     }
     for a in &t.sample_annotation {
-        assert!(inst_ix.contains_key(&a.instance_token));
-        assert!(sample_ix.contains_key(&a.sample_token));
-        assert!(a.attribute_tokens.iter().all(|x| att_ix.contains_key(x)));
+        assert!(inst_ix.contains_key(a.instance_token.as_str()));
+        assert!(sample_ix.contains_key(a.sample_token.as_str()));
+        assert!(a
+            .attribute_tokens
+            .iter()
+            .all(|x| att_ix.contains_key(x.as_str())));
         assert!(["1", "2", "3", "4"].contains(&a.visibility_token.as_str()));
         *vis.entry(a.visibility_token.clone()).or_insert(0) += 1;
         assert!(a.size.iter().all(|&s| s > 0.0));
@@ -380,9 +384,9 @@ fn unoccluded_box_centres_show_their_class_colour() {
         .iter()
         .filter(|s| s.is_key_frame && s.fileformat == "jpg")
     {
-        let cs = &t.calibrated_sensor[cs_ix[&sd.calibrated_sensor_token]];
+        let cs = &t.calibrated_sensor[cs_ix[sd.calibrated_sensor_token.as_str()]];
         let k = cs.camera_intrinsic.unwrap();
-        let ep = &t.ego_pose[ep_ix[&sd.ego_pose_token]];
+        let ep = &t.ego_pose[ep_ix[sd.ego_pose_token.as_str()]];
         let to_cam =
             (pose(ep.translation, ep.rotation) * pose(cs.translation, cs.rotation)).inverse();
         let img = image::open(dir.join(&sd.filename)).unwrap().to_rgb8();
@@ -444,7 +448,8 @@ fn unoccluded_box_centres_show_their_class_colour() {
             if occluded {
                 continue;
             }
-            let cat = &t.category[cat_ix[&t.instance[inst_ix[&a.instance_token]].category_token]];
+            let cat =
+                &t.category[cat_ix[&t.instance[inst_ix[a.instance_token.as_str()]].category_token]];
             let class = taxonomy.nuscenes_class(&cat.name).0;
             let want = CLASSES.iter().position(|c| *c == class).unwrap();
             let p = img.get_pixel(ui as u32, vi as u32).0;
@@ -523,8 +528,8 @@ fn the_devkit_loads_the_corpus() {
     for p in projections {
         let sd = &t.sample_data[sd_ix[p["sample_data"].as_str().unwrap()]];
         let a = &t.sample_annotation[ann_ix[p["annotation"].as_str().unwrap()]];
-        let cs = &t.calibrated_sensor[cs_ix[&sd.calibrated_sensor_token]];
-        let ep = &t.ego_pose[ep_ix[&sd.ego_pose_token]];
+        let cs = &t.calibrated_sensor[cs_ix[sd.calibrated_sensor_token.as_str()]];
+        let ep = &t.ego_pose[ep_ix[sd.ego_pose_token.as_str()]];
         let k = cs.camera_intrinsic.unwrap();
         let c = (pose(ep.translation, ep.rotation) * pose(cs.translation, cs.rotation)).inverse()
             * Point3::from(Vector3::from(a.translation));
