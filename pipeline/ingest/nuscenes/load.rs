@@ -65,18 +65,23 @@ impl<T: Token> Indexed<T> {
     fn new(file: PathBuf, rows: Vec<T>) -> Result<Self> {
         let n = u32::try_from(rows.len())
             .map_err(|_| Error::input(&file, "table", "more than 4,294,967,295 records"))?;
-        let mut by_token: Vec<u32> = (0..n).collect();
-        by_token.sort_unstable_by(|&a, &b| rows[a as usize].token().cmp(rows[b as usize].token()));
+        // Sorted by prefix, and by the whole token only where prefixes meet: the same order
+        // as by token, with few comparisons of text.
+        let mut keyed: Vec<(u64, u32)> = (0..n)
+            .map(|i| (prefix(rows[i as usize].token()), i))
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| rows[a.1 as usize].token().cmp(rows[b.1 as usize].token()))
+        });
+        let (prefixes, by_token): (Vec<u64>, Vec<u32>) = keyed.into_iter().unzip();
         let duplicates = by_token
             .windows(2)
-            .map(|w| rows[w[0] as usize].token())
-            .zip(by_token.iter().skip(1).map(|&i| rows[i as usize].token()))
+            .zip(prefixes.windows(2))
+            .filter(|(_, p)| p[0] == p[1])
+            .map(|(w, _)| (rows[w[0] as usize].token(), rows[w[1] as usize].token()))
             .filter(|(a, b)| a == b)
             .map(|(a, _)| a.to_string())
-            .collect();
-        let prefixes = by_token
-            .iter()
-            .map(|&i| prefix(rows[i as usize].token()))
             .collect();
         Ok(Self {
             file,
