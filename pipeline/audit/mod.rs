@@ -248,7 +248,9 @@ impl Collector {
         // The budget with every family at its floor, so a cut always brings the rows under it.
         let most = self.budget.max(self.seen.len() * self.floor);
         if self.kept >= most + most / 4 {
-            self.cut_back();
+            if let Some(level) = self.level() {
+                self.cut_back(level);
+            }
         }
     }
 
@@ -258,15 +260,13 @@ impl Collector {
         level(self.seen.values().map(|s| s.rows), self.budget, self.floor)
     }
 
-    /// Drops each family's rows past the [`Collector::level`] smallest (hash, then position),
-    /// lowering its threshold to the last one kept. Run when the rows kept are a quarter more
-    /// than the budget, which happens about once each time they grow by a quarter, so the
-    /// rebuild of the names costs little.
-    fn cut_back(&mut self) {
-        let Some(level) = self.level() else { return };
-        let family: Vec<u32> = self.rows.rows.iter().map(|r| r.family).collect();
-        let mut ranked: Vec<(u32, u64, usize, usize)> = (0..family.len())
-            .map(|i| (family[i], self.keys[i], self.index[i], i))
+    /// Drops each family's rows past its `level` smallest (hash, then position), lowering its
+    /// threshold to the last one kept. Run when the rows kept are a quarter more than the
+    /// budget, which happens about once each time they grow by a quarter, so the rebuild of
+    /// the names costs little.
+    fn cut_back(&mut self, level: usize) {
+        let mut ranked: Vec<(u32, u64, usize, usize)> = (self.rows.rows.iter().enumerate())
+            .map(|(i, r)| (r.family, self.keys[i], self.index[i], i))
             .collect();
         ranked.sort_unstable();
         let mut keep = vec![true; ranked.len()];
@@ -301,7 +301,7 @@ impl Collector {
         let Some(level) = self.level() else {
             return BTreeMap::new();
         };
-        self.cut_back();
+        self.cut_back(level);
         self.seen
             .iter()
             .filter(|(_, s)| s.rows > level)

@@ -347,12 +347,6 @@ impl PartialEq for TokenStr {
 
 impl Eq for TokenStr {}
 
-impl PartialEq<str> for TokenStr {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
 impl PartialEq<&str> for TokenStr {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
@@ -365,12 +359,6 @@ impl PartialEq<String> for TokenStr {
     }
 }
 
-impl std::hash::Hash for TokenStr {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.as_str().hash(h)
-    }
-}
-
 impl PartialOrd for TokenStr {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
@@ -380,6 +368,12 @@ impl PartialOrd for TokenStr {
 impl Ord for TokenStr {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for TokenStr {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
     }
 }
 
@@ -421,12 +415,29 @@ const NONFINITE: [(&[u8], &[u8]); 3] = [
 
 /// Where a scan of JSON text is: inside a string, after a backslash in one.
 #[derive(Debug, Default, Clone, Copy)]
-struct Scan {
+pub(crate) struct Scan {
     in_str: bool,
     escaped: bool,
 }
 
 impl Scan {
+    /// Takes the next byte `c`; whether it belongs to a string (its quotes included), where
+    /// no bracket or bare word counts.
+    pub(crate) fn string(&mut self, c: u8) -> bool {
+        if self.in_str {
+            if self.escaped {
+                self.escaped = false;
+            } else if c == b'\\' {
+                self.escaped = true;
+            } else if c == b'"' {
+                self.in_str = false;
+            }
+            return true;
+        }
+        self.in_str = c == b'"';
+        self.in_str
+    }
+
     /// Rewrites the bare words in `buf`; returns how many leading bytes are done. When `more`
     /// text follows, it stops before an unfinished word at the end (the next piece completes
     /// it); otherwise every byte is done.
@@ -434,23 +445,7 @@ impl Scan {
         let mut i = 0;
         while i < buf.len() {
             let c = buf[i];
-            if self.in_str {
-                if self.escaped {
-                    self.escaped = false;
-                } else if c == b'\\' {
-                    self.escaped = true;
-                } else if c == b'"' {
-                    self.in_str = false;
-                }
-                i += 1;
-                continue;
-            }
-            if c == b'"' {
-                self.in_str = true;
-                i += 1;
-                continue;
-            }
-            if !matches!(c, b'-' | b'I' | b'N') {
+            if self.string(c) || !matches!(c, b'-' | b'I' | b'N') {
                 i += 1;
                 continue;
             }
@@ -548,6 +543,21 @@ impl<R: std::io::Read> std::io::Read for NonFiniteReader<R> {
     }
 }
 
+/// Text handed out at most `.1` bytes a read, as a pipe or a slow disk may: for the tests of
+/// the readers that take a table a piece at a time.
+#[cfg(test)]
+pub(crate) struct Trickle<'a>(pub &'a [u8], pub usize);
+
+#[cfg(test)]
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.1.min(out.len()).min(self.0.len());
+        out[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,16 +586,6 @@ mod tests {
     #[test]
     fn the_reader_rewrites_as_the_buffer_does_in_any_pieces() {
         use std::io::Read;
-        /// Hands out at most `n` bytes a read.
-        struct Trickle<'a>(&'a [u8], usize);
-        impl Read for Trickle<'_> {
-            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.1.min(out.len()).min(self.0.len());
-                out[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         let text = br#"[{"a": [NaN, -Infinity, Infinity, -1.5e3, 2], "s": "NaN \"Infinity\" -Infinity", "t": -Infinity}, NaN]"#;
         let mut want = text.to_vec();
         sanitize_nonfinite(&mut want);

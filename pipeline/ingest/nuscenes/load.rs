@@ -273,25 +273,17 @@ impl<R: Read> Window<R> {
     /// (brackets inside strings skipped), reading more as needed; None when the text ends
     /// first or a bracket closes that never opened.
     fn value_len(&mut self) -> Option<usize> {
-        let (mut k, mut depth, mut in_str, mut escaped) = (0, 0usize, false, false);
+        let (mut k, mut depth, mut scan) = (0, 0usize, Scan::default());
         loop {
             if self.at + k == self.buf.len() && !self.more() {
                 return None;
             }
             let c = self.buf[self.at + k];
             k += 1;
-            if in_str {
-                if escaped {
-                    escaped = false;
-                } else if c == b'\\' {
-                    escaped = true;
-                } else if c == b'"' {
-                    in_str = false;
-                }
+            if scan.string(c) {
                 continue;
             }
             match c {
-                b'"' => in_str = true,
                 b'{' | b'[' => depth += 1,
                 b'}' | b']' => {
                     depth = depth.checked_sub(1)?;
@@ -421,17 +413,6 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Hands out at most `n` bytes a read.
-    struct Trickle<'a>(&'a [u8], usize);
-    impl Read for Trickle<'_> {
-        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.1.min(out.len()).min(self.0.len());
-            out[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
 
     /// Tokens sharing their first eight bytes, short ones, a repeated one and missing ones:
     /// every lookup finds what a scan of the rows finds.
